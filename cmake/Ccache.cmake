@@ -1,0 +1,11 @@
+# ccache turns a rebuild after `git pull` into seconds on 2 cores. Precompiled
+# headers only hit the cache when ccache may ignore their timestamps and macros.
+find_program(TANDEM_CCACHE ccache)
+if(TANDEM_CCACHE)
+  set(_launcher ${CMAKE_COMMAND} -E env
+      CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+      ${TANDEM_CCACHE})
+  set(CMAKE_C_COMPILER_LAUNCHER ${_launcher})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${_launcher})
+  set(CMAKE_CUDA_COMPILER_LAUNCHER ${_launcher})
+endif()

@@ -1,0 +1,18 @@
+#pragma once
+// Seeds for many ranks: some randomness must differ per rank (dropout, data
+// augmentation), some must agree everywhere (initial weights, sample order).
+#include <cstdint>
+
+namespace tandem {
+
+class World;
+
+// The seed every rank must share. A configured seed (>= 0) is used as is;
+// a negative one means "pick one": rank 0 draws it and broadcasts it.
+uint64_t shared_seed(World& world, int64_t configured);
+// A distinct, reproducible stream per rank derived from the shared seed.
+uint64_t rank_seed(uint64_t shared, int rank);
+// Seeds LibTorch's CPU and CUDA generators.
+void seed_torch(uint64_t seed);
+
+}  // namespace tandem

@@ -1,0 +1,44 @@
+#pragma once
+// Turns a collective that never finishes into an error instead of a hang.
+// A rank that died or stopped issuing collectives leaves its peers blocked
+// inside MPI or NCCL forever; a thread that watches every operation in flight
+// can still name the operation, the rank and the time waited, and end the job.
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "tandem/dist/work.h"
+
+namespace tandem {
+
+class Watchdog {
+ public:
+  // Called once, from the watchdog thread, for the first operation that ran
+  // past the timeout. The default logs and calls MPI_Abort.
+  using OnTimeout = std::function<void(const Work& work, double waited_s)>;
+
+  Watchdog(int rank, double timeout_s, OnTimeout on_timeout = {});
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  void set_timeout(double timeout_s);
+  double timeout() const;
+  void watch(WorkHandle work);
+
+ private:
+  void loop();
+  int rank_;
+  OnTimeout on_timeout_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<WorkHandle> in_flight_;
+  double timeout_s_;
+  bool stop_ = false;
+  bool fired_ = false;
+  std::thread thread_;
+};
+
+}  // namespace tandem

@@ -1,0 +1,31 @@
+#pragma once
+// A collective in flight: what async communicator calls return.
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace tandem {
+
+class Work {
+ public:
+  explicit Work(std::string what) : what_(std::move(what)), started_(Clock::now()) {}
+  virtual ~Work() = default;
+
+  // Blocks until the result is in the caller's tensor (for NCCL: until the
+  // caller's compute stream is ordered after it). Rethrows a failed operation.
+  virtual void wait() = 0;
+  // Non-blocking; the watchdog polls this from its own thread.
+  virtual bool done() = 0;
+
+  using Clock = std::chrono::steady_clock;
+  const std::string& what() const { return what_; }
+  Clock::time_point started() const { return started_; }
+
+ private:
+  std::string what_;
+  Clock::time_point started_;
+};
+
+using WorkHandle = std::shared_ptr<Work>;
+
+}  // namespace tandem

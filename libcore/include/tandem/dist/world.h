@@ -1,0 +1,54 @@
+#pragma once
+// The MPI job as this process sees it: who am I, how many of us, who shares my
+// node. MPI is the launcher-agnostic way to learn this: the same binary runs
+// alone, under `mpirun -np N`, and under `srun --mpi=pmix`.
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "tandem/dist/mpi_thread.h"
+#include "tandem/dist/watchdog.h"
+
+namespace tandem {
+
+class World {
+ public:
+  // Calls MPI_Init_thread; starts the MPI thread and the watchdog.
+  World(int& argc, char**& argv);
+  // Stops the threads, then MPI_Finalize.
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  // Rank among the processes on this node, from MPI_COMM_TYPE_SHARED: it is
+  // what maps a rank to a GPU, whatever the launcher called it.
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  int node_count() const { return node_count_; }
+  const std::string& host() const { return host_; }
+  bool is_main() const { return rank_ == 0; }
+
+  MpiThread& mpi() { return *mpi_; }
+  Watchdog& watchdog() { return *watchdog_; }
+
+  // Runs `job` (which makes MPI calls) on the MPI thread under the watchdog's
+  // eye; `then` runs on the thread that waits for the result.
+  WorkHandle submit(std::string what, std::function<void()> job, std::function<void()> then = {});
+
+  // Small host-side exchanges (ids, flags, seeds), done through submit().
+  void broadcast_bytes(void* data, size_t bytes, int root);
+  // `out` holds size() blocks of `bytes`, rank r's at block r.
+  void allgather_bytes(const void* in, size_t bytes, void* out);
+  void barrier();
+
+ private:
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_count_ = 1;
+  std::string host_;
+  std::unique_ptr<MpiThread> mpi_;
+  std::unique_ptr<Watchdog> watchdog_;
+};
+
+}  // namespace tandem

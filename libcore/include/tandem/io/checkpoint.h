@@ -1,0 +1,60 @@
+#pragma once
+// A checkpoint is one HDF5 file: a group per named tensor set (model/, optim/,
+// ema/, rng/), tensors in the order given, and scalar state (step, epoch, loss
+// scale, the resolved config text...) as attributes of the root. It opens in
+// h5py as f["model"]["fc.weight"] and f.attrs["step"].
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tandem/io/attr_value.h"
+
+namespace tandem {
+
+using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
+using TensorSets = std::map<std::string, NamedTensors>;
+using CheckpointState = std::map<std::string, AttrValue>;
+
+// Copies out of anything iterated as items with key() and value(), such as
+// module->named_parameters() and named_buffers(). The tensors are shared.
+template <class Items>
+NamedTensors named_tensors(const Items& items) {
+  NamedTensors out;
+  for (const auto& item : items) out.emplace_back(item.key(), item.value());
+  return out;
+}
+
+struct Checkpoint {
+  std::string path;
+  TensorSets sets;
+  CheckpointState state;
+
+  // Each throws a UsageError naming the file when the set or key is missing or
+  // holds another kind of value.
+  const NamedTensors& set(const std::string& name) const;
+  int64_t get_int(const std::string& key) const;
+  double get_double(const std::string& key) const;  // an int64 is accepted
+  std::string get_string(const std::string& key) const;
+};
+
+// Writes to checkpoint_temp_path(path), flushes and fsyncs it, then renames it
+// over `path`: a crash at any point leaves the previous file at `path` whole.
+// Set and tensor names must be non-empty and free of '/'.
+void save_checkpoint(const std::string& path, const TensorSets& sets, const CheckpointState& state);
+
+// A hidden name beside `path`, unique to this process: "dir/.name.tmp-<pid>".
+std::string checkpoint_temp_path(const std::string& path);
+
+Checkpoint load_checkpoint(const std::string& path);
+
+// Copies the checkpoint's set into `targets` (e.g. a model's parameters) without
+// recording gradients, converting dtype and device as needed. Names and shapes
+// are checked first: on any difference nothing is copied and a UsageError lists
+// the missing, unexpected and reshaped tensors.
+void restore(const Checkpoint& checkpoint, const std::string& set, const NamedTensors& targets);
+
+}  // namespace tandem

@@ -1,0 +1,35 @@
+#pragma once
+// A run's checkpoint directory: dir/step-00000100.h5 and so on, pruned to the
+// newest few, with the latest found again on resume.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tandem/io/checkpoint.h"
+
+namespace tandem {
+
+class CheckpointDir {
+ public:
+  // keep_last <= 0 keeps every checkpoint.
+  CheckpointDir(std::string dir, int keep_last);
+
+  const std::string& dir() const { return dir_; }
+  std::string path_for(int64_t step) const;
+
+  // Saves the step's checkpoint (creating the directory), then deletes the
+  // oldest ones beyond keep_last and temporary files left by crashed saves.
+  // Returns the path written.
+  std::string save(int64_t step, const TensorSets& sets, const CheckpointState& state);
+
+  // Complete checkpoints only (temporary files are never listed), by step.
+  std::vector<std::string> list() const;
+  std::optional<std::string> latest() const;
+
+ private:
+  std::string dir_;
+  int keep_last_;
+};
+
+}  // namespace tandem

@@ -1,0 +1,91 @@
+#include "tandem/dist/placement.h"
+
+#include <torch/torch.h>
+
+#include <cstdlib>
+
+#include "tandem/dist/mpi_comm.h"
+#include "tandem/dist/world.h"
+#include "tandem/error.h"
+#include "tandem/obs/log.h"
+
+#if TANDEM_HAVE_NCCL
+#include "tandem/dist/nccl_comm.h"
+#endif
+
+namespace tandem {
+
+Placement choose_placement(int local_rank, int visible_gpus, const std::string& device,
+                           const std::string& backend, bool nccl_built) {
+  if (device != "auto" && device != "cpu" && device != "cuda")
+    throw UsageError("dist.device must be \"auto\", \"cpu\" or \"cuda\", got \"" + device + "\"");
+  if (backend != "auto" && backend != "mpi" && backend != "nccl")
+    throw UsageError("dist.backend must be \"auto\", \"mpi\" or \"nccl\", got \"" + backend + "\"");
+
+  Placement p;
+  const bool use_gpu = device != "cpu" && visible_gpus > 0;
+  if (device == "cuda" && visible_gpus == 0)
+    throw UsageError("dist.device = \"cuda\" but no GPU is visible to this rank (check "
+                     "CUDA_VISIBLE_DEVICES and that LibTorch was built with CUDA), or set "
+                     "dist.device = \"auto\" to run on the CPU");
+  if (backend == "nccl") {
+    if (!nccl_built)
+      throw UsageError("dist.backend = \"nccl\" but this build has no NCCL backend (configure "
+                       "with the CUDA toolkit and NCCL present), or set dist.backend = \"auto\"");
+    if (!use_gpu)
+      throw UsageError("dist.backend = \"nccl\" needs a GPU per rank, but this rank computes on "
+                       "the CPU; set dist.backend = \"mpi\" or make a GPU visible");
+  }
+  if (!use_gpu) return p;
+
+  p.cuda = true;
+  p.device_index = local_rank % visible_gpus;
+  p.backend = backend == "auto" ? (nccl_built ? "nccl" : "mpi") : backend;
+  return p;
+}
+
+Placement place_rank(const World& world, const std::string& device, const std::string& backend) {
+  const int visible = static_cast<int>(torch::cuda::device_count());
+  return choose_placement(world.local_rank(), visible, device, backend, TANDEM_HAVE_NCCL != 0);
+}
+
+#if TANDEM_HAVE_NCCL
+namespace {
+
+// Two ranks whose CUDA_VISIBLE_DEVICES lead to the same physical GPU on one
+// host: compared by PCI bus id, since ordinals differ between masked views.
+// Every rank sees the whole table, so all of them stop with the same message.
+void refuse_shared_gpus(World& world, const Placement& placement) {
+  constexpr size_t kLen = 128;
+  std::string mine = world.host() + " GPU " + gpu_bus_id(placement.device_index);
+  mine.resize(kLen, '\0');
+  std::string all(kLen * world.size(), '\0');
+  world.allgather_bytes(mine.data(), kLen, all.data());
+  for (int a = 0; a < world.size(); ++a) {
+    for (int b = a + 1; b < world.size(); ++b) {
+      if (all.compare(a * kLen, kLen, all, b * kLen, kLen) != 0) continue;
+      const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+      throw UsageError(log::cat(
+          "ranks ", a, " and ", b, " would share ", all.c_str() + a * kLen,
+          ": NCCL needs one GPU per rank. ", world.local_size(), " ranks run on ", world.host(),
+          " with CUDA_VISIBLE_DEVICES=", visible ? visible : "(unset)",
+          ". Start at most one rank per visible GPU (mpirun -np, srun --ntasks-per-node), make "
+          "more GPUs visible, or set dist.backend = \"mpi\""));
+    }
+  }
+}
+
+}  // namespace
+#endif
+
+std::unique_ptr<Communicator> make_communicator(World& world, const Placement& placement) {
+#if TANDEM_HAVE_NCCL
+  if (placement.backend == "nccl") {
+    refuse_shared_gpus(world, placement);
+    return std::make_unique<NcclComm>(world, placement.device_index);
+  }
+#endif
+  return std::make_unique<MpiComm>(world);
+}
+
+}  // namespace tandem

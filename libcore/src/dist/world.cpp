@@ -1,0 +1,78 @@
+#include "tandem/dist/world.h"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <stdexcept>
+
+#include "future_work.h"
+#include "mpi_check.h"
+#include "tandem/obs/log.h"
+
+namespace tandem {
+
+World::World(int& argc, char**& argv) {
+  // SERIALIZED: calls come from one thread at a time (the MPI thread after
+  // start-up), which Open MPI supports without the cost of THREAD_MULTIPLE.
+  int provided = 0;
+  mpi_check(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+  if (provided < MPI_THREAD_SERIALIZED)
+    throw std::runtime_error("the MPI library does not support MPI_THREAD_SERIALIZED");
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  log::init(rank_);
+
+  MPI_Comm local;
+  mpi_check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local),
+        "MPI_Comm_split_type");
+  MPI_Comm_rank(local, &local_rank_);
+  MPI_Comm_size(local, &local_size_);
+  MPI_Comm_free(&local);
+  int leader = local_rank_ == 0 ? 1 : 0;
+  mpi_check(MPI_Allreduce(&leader, &node_count_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+        "MPI_Allreduce");
+
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  host_ = name;
+
+  mpi_ = std::make_unique<MpiThread>();
+  watchdog_ = std::make_unique<Watchdog>(rank_, 600.0);
+}
+
+World::~World() {
+  // The watchdog goes first: finalising must not look like a hang.
+  watchdog_.reset();
+  mpi_.reset();
+  MPI_Finalize();
+}
+
+WorkHandle World::submit(std::string what, std::function<void()> job, std::function<void()> then) {
+  auto work = std::make_shared<FutureWork>(std::move(what), mpi_->submit(std::move(job)),
+                                           std::move(then));
+  watchdog_->watch(work);
+  return work;
+}
+
+void World::broadcast_bytes(void* data, size_t bytes, int root) {
+  submit("broadcast of " + std::to_string(bytes) + " bytes from rank " + std::to_string(root),
+         [=] {
+           mpi_check(MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root, MPI_COMM_WORLD),
+                     "MPI_Bcast");
+         })
+      ->wait();
+}
+
+void World::allgather_bytes(const void* in, size_t bytes, void* out) {
+  submit("allgather of " + std::to_string(bytes) + " bytes", [=] {
+    mpi_check(MPI_Allgather(in, static_cast<int>(bytes), MPI_BYTE, out, static_cast<int>(bytes),
+                            MPI_BYTE, MPI_COMM_WORLD),
+              "MPI_Allgather");
+  })->wait();
+}
+
+void World::barrier() {
+  submit("barrier", [] { mpi_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); })->wait();
+}
+
+}  // namespace tandem

@@ -1,0 +1,160 @@
+#include "tandem/io/checkpoint.h"
+
+#include <fcntl.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "shape_text.h"
+#include "tandem/error.h"
+#include "tandem/io/h5file.h"
+
+namespace tandem {
+namespace {
+
+namespace fs = std::filesystem;
+
+void check_name(const std::string& name, const std::string& what, const std::string& path) {
+  if (name.empty() || name.find('/') != std::string::npos) {
+    throw std::invalid_argument(path + ": " + what + " name '" + name + "' must be non-empty and free of '/'");
+  }
+}
+
+// Forces a file's (or a directory's entries') data to the disk, so that the
+// rename below never becomes visible before the bytes it points to.
+void fsync_path(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(path + ": cannot open for fsync: " + std::strerror(errno));
+  const int status = ::fsync(fd);
+  const int fsync_errno = errno;
+  ::close(fd);
+  if (status != 0) throw std::runtime_error(path + ": fsync failed: " + std::strerror(fsync_errno));
+}
+
+void write_checkpoint(const std::string& path, const TensorSets& sets, const CheckpointState& state) {
+  H5File file(path, H5File::Mode::kCreate);
+  for (const auto& [set, tensors] : sets) {
+    check_name(set, "tensor set", path);
+    file.create_group(set);
+    for (const auto& [name, tensor] : tensors) {
+      check_name(name, "tensor", path);
+      file.write(set + "/" + name, tensor);
+    }
+  }
+  for (const auto& [key, value] : state) file.set_attr("", key, value);
+  file.close();
+}
+
+// "a, b, c ... (12 more)": the first few of a long list, and how many were left out.
+std::string first_few(const std::vector<std::string>& items) {
+  constexpr size_t kShown = 5;
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < kShown; ++i) out += (i ? ", " : "") + items[i];
+  if (items.size() > kShown) out += " ... (" + std::to_string(items.size() - kShown) + " more)";
+  return out;
+}
+
+template <class T>
+T state_as(const Checkpoint& checkpoint, const std::string& key, const char* wanted) {
+  const auto it = checkpoint.state.find(key);
+  if (it == checkpoint.state.end()) throw UsageError(checkpoint.path + ": no state '" + key + "' in the checkpoint");
+  if (const auto* value = std::get_if<T>(&it->second)) return *value;
+  throw UsageError(checkpoint.path + ": state '" + key + "' is not " + wanted);
+}
+
+}  // namespace
+
+std::string checkpoint_temp_path(const std::string& path) {
+  const fs::path target(path);
+  return (target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()))).string();
+}
+
+void save_checkpoint(const std::string& path, const TensorSets& sets, const CheckpointState& state) {
+  const std::string temp = checkpoint_temp_path(path);
+  try {
+    write_checkpoint(temp, sets, state);
+    fsync_path(temp, O_RDONLY);
+    if (std::rename(temp.c_str(), path.c_str()) != 0) {
+      throw std::runtime_error(path + ": cannot rename " + temp + " over it: " + std::strerror(errno));
+    }
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove(temp, ignored);
+    throw;
+  }
+  // The rename itself is durable only once the directory is synced.
+  const fs::path parent = fs::path(path).parent_path();
+  fsync_path(parent.empty() ? "." : parent.string(), O_RDONLY | O_DIRECTORY);
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+  Checkpoint checkpoint;
+  checkpoint.path = path;
+  const H5File file(path);
+  for (const std::string& set : file.list()) {
+    NamedTensors& tensors = checkpoint.sets[set];
+    for (const std::string& name : file.list(set)) tensors.emplace_back(name, file.read(set + "/" + name));
+  }
+  for (const std::string& key : file.attr_names("")) checkpoint.state[key] = file.attr("", key);
+  return checkpoint;
+}
+
+const NamedTensors& Checkpoint::set(const std::string& name) const {
+  const auto it = sets.find(name);
+  if (it == sets.end()) throw UsageError(path + ": no tensor set '" + name + "' in the checkpoint");
+  return it->second;
+}
+
+int64_t Checkpoint::get_int(const std::string& key) const { return state_as<int64_t>(*this, key, "an int64"); }
+
+double Checkpoint::get_double(const std::string& key) const {
+  const auto it = state.find(key);
+  if (it != state.end() && std::holds_alternative<int64_t>(it->second)) return static_cast<double>(std::get<int64_t>(it->second));
+  return state_as<double>(*this, key, "a double");
+}
+
+std::string Checkpoint::get_string(const std::string& key) const { return state_as<std::string>(*this, key, "a string"); }
+
+void restore(const Checkpoint& checkpoint, const std::string& set, const NamedTensors& targets) {
+  const NamedTensors& source = checkpoint.set(set);
+  std::unordered_map<std::string, const at::Tensor*> by_name;
+  for (const auto& [name, tensor] : source) by_name.emplace(name, &tensor);
+
+  std::vector<std::string> missing, reshaped, unexpected;
+  std::unordered_set<std::string> targeted;
+  for (const auto& [name, tensor] : targets) {
+    targeted.insert(name);
+    const auto it = by_name.find(name);
+    if (it == by_name.end()) {
+      missing.push_back(name);
+    } else if (it->second->sizes() != tensor.sizes()) {
+      reshaped.push_back(name + ": checkpoint " + io::shape_text(it->second->sizes()) + " vs " + set + " " +
+                         io::shape_text(tensor.sizes()));
+    }
+  }
+  for (const auto& [name, tensor] : source) {
+    if (!targeted.count(name)) unexpected.push_back(name);
+  }
+
+  if (!missing.empty() || !reshaped.empty() || !unexpected.empty()) {
+    std::string message = checkpoint.path + ": tensor set '" + set + "' does not match";
+    if (!missing.empty()) message += "; " + std::to_string(missing.size()) + " missing from the checkpoint: " + first_few(missing);
+    if (!unexpected.empty()) {
+      message += "; " + std::to_string(unexpected.size()) + " in the checkpoint only: " + first_few(unexpected);
+    }
+    if (!reshaped.empty()) message += "; " + std::to_string(reshaped.size()) + " of another shape: " + first_few(reshaped);
+    throw UsageError(message);
+  }
+
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, tensor] : targets) tensor.copy_(*by_name.at(name));
+}
+
+}  // namespace tandem
