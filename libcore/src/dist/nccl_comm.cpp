@@ -221,18 +221,4 @@ WorkHandle NcclComm::barrier_async() {
   return work;
 }
 
-std::string gpu_bus_id(int device_index) {
-  char id[64] = {};
-  cuda_check(cudaDeviceGetPCIBusId(id, sizeof id, device_index), "cudaDeviceGetPCIBusId");
-  return id;
-}
-
-std::string nccl_version() {
-  int code = 0;
-  if (ncclGetVersion(&code) != ncclSuccess) return "unknown";
-  // Codes are major*10000 + minor*100 + patch since 2.9.
-  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
-         std::to_string(code % 100);
-}
-
 }  // namespace tandem

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "tandem/dist/cuda_info.h"
 #include "tandem/dist/mpi_comm.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"

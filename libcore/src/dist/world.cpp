@@ -36,6 +36,12 @@ World::World(int& argc, char**& argv) {
   gethostname(name, sizeof name - 1);
   host_ = name;
 
+  char library[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(library, &len);
+  mpi_library_.assign(library, len);
+  mpi_library_ = mpi_library_.substr(0, mpi_library_.find_first_of("\n,"));
+
   mpi_ = std::make_unique<MpiThread>();
   watchdog_ = std::make_unique<Watchdog>(rank_, 600.0);
 }

@@ -470,4 +470,10 @@ std::vector<std::string> H5File::attr_names(const std::string& object) const {
   return names;
 }
 
+std::string hdf5_version() {
+  unsigned major = 0, minor = 0, release = 0;
+  H5get_libversion(&major, &minor, &release);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
+}
+
 }  // namespace tandem

@@ -32,9 +32,4 @@ class NcclComm : public Communicator {
   std::unique_ptr<State> s_;
 };
 
-// "0000:3b:00.0": what identifies a GPU across differently masked ranks.
-std::string gpu_bus_id(int device_index);
-// NCCL's version as "major.minor.patch" (from the library, not the header).
-std::string nccl_version();
-
 }  // namespace tandem

@@ -30,6 +30,8 @@ class World {
   int node_count() const { return node_count_; }
   const std::string& host() const { return host_; }
   bool is_main() const { return rank_ == 0; }
+  // MPI_Get_library_version's first line: "Open MPI v4.1.4, ...".
+  const std::string& mpi_library() const { return mpi_library_; }
 
   MpiThread& mpi() { return *mpi_; }
   Watchdog& watchdog() { return *watchdog_; }
@@ -47,6 +49,7 @@ class World {
  private:
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_count_ = 1;
   std::string host_;
+  std::string mpi_library_;
   std::unique_ptr<MpiThread> mpi_;
   std::unique_ptr<Watchdog> watchdog_;
 };

@@ -71,4 +71,7 @@ class H5File {
   int64_t file_ = -1;
 };
 
+// The HDF5 library this program runs with, "1.10.8".
+std::string hdf5_version();
+
 }  // namespace tandem

@@ -1,0 +1,18 @@
+#pragma once
+// Bandwidth of each collective over message sizes, reported as nccl-tests
+// does: algbw = bytes / time, busbw = algbw x the collective's traffic factor,
+// comparable with the link's peak whatever the number of ranks.
+#include <cstdint>
+
+namespace tandem {
+class World;
+class Communicator;
+struct Placement;
+}  // namespace tandem
+
+namespace envcheck {
+
+void print_bandwidth(tandem::World& world, tandem::Communicator& comm,
+                     const tandem::Placement& placement, int64_t max_mb, int64_t iters);
+
+}  // namespace envcheck

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tandem builds and runs with. Idempotent: a
+# second run installs nothing. Uses sudo when not root.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libtorch-dev                       # LibTorch 1.13 (CPU); a Python torch or Torch_DIR wins if present
+  libopenmpi-dev openmpi-bin         # MPI: ranks, launch, CPU collectives
+  libhdf5-dev                        # checkpoints, datasets
+  libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
+  libgtest-dev
+  python3-h5py                       # tests check that checkpoints open in h5py
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "setup: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

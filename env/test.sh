@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test. Extra arguments go to
+# ctest (e.g. env/test.sh -L unit, or -R Config).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+env/setup.sh
+env/build.sh
+source env/mpi_env.sh
+cd build
+ctest --output-on-failure --parallel "${TANDEM_JOBS:-$(nproc)}" "$@"

@@ -1,0 +1,19 @@
+#pragma once
+// The dist.* keys every program shares, and reading them back.
+#include <string>
+
+namespace tandem {
+
+class Schema;
+class Config;
+
+struct DistSettings {
+  std::string backend;  // auto | mpi | nccl
+  std::string device;   // auto | cpu | cuda
+  double timeout_s = 600;
+};
+
+void add_dist_keys(Schema& schema);
+DistSettings dist_settings(const Config& config);
+
+}  // namespace tandem

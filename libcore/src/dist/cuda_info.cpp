@@ -1,0 +1,79 @@
+#include "tandem/dist/cuda_info.h"
+
+#if TANDEM_HAVE_NCCL
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#endif
+
+namespace tandem {
+
+#if TANDEM_HAVE_NCCL
+namespace {
+
+// CUDA encodes versions as 1000 * major + 10 * minor.
+std::string cuda_version_text(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+}  // namespace
+
+bool cuda_built() { return true; }
+
+std::vector<GpuInfo> visible_gpus() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // no driver or no device: not an error for us
+    return {};
+  }
+  std::vector<GpuInfo> gpus;
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+    GpuInfo g;
+    g.index = i;
+    g.name = prop.name;
+    g.bus_id = gpu_bus_id(i);
+    g.total_bytes = static_cast<int64_t>(prop.totalGlobalMem);
+    g.cc_major = prop.major;
+    g.cc_minor = prop.minor;
+    gpus.push_back(g);
+  }
+  return gpus;
+}
+
+std::string cuda_runtime_version() {
+  int v = 0;
+  return cudaRuntimeGetVersion(&v) == cudaSuccess ? cuda_version_text(v) : "none";
+}
+
+std::string cuda_driver_version() {
+  int v = 0;
+  return cudaDriverGetVersion(&v) == cudaSuccess && v > 0 ? cuda_version_text(v) : "none";
+}
+
+std::string nccl_version() {
+  int code = 0;
+  if (ncclGetVersion(&code) != ncclSuccess) return "none";
+  // major * 10000 + minor * 100 + patch since NCCL 2.9.
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
+         std::to_string(code % 100);
+}
+
+std::string gpu_bus_id(int device_index) {
+  char id[64] = {};
+  if (cudaDeviceGetPCIBusId(id, sizeof id, device_index) != cudaSuccess) return "unknown";
+  return id;
+}
+
+#else
+
+bool cuda_built() { return false; }
+std::vector<GpuInfo> visible_gpus() { return {}; }
+std::string cuda_runtime_version() { return "none"; }
+std::string cuda_driver_version() { return "none"; }
+std::string nccl_version() { return "none"; }
+std::string gpu_bus_id(int) { return "none"; }
+
+#endif
+
+}  // namespace tandem

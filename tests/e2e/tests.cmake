@@ -1,0 +1,28 @@
+# Whole programs, as users run them.
+set(TANDEM_EXPECT ${CMAKE_CURRENT_LIST_DIR}/expect.sh)
+
+function(tandem_e2e_test name)
+  cmake_parse_arguments(T "" "STATUS;TIMEOUT" "MATCH;COMMAND" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  add_test(NAME ${name} COMMAND ${TANDEM_EXPECT} ${T_STATUS} ${T_MATCH} -- ${T_COMMAND})
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}" LABELS e2e
+                       TIMEOUT ${T_TIMEOUT})
+endfunction()
+
+set(MPIRUN2 ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2)
+
+tandem_e2e_test(envcheck_report STATUS 0 MATCH "Ranks: 2 on 1 node"
+  COMMAND ${MPIRUN2} $<TARGET_FILE:envcheck>)
+tandem_e2e_test(envcheck_selftest_2ranks STATUS 0
+  MATCH "Self-test passed on every rank" "average busbw"
+  COMMAND ${MPIRUN2} $<TARGET_FILE:envcheck> --test --set envcheck.max_mb=4
+          --set envcheck.iters=3)
+tandem_e2e_test(envcheck_bad_key STATUS 2
+  MATCH "unknown key 'dist.backnd' \\(did you mean 'dist.backend'\\?\\)"
+  COMMAND $<TARGET_FILE:envcheck> --set dist.backnd=mpi)
+tandem_e2e_test(envcheck_bad_key_2ranks STATUS 2 MATCH "did you mean 'dist.backend'"
+  COMMAND ${MPIRUN2} $<TARGET_FILE:envcheck> --set dist.backnd=mpi)
+tandem_e2e_test(envcheck_nccl_without_gpu STATUS 2 MATCH "set dist.backend = \"mpi\""
+  COMMAND $<TARGET_FILE:envcheck> --set dist.backend=nccl --set dist.device=cpu)
