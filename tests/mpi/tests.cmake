@@ -1,5 +1,6 @@
 tandem_mpi_test(mpi_collectives ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=Collectives*)
 
+
 add_executable(dead_rank ${CMAKE_CURRENT_LIST_DIR}/progs/dead_rank.cpp)
 target_link_libraries(dead_rank PRIVATE tandem_core)
 tandem_use_pch(dead_rank)
@@ -11,3 +12,4 @@ tandem_e2e_test(mpi_dead_rank_leave STATUS 3 TIMEOUT 60
   MATCH "watchdog: allreduce\\(sum\\) f32\\[8\\] on rank 0 has not finished after 3 s"
   COMMAND ${MPIRUN2} $<TARGET_FILE:dead_rank> leave)
 set_tests_properties(mpi_dead_rank_crash mpi_dead_rank_leave PROPERTIES LABELS mpi)
+tandem_mpi_test(mpi_world ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=World*:Seeds*)

@@ -1,0 +1,110 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tandem/obs/log.h"
+#include "tandem/obs/metrics.h"
+#include "tandem/obs/progress.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fresh_dir(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("tandem-obs-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  return dir;
+}
+
+std::vector<std::string> lines_of(const fs::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> out;
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+TEST(Metrics, OneJsonObjectPerLineInFieldOrderAppendedAcrossWriters) {
+  auto dir = fresh_dir("metrics");
+  const auto path = dir / "run" / "metrics.jsonl";
+  {
+    tandem::MetricsWriter w(path.string());
+    w.write({{"step", int64_t{1}}, {"loss", 2.5}, {"lr", 3e-4}, {"note", std::string("warm")}});
+  }
+  {
+    // A resumed run opens the file again and must continue it.
+    tandem::MetricsWriter w(path.string());
+    w.write({{"step", int64_t{2}}, {"loss", std::numeric_limits<double>::quiet_NaN()}});
+  }
+  auto lines = lines_of(path);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], R"({"step":1,"loss":2.5,"lr":0.0003,"note":"warm"})");
+  auto second = nlohmann::json::parse(lines[1]);
+  EXPECT_EQ(second["step"], 2);
+  EXPECT_TRUE(second["loss"].is_null());  // NaN is not JSON
+  fs::remove_all(dir);
+}
+
+TEST(Progress, DurationsReadAsAPersonWouldWriteThem) {
+  EXPECT_EQ(tandem::Progress::duration(44.6), "45s");
+  EXPECT_EQ(tandem::Progress::duration(185), "3m05s");
+  EXPECT_EQ(tandem::Progress::duration(7620), "2h07m");
+}
+
+TEST(Progress, PlainModePrintsEveryIntervalWithRateAndEta) {
+  double now = 0;
+  std::ostringstream out;
+  tandem::Progress p("train", 100, out, /*redraw=*/false, 10.0, [&] { return now; });
+  now = 5;
+  p.update(10, "loss 2.00");  // first update always prints
+  now = 9;
+  p.update(18);  // within 10 s of the last line: silent
+  now = 20;
+  p.update(40, "loss 1.50");
+  now = 50;
+  p.update(100);  // the end always prints
+  auto text = out.str();
+  EXPECT_NE(text.find("train 10/100 (10.0%) 2.00/s elapsed 5s ETA 45s | loss 2.00\n"),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find("18/100"), std::string::npos);
+  EXPECT_NE(text.find("train 40/100 (40.0%) 2.00/s elapsed 20s ETA 30s | loss 1.50\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("train 100/100 (100.0%)"), std::string::npos);
+  EXPECT_EQ(text.find('\r'), std::string::npos);
+}
+
+TEST(Progress, TerminalModeRedrawsInPlace) {
+  double now = 0;
+  std::ostringstream out;
+  tandem::Progress p("eval", 4, out, /*redraw=*/true, 10.0, [&] { return now; });
+  now = 1;
+  p.update(1);
+  now = 2;
+  p.update(2);
+  p.finish();
+  auto text = out.str();
+  EXPECT_EQ(text.front(), '\r');
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1);
+  EXPECT_EQ(text.back(), '\n');
+}
+
+TEST(Log, EveryRankWritesItsOwnFileWithTimeRankAndLevel) {
+  auto dir = fresh_dir("log");
+  tandem::log::init(1);
+  tandem::log::open_file((dir / "logs" / "rank-1.log").string());
+  tandem::log::info("step ", 3, " done");
+  tandem::log::warn("slow");
+  tandem::log::close_file();
+  tandem::log::init(0);
+  auto lines = lines_of(dir / "logs" / "rank-1.log");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find(" r1 INFO  step 3 done"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find(" r1 WARN  slow"), std::string::npos) << lines[1];
+  EXPECT_EQ(lines[0][4], '-');  // starts with a date: 2026-11-21 ...
+  fs::remove_all(dir);
+}
+
+}  // namespace
