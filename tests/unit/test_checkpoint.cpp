@@ -13,6 +13,7 @@
 
 #include "tandem/error.h"
 #include "tandem/io/checkpoint.h"
+#include "test_support.h"
 #include "tandem/io/checkpoint_dir.h"
 
 namespace {
@@ -25,28 +26,10 @@ using tandem::NamedTensors;
 using tandem::TensorSets;
 using tandem::UsageError;
 
-class CheckpointTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "tandem-checkpoint-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  fs::path dir_;
-};
+using CheckpointTest = tandem::testing::TempDirTest;
 
 std::string message_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a UsageError";
-  return "";
+  return tandem::testing::message_of<UsageError>(fn);
 }
 
 void expect_same(const NamedTensors& actual, const NamedTensors& expected) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "test_support.h"
 #include "tandem/config/command_line.h"
 #include "tandem/config/config.h"
 #include "tandem/config/load.h"
@@ -45,25 +46,11 @@ Schema test_schema() {
 // The message of the UsageError `action` throws.
 template <class Action>
 std::string usage_error(Action action) {
-  try {
-    action();
-  } catch (const UsageError& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected a UsageError";
-  return "";
+  return tandem::testing::message_of<UsageError>(action);
 }
 
-class ConfigTest : public ::testing::Test {
+class ConfigTest : public tandem::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    dir_ = fs::temp_directory_path() /
-           ("tandem_config_" + std::to_string(::getpid()) + "_" + test);
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   std::string write_file(const std::string& name, const std::string& text) const {
     const std::string path = (dir_ / name).string();
@@ -90,7 +77,6 @@ class ConfigTest : public ::testing::Test {
   }
 
   Schema schema_ = test_schema();
-  fs::path dir_;
 };
 
 // Defaults, layering and sources.

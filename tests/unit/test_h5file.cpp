@@ -10,6 +10,7 @@
 
 #include "tandem/error.h"
 #include "tandem/io/h5file.h"
+#include "test_support.h"
 
 namespace {
 
@@ -17,19 +18,7 @@ namespace fs = std::filesystem;
 using tandem::H5File;
 using tandem::UsageError;
 
-class H5FileTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "tandem-h5file-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  fs::path dir_;
-};
+using H5FileTest = tandem::testing::TempDirTest;
 
 // Runs `fn`, expecting an E whose message contains every one of `parts`.
 template <class E, class Fn>

@@ -9,16 +9,13 @@
 #include "tandem/obs/log.h"
 #include "tandem/obs/metrics.h"
 #include "tandem/obs/progress.h"
+#include "test_support.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) {
-  auto dir = fs::temp_directory_path() / ("tandem-obs-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  return dir;
-}
+using ObsTest = tandem::testing::TempDirTest;
 
 std::vector<std::string> lines_of(const fs::path& p) {
   std::ifstream in(p);
@@ -27,9 +24,8 @@ std::vector<std::string> lines_of(const fs::path& p) {
   return out;
 }
 
-TEST(Metrics, OneJsonObjectPerLineInFieldOrderAppendedAcrossWriters) {
-  auto dir = fresh_dir("metrics");
-  const auto path = dir / "run" / "metrics.jsonl";
+TEST_F(ObsTest, MetricsAreOneJsonObjectPerLineInFieldOrderAppendedAcrossWriters) {
+  const auto path = dir_ / "run" / "metrics.jsonl";
   {
     tandem::MetricsWriter w(path.string());
     w.write({{"step", int64_t{1}}, {"loss", 2.5}, {"lr", 3e-4}, {"note", std::string("warm")}});
@@ -45,7 +41,6 @@ TEST(Metrics, OneJsonObjectPerLineInFieldOrderAppendedAcrossWriters) {
   auto second = nlohmann::json::parse(lines[1]);
   EXPECT_EQ(second["step"], 2);
   EXPECT_TRUE(second["loss"].is_null());  // NaN is not JSON
-  fs::remove_all(dir);
 }
 
 TEST(Progress, DurationsReadAsAPersonWouldWriteThem) {
@@ -91,8 +86,8 @@ TEST(Progress, TerminalModeRedrawsInPlace) {
   EXPECT_EQ(text.back(), '\n');
 }
 
-TEST(Log, EveryRankWritesItsOwnFileWithTimeRankAndLevel) {
-  auto dir = fresh_dir("log");
+TEST_F(ObsTest, LogOfEveryRankGoesToItsOwnFileWithTimeRankAndLevel) {
+  const auto& dir = dir_;
   tandem::log::init(1);
   tandem::log::open_file((dir / "logs" / "rank-1.log").string());
   tandem::log::info("step ", 3, " done");
@@ -104,7 +99,6 @@ TEST(Log, EveryRankWritesItsOwnFileWithTimeRankAndLevel) {
   EXPECT_NE(lines[0].find(" r1 INFO  step 3 done"), std::string::npos) << lines[0];
   EXPECT_NE(lines[1].find(" r1 WARN  slow"), std::string::npos) << lines[1];
   EXPECT_EQ(lines[0][4], '-');  // starts with a date: 2026-11-21 ...
-  fs::remove_all(dir);
 }
 
 }  // namespace
