@@ -1,4 +1,4 @@
-tandem_mpi_test(mpi_collectives ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=Collectives*)
+tandem_mpi_test(mpi_collectives ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=*Collectives*)
 
 
 add_executable(dead_rank ${CMAKE_CURRENT_LIST_DIR}/progs/dead_rank.cpp)
@@ -16,3 +16,4 @@ tandem_mpi_test(mpi_world ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=World*:Se
 # World size 1 on one GPU, as the issue asks; skips where no GPU is visible.
 tandem_mpi_test(mpi_nccl RANKS 1 ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=Nccl*)
 set_tests_properties(mpi_nccl PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+tandem_mpi_test(mpi_grad_sync ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=*GradSync*)

@@ -1,0 +1,61 @@
+#pragma once
+// DDP done here: gradients are averaged over ranks while backward still runs.
+//
+// Parameters are grouped into buckets of about dist.bucket_mb, in reverse
+// registration order, because backward produces gradients roughly from the
+// last layer to the first: the first bucket fills first and can travel while
+// earlier layers are still being differentiated. A hook on each parameter
+// copies its gradient into the bucket; a full bucket is all-reduced at once,
+// asynchronously. Buckets are launched strictly in index order, so every rank
+// issues the same collectives in the same order even when a rank's autograd
+// visits parameters differently. finish() launches what is left (parameters
+// that got no gradient contribute zeros), waits, and writes the averages back.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace tandem {
+
+class Communicator;
+
+class GradSync {
+ public:
+  using Named = std::vector<std::pair<std::string, at::Tensor>>;
+
+  // `params` in registration order; those not requiring grad are ignored.
+  // overlap = false launches every bucket in finish(): the baseline that
+  // benchmarks compare against.
+  GradSync(Communicator& comm, const Named& params, double bucket_mb, bool overlap = true);
+  ~GradSync();
+  GradSync(const GradSync&) = delete;
+  GradSync& operator=(const GradSync&) = delete;
+
+  // Before each micro-step's backward. Accumulation micro-steps pass false:
+  // their gradients just accumulate locally, as with DDP's no_sync().
+  void prepare(bool sync);
+  // After the backward of a syncing micro-step: every parameter's grad is then
+  // the average over ranks of its locally accumulated gradient.
+  void finish();
+
+  int64_t num_buckets() const;
+  std::vector<int64_t> bucket_sizes() const;  // elements per bucket
+  // Milliseconds finish() spent waiting for communication: the part of the
+  // all-reduce that backward did not hide.
+  double last_wait_ms() const { return last_wait_ms_; }
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+  double last_wait_ms_ = 0;
+};
+
+// Makes every rank start from rank 0's weights and buffers, as DDP does at
+// construction: initialisation may have used different random streams.
+void broadcast_from_rank0(Communicator& comm, const std::vector<at::Tensor>& tensors);
+
+}  // namespace tandem

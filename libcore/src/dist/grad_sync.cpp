@@ -1,0 +1,183 @@
+#include "tandem/dist/grad_sync.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <mutex>
+#include <stdexcept>
+
+#include "tandem/dist/communicator.h"
+
+namespace tandem {
+
+struct GradSync::Impl {
+  struct Slot {
+    std::string name;
+    at::Tensor param;
+    int64_t bucket = 0;
+    int64_t offset = 0;
+    unsigned hook = 0;
+    bool ready = false;
+  };
+  struct Bucket {
+    at::Tensor flat;
+    std::vector<size_t> slots;
+    size_t pending = 0;
+    WorkHandle work;
+  };
+
+  Communicator& comm;
+  bool overlap;
+  bool syncing = false;
+  std::vector<Slot> slots;
+  std::vector<Bucket> buckets;
+  size_t next_launch = 0;
+  std::mutex mu;
+
+  Impl(Communicator& c, bool o) : comm(c), overlap(o) {}
+
+  at::Tensor view(const Slot& s) {
+    return buckets[s.bucket].flat.narrow(0, s.offset, s.param.numel()).view(s.param.sizes());
+  }
+
+  // Fills the slot with the parameter's full accumulated gradient: what
+  // earlier micro-steps left in .grad plus this backward's contribution, which
+  // autograd adds to .grad only after the hook returns.
+  void fill(Slot& s, const at::Tensor* incoming) {
+    auto v = view(s);
+    const auto& acc = s.param.grad();
+    if (incoming && acc.defined())
+      v.copy_(acc + *incoming);
+    else if (incoming)
+      v.copy_(*incoming);
+    else if (acc.defined())
+      v.copy_(acc);
+    else
+      v.zero_();
+    s.ready = true;
+  }
+
+  void launch_ready() {
+    while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
+      auto& b = buckets[next_launch++];
+      b.work = comm.allreduce_async(b.flat, ReduceOp::Avg);
+    }
+  }
+
+  void on_grad(size_t index, const at::Tensor& grad) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!syncing) return;
+    auto& s = slots[index];
+    if (s.ready)
+      throw std::logic_error("GradSync: parameter " + s.name +
+                             " received two gradients in one backward pass");
+    fill(s, &grad);
+    if (--buckets[s.bucket].pending == 0 && overlap) launch_ready();
+  }
+};
+
+GradSync::GradSync(Communicator& comm, const Named& params, double bucket_mb, bool overlap)
+    : impl_(std::make_unique<Impl>(comm, overlap)) {
+  auto& im = *impl_;
+  const double cap_bytes = bucket_mb * 1024 * 1024;
+  double bytes_in_bucket = 0;
+  // Reverse registration order: the order in which backward produces grads.
+  for (auto it = params.rbegin(); it != params.rend(); ++it) {
+    const auto& p = it->second;
+    if (!p.requires_grad()) continue;
+    const bool new_bucket =
+        im.buckets.empty() || bytes_in_bucket >= cap_bytes ||
+        im.buckets.back().flat.scalar_type() != p.scalar_type() ||
+        im.buckets.back().flat.device() != p.device();
+    if (new_bucket) {
+      im.buckets.push_back({});
+      im.buckets.back().flat = torch::empty({0}, p.options());
+      bytes_in_bucket = 0;
+    }
+    Impl::Slot s;
+    s.name = it->first;
+    s.param = p;
+    s.bucket = static_cast<int64_t>(im.buckets.size()) - 1;
+    s.offset = 0;
+    for (size_t k : im.buckets.back().slots) s.offset += im.slots[k].param.numel();
+    im.buckets.back().slots.push_back(im.slots.size());
+    im.slots.push_back(s);
+    bytes_in_bucket += static_cast<double>(p.numel() * p.element_size());
+  }
+  for (auto& b : im.buckets) {
+    int64_t n = 0;
+    for (size_t k : b.slots) n += im.slots[k].param.numel();
+    b.flat = torch::zeros({n}, b.flat.options());
+  }
+  for (size_t i = 0; i < im.slots.size(); ++i) {
+    Impl* raw = impl_.get();
+    im.slots[i].hook =
+        im.slots[i].param.register_hook([raw, i](const at::Tensor& grad) { raw->on_grad(i, grad); });
+  }
+}
+
+GradSync::~GradSync() {
+  for (auto& s : impl_->slots) s.param.remove_hook(s.hook);
+}
+
+void GradSync::prepare(bool sync) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto& im = *impl_;
+  im.syncing = sync;
+  im.next_launch = 0;
+  for (auto& s : im.slots) s.ready = false;
+  for (auto& b : im.buckets) {
+    b.pending = b.slots.size();
+    b.work.reset();
+  }
+}
+
+void GradSync::finish() {
+  auto& im = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    if (!im.syncing) throw std::logic_error("GradSync::finish() after prepare(false)");
+    // Parameters this rank did not use still take part, so that every rank
+    // reduces the same buckets: they bring zeros (or earlier micro-steps' grads).
+    for (auto& b : im.buckets) {
+      for (size_t k : b.slots) {
+        if (!im.slots[k].ready) {
+          im.fill(im.slots[k], nullptr);
+          --b.pending;
+        }
+      }
+    }
+    im.launch_ready();
+    im.syncing = false;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto& b : im.buckets) b.work->wait();
+  last_wait_ms_ =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  torch::NoGradGuard no_grad;
+  for (auto& s : im.slots) {
+    auto v = im.view(s);
+    if (s.param.grad().defined())
+      s.param.mutable_grad().copy_(v);
+    else
+      s.param.mutable_grad() = v.clone();
+  }
+}
+
+int64_t GradSync::num_buckets() const { return static_cast<int64_t>(impl_->buckets.size()); }
+
+std::vector<int64_t> GradSync::bucket_sizes() const {
+  std::vector<int64_t> out;
+  for (const auto& b : impl_->buckets) out.push_back(b.flat.numel());
+  return out;
+}
+
+void broadcast_from_rank0(Communicator& comm, const std::vector<at::Tensor>& tensors) {
+  if (comm.size() == 1) return;
+  std::vector<WorkHandle> works;
+  torch::NoGradGuard no_grad;
+  for (const auto& t : tensors) works.push_back(comm.broadcast_async(t, 0));
+  for (auto& w : works) w->wait();
+}
+
+}  // namespace tandem

@@ -1,0 +1,154 @@
+// Gradient sync against a single process that sees the whole batch: with equal
+// halves, the mean of the ranks' mean gradients is the full batch's mean
+// gradient, up to float summation order (tolerance 1e-6 relative).
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "tandem/dist/grad_sync.h"
+#include "tandem/dist/mpi_comm.h"
+#include "tandem/dist/world.h"
+#include "world_fixture.h"
+
+namespace {
+
+struct Net : torch::nn::Module {
+  Net() {
+    a = register_module("a", torch::nn::Linear(6, 16));
+    b = register_module("b", torch::nn::Linear(16, 3));
+    side = register_module("side", torch::nn::Linear(6, 3));
+  }
+  torch::Tensor forward(const torch::Tensor& x, bool use_side) {
+    auto y = b(torch::tanh(a(x)));
+    return use_side ? y + side(x) : y;
+  }
+  torch::nn::Linear a{nullptr}, b{nullptr}, side{nullptr};
+};
+
+std::shared_ptr<Net> make_net() {
+  torch::manual_seed(7);  // identical weights on every rank and in the reference
+  return std::make_shared<Net>();
+}
+
+tandem::GradSync::Named named(const std::shared_ptr<Net>& net) {
+  tandem::GradSync::Named out;
+  for (const auto& p : net->named_parameters()) out.emplace_back(p.key(), p.value());
+  return out;
+}
+
+using tandem::GradSync;
+
+torch::Tensor data(int64_t n) {
+  auto g = torch::arange(n * 6, torch::kFloat).reshape({n, 6});
+  return torch::sin(g * 0.37);
+}
+
+torch::Tensor loss_of(Net& net, const torch::Tensor& x, bool use_side = false) {
+  return net.forward(x, use_side).pow(2).mean();
+}
+
+void expect_grads_close(const std::shared_ptr<Net>& got, const std::shared_ptr<Net>& want,
+                        const std::string& what) {
+  auto g = got->named_parameters();
+  auto w = want->named_parameters();
+  for (const auto& p : w) {
+    const auto& gg = g[p.key()].grad();
+    if (!p.value().grad().defined()) {  // unused everywhere: synced as zeros
+      EXPECT_TRUE(!gg.defined() || gg.abs().max().item<float>() == 0) << what << ": " << p.key();
+      continue;
+    }
+    ASSERT_TRUE(gg.defined()) << what << ": no grad for " << p.key();
+    EXPECT_TRUE(torch::allclose(gg, p.value().grad(), 1e-6, 1e-7))
+        << what << ": " << p.key() << " differs by " << (gg - p.value().grad()).abs().max().item<float>();
+  }
+}
+
+class GradSyncBuckets : public ::testing::TestWithParam<double> {};
+
+TEST_P(GradSyncBuckets, TwoHalvesEqualTheWholeBatch) {
+  auto& world = test_world();
+  tandem::MpiComm comm(world);
+  const int n = world.size();
+  const int64_t per_rank = 4;
+  auto x = data(per_rank * n);
+
+  auto ref = make_net();
+  loss_of(*ref, x).backward();
+
+  auto net = make_net();
+  GradSync sync(comm, named(net), GetParam());
+  sync.prepare(true);
+  loss_of(*net, x.narrow(0, world.rank() * per_rank, per_rank)).backward();
+  sync.finish();
+  expect_grads_close(net, ref, "bucket_mb " + std::to_string(GetParam()));
+}
+
+// 25 MB: one bucket; 1e-4 MB (~100 bytes): every parameter its own bucket.
+INSTANTIATE_TEST_SUITE_P(Sizes, GradSyncBuckets, ::testing::Values(25.0, 0.0005, 1e-4));
+
+TEST(GradSync, BucketsFollowTheCapInReverseOrder) {
+  auto& world = test_world();
+  tandem::MpiComm comm(world);
+  auto net = make_net();
+  GradSync one(comm, named(net), 25.0);
+  EXPECT_EQ(one.num_buckets(), 1);
+  GradSync each(comm, named(net), 1e-9);
+  // Every parameter its own bucket, the last registered first.
+  EXPECT_EQ(each.bucket_sizes(), (std::vector<int64_t>{3, 18, 3, 48, 16, 96}));
+}
+
+TEST(GradSync, AccumulatedMicroStepsEqualOneBigStep) {
+  auto& world = test_world();
+  tandem::MpiComm comm(world);
+  const int n = world.size();
+  const int64_t micro = 2, accum = 3;
+  auto x = data(micro * accum * n);
+
+  auto ref = make_net();
+  loss_of(*ref, x).backward();
+
+  auto net = make_net();
+  GradSync sync(comm, named(net), 1e-4);
+  for (int64_t a = 0; a < accum; ++a) {
+    sync.prepare(a == accum - 1);
+    // Micro-batch j = a * world + rank: the sampler's layout.
+    const int64_t j = a * n + world.rank();
+    (loss_of(*net, x.narrow(0, j * micro, micro)) / accum).backward();
+  }
+  sync.finish();
+  expect_grads_close(net, ref, "accumulation");
+}
+
+TEST(GradSync, AParameterUnusedOnSomeRanksIsAveragedWithZerosNotAHang) {
+  auto& world = test_world();
+  tandem::MpiComm comm(world);
+  const int n = world.size();
+  auto x = data(4);
+  const bool use_side = world.rank() == 0;
+
+  // Rank 0's gradient for `side`, computed alone.
+  auto solo = make_net();
+  loss_of(*solo, x, true).backward();
+
+  auto net = make_net();
+  GradSync sync(comm, named(net), 1e-4);
+  sync.prepare(true);
+  loss_of(*net, x, use_side).backward();
+  sync.finish();
+  ASSERT_TRUE(net->side->weight.grad().defined());
+  EXPECT_TRUE(torch::allclose(net->side->weight.grad(), solo->side->weight.grad() / n, 1e-6, 1e-7));
+}
+
+TEST(GradSync, BroadcastGivesEveryRankRankZerosWeights) {
+  auto& world = test_world();
+  tandem::MpiComm comm(world);
+  torch::manual_seed(100 + world.rank());
+  auto net = std::make_shared<Net>();
+  std::vector<at::Tensor> ts;
+  for (auto& p : net->parameters()) ts.push_back(p);
+  tandem::broadcast_from_rank0(comm, ts);
+  torch::manual_seed(100);
+  auto rank0 = std::make_shared<Net>();
+  for (size_t i = 0; i < ts.size(); ++i) EXPECT_TRUE(torch::equal(ts[i], rank0->parameters()[i]));
+}
+
+}  // namespace
