@@ -11,6 +11,7 @@ packages=(
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev
   python3-h5py                       # tests check that checkpoints open in h5py
+  gnuplot-nox                        # tandem-plot renders metrics.jsonl to PNG
 )
 
 missing=()

@@ -81,4 +81,12 @@ void World::barrier() {
   submit("barrier", [] { mpi_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); })->wait();
 }
 
+bool World::any(bool flag) {
+  int mine = flag ? 1 : 0, all = 0;
+  submit("agreement (allreduce of a flag)", [&] {
+    mpi_check(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD), "MPI_Allreduce");
+  })->wait();
+  return all != 0;
+}
+
 }  // namespace tandem

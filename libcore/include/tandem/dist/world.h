@@ -45,6 +45,8 @@ class World {
   // `out` holds size() blocks of `bytes`, rank r's at block r.
   void allgather_bytes(const void* in, size_t bytes, void* out);
   void barrier();
+  // True on every rank when `flag` is true on any: how ranks agree to stop.
+  bool any(bool flag);
 
  private:
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_count_ = 1;

@@ -1,0 +1,16 @@
+#pragma once
+// The sample indices one rank feeds to one forward pass.
+#include <cstdint>
+#include <vector>
+
+namespace tandem {
+
+// Slots with valid[i] == 0 hold duplicates added so that every rank runs the
+// same number of forward passes; they must not count towards losses or metrics.
+struct MicroBatch {
+  std::vector<int64_t> indices;
+  std::vector<uint8_t> valid;
+  int64_t num_valid() const;
+};
+
+}  // namespace tandem

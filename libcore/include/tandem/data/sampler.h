@@ -1,0 +1,66 @@
+#pragma once
+// Which samples each rank trains on at each step, chosen so that the world
+// size changes how the work is split but never what is learned from: the
+// epoch's order depends only on (seed, epoch), and every global batch holds the
+// same samples, cut into the same micro-batches, on any number of ranks. A run
+// can therefore resume from a cursor (epoch, step in epoch) on a different
+// world size, provided the global batch stays the same.
+#include <cstdint>
+#include <memory>
+
+#include "tandem/data/micro_batch.h"
+
+namespace tandem {
+
+struct SamplerOptions {
+  int64_t dataset_size = 0;
+  int64_t micro_batch = 0;
+  int64_t grad_accum = 1;
+  int world_size = 1;
+  int rank = 0;
+  uint64_t seed = 0;
+  bool shuffle = true;
+  // Otherwise the last, partial global batch is filled up with samples from the
+  // start of the epoch's order, marked invalid.
+  bool drop_last = true;
+};
+
+// The micro-batch (0 .. world_size * grad_accum - 1 within a global batch) that
+// `rank` runs at accumulation micro-step `accum_step`. Micro-step a runs
+// micro-batches aW .. aW+W-1 across the world, so the ranks walk the global
+// batch front to back one contiguous slice per micro-step, in the order a
+// single rank would: per-micro-step quantities (logged losses, the padding at
+// the end of the last batch) line up between world sizes.
+inline int64_t micro_batch_index(int accum_step, int world_size, int rank) {
+  return static_cast<int64_t>(accum_step) * world_size + rank;
+}
+
+// train.global_batch / (train.micro_batch x world_size). Throws UsageError when
+// that is not a whole number, suggesting the nearest global batches that are.
+int64_t derive_grad_accum(int64_t global_batch, int64_t micro_batch, int world_size);
+
+class Sampler {
+ public:
+  // Throws UsageError for a dataset that cannot fill one global batch with
+  // drop_last, or for a non-positive dataset size or micro-batch.
+  explicit Sampler(const SamplerOptions& options);
+
+  const SamplerOptions& options() const { return options_; }
+  int64_t global_batch() const { return global_batch_; }
+  int64_t steps_per_epoch() const { return steps_per_epoch_; }
+  // Valid samples in the whole global batch of a step, identical on every rank:
+  // the denominator for a loss averaged over the global batch.
+  int64_t num_valid_in_step(int64_t step_in_epoch) const;
+  // Thread-safe: the epoch's order is built once and shared, so a prefetch
+  // thread may ask for the next epoch while the loop finishes this one.
+  MicroBatch micro_batch(int64_t epoch, int64_t step_in_epoch, int accum_step) const;
+
+ private:
+  struct OrderCache;
+  SamplerOptions options_;
+  int64_t global_batch_;
+  int64_t steps_per_epoch_;
+  std::shared_ptr<OrderCache> cache_;
+};
+
+}  // namespace tandem

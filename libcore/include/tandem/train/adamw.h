@@ -1,0 +1,70 @@
+#pragma once
+// AdamW over named parameters, computing exactly what torch.optim.AdamW (and
+// torch::optim::AdamW) computes. We keep our own because LibTorch's C++
+// optimizers key their state by TensorImpl address: that state cannot be saved
+// by parameter name, restored into a freshly built model, or carried between
+// runs with different world sizes, and resuming must reproduce an
+// uninterrupted run bit for bit.
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tandem/io/checkpoint.h"
+
+namespace tandem {
+
+struct AdamWOptions {
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+};
+
+class AdamW {
+ public:
+  // Whether weight decay applies to a parameter; asked once per parameter at
+  // construction (the trainer's rule: dim >= 2 and not an embedding the task names).
+  using DecayRule = std::function<bool(const std::string& name, const at::Tensor& param)>;
+
+  // The tensors are shared with the model and updated in place, in their own
+  // dtype (fp32 master weights). Names must be unique.
+  AdamW(NamedTensors params, AdamWOptions options, DecayRule decay);
+
+  // One update with learning rate `lr`. A parameter without a gradient is left
+  // alone and its step count does not advance, as in torch.
+  void step(double lr);
+
+  // Drops the gradients (torch's set_to_none), so the next backward allocates
+  // them afresh instead of adding to stale ones.
+  void zero_grad();
+
+  // "<name>.exp_avg", "<name>.exp_avg_sq" and "<name>.step" (0-d int64) per
+  // parameter, in parameter order. The moments are shared, not copied (they are
+  // twice the model's size): write them out before the next step.
+  NamedTensors state() const;
+
+  // Copies `state` in, converting dtype and device. On any missing, unexpected
+  // or misshapen entry nothing is changed and a UsageError lists them.
+  void load_state(const NamedTensors& state);
+
+  const NamedTensors& params() const { return params_; }
+  const AdamWOptions& options() const { return options_; }
+  bool decays(size_t index) const { return slots_.at(index).decay; }
+
+ private:
+  struct Slot {
+    at::Tensor exp_avg;
+    at::Tensor exp_avg_sq;
+    int64_t step = 0;
+    bool decay = false;
+  };
+
+  NamedTensors params_;
+  AdamWOptions options_;
+  std::vector<Slot> slots_;  // parallel to params_
+};
+
+}  // namespace tandem

@@ -1,0 +1,28 @@
+#pragma once
+// Runs the forward pass in the chosen precision: while an AutocastGuard lives,
+// eligible ops (matmuls, convolutions) on the device compute in fp16 or bf16
+// and precision-sensitive ones (softmax, losses) stay fp32, as torch.autocast.
+#include "tandem/compat.h"
+#include "tandem/train/precision.h"
+
+namespace tandem {
+
+class AutocastGuard {
+ public:
+  // FP32 changes nothing. FP16 needs `cuda` (resolve_precision ensures it).
+  AutocastGuard(Precision precision, bool cuda);
+  // Restores the autocast state found on entry; the outermost guard also drops
+  // the cached low-precision copies of the weights, which the optimizer step
+  // is about to make stale.
+  ~AutocastGuard();
+
+  AutocastGuard(const AutocastGuard&) = delete;
+  AutocastGuard& operator=(const AutocastGuard&) = delete;
+
+ private:
+  bool active_;
+  bool cuda_;
+  compat::AutocastState previous_;
+};
+
+}  // namespace tandem

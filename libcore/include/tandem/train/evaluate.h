@@ -1,0 +1,28 @@
+#pragma once
+// Evaluation on every rank at once: each rank takes an equal shard (padded
+// with marked duplicates, so all ranks run the same number of batches and
+// reach the next collective together); per-sample rows are gathered, put back
+// in dataset order, stripped of padding, and every rank computes the same
+// metrics from them, so decisions such as "is this the best model" agree.
+#include <cstdint>
+
+#include "tandem/train/precision.h"
+#include "tandem/train/task.h"
+
+namespace tandem {
+
+class World;
+
+struct EvalContext {
+  World* world = nullptr;
+  c10::Device device = c10::Device(c10::kCPU);
+  Precision precision = Precision::FP32;
+  int64_t micro_batch = 1;
+  uint64_t seed = 0;
+};
+
+// The task's metrics, each prefixed "eval_". Empty when the task has no
+// evaluation set.
+Metrics evaluate(Task& task, torch::nn::Module& model, const EvalContext& ctx);
+
+}  // namespace tandem

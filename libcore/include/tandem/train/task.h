@@ -1,0 +1,62 @@
+#pragma once
+// What an app tells the shared training loop: its model, its data, its loss
+// and its metrics. Everything else (ranks, precision, accumulation, schedules,
+// checkpoints, resume, preemption, logging) is the Trainer's.
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tandem/data/loader.h"
+
+namespace torch::nn {
+class Module;
+}
+
+namespace tandem {
+
+// Per-sample results of evaluation: every tensor has one row per sample.
+using EvalRows = std::map<std::string, at::Tensor>;
+using Metrics = std::map<std::string, double>;
+
+class Task {
+ public:
+  virtual ~Task() = default;
+
+  // A freshly initialised model on the CPU. Every rank builds it from the same
+  // seed, and rank 0's weights are broadcast anyway.
+  virtual std::shared_ptr<torch::nn::Module> build_model() = 0;
+  virtual int64_t train_size() const = 0;
+  virtual int64_t eval_size() const { return 0; }
+
+  // Host tensors for these samples. Runs on the loader thread while the model
+  // trains: it must not touch the model or LibTorch's global generator, and
+  // takes any randomness (augmentation) from `seed`, which depends on the run's
+  // seed and the epoch only, so a sample is augmented alike on any world size.
+  virtual Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) = 0;
+
+  // The mean loss over the batch's valid samples. The trainer adds
+  // batch["valid"] (bool, one per sample; false marks padding) and runs this
+  // under autocast.
+  virtual at::Tensor loss(torch::nn::Module& model, const Batch& batch) = 0;
+
+  // Evaluation, per sample, padding included (the trainer drops it). The
+  // default gives each sample its batch's loss, whose mean over all samples
+  // is the evaluation loss.
+  virtual EvalRows eval_rows(torch::nn::Module& model, const Batch& batch);
+  // Metrics from every rank's rows, in dataset order, padding removed. The
+  // default is {"loss": mean of rows["loss"]}.
+  virtual Metrics eval_metrics(const EvalRows& rows);
+
+  // Training FLOPs per sample (forward + backward), for MFU; 0 if unknown.
+  virtual double flops_per_sample() const { return 0; }
+  // Tokens in a batch, for tokens/s; 0 when the task does not count tokens.
+  virtual int64_t tokens_in(const Batch& batch) const { return 0; }
+  // Weight decay for a parameter: matrices yes, biases and norms no.
+  virtual bool decays(const std::string& name, const at::Tensor& param) const;
+};
+
+}  // namespace tandem

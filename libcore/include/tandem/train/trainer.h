@@ -1,0 +1,39 @@
+#pragma once
+// The training loop every app runs. An app gives a Task; the Trainer does the
+// rest the same way for all of them: the device and backend for each rank,
+// the global batch (micro batch x accumulation x world size), gradient sync
+// during backward, precision and loss scaling, AdamW with clipping and a
+// schedule, evaluation on all ranks, checkpoints, exact resume (also on a
+// different number of ranks), preemption by signal, and per-step metrics.
+#include <memory>
+
+#include "tandem/train/task.h"
+
+namespace tandem {
+
+class World;
+class Config;
+
+class Trainer {
+ public:
+  // `config` must hold the dist.* and train.* keys (add_dist_keys,
+  // add_train_keys). Every check of the settings and of the run directory
+  // happens here, before any work, and throws UsageError.
+  Trainer(World& world, const Config& config, Task& task);
+  ~Trainer();
+
+  // Trains to the last step and returns kExitOk, or stops at a step boundary
+  // after a checkpoint when any rank got SIGUSR1/SIGTERM and returns
+  // kExitRequeue. Throws when training cannot go on (non-finite steps).
+  int run();
+
+  torch::nn::Module& model();
+  const Metrics& last_eval() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tandem

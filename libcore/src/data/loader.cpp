@@ -1,0 +1,37 @@
+#include "tandem/data/loader.h"
+
+#include <utility>
+
+namespace tandem {
+
+Batch pin(const Batch& batch) {
+  Batch out;
+  for (const auto& [name, tensor] : batch)
+    out.emplace(name, tensor.defined() && tensor.device().is_cpu() ? tensor.pin_memory() : tensor);
+  return out;
+}
+
+Batch to_device(const Batch& batch, const c10::Device& device) {
+  Batch out;
+  for (const auto& [name, tensor] : batch) {
+    if (!tensor.defined() || tensor.device() == device) {
+      out.emplace(name, tensor);
+    } else if (device.is_cuda()) {
+      // Only a copy from page-locked memory is truly asynchronous; from pageable
+      // memory non_blocking silently degrades to a synchronous copy.
+      const at::Tensor host = tensor.device().is_cpu() ? tensor.pin_memory() : tensor;
+      out.emplace(name, host.to(device, host.scalar_type(), /*non_blocking=*/true));
+    } else {
+      // Blocking, so the caller may read the host copy at once.
+      out.emplace(name, tensor.to(device, tensor.scalar_type()));
+    }
+  }
+  return out;
+}
+
+Loader::Make pinned_for(Loader::Make make, const c10::Device& target) {
+  if (!target.is_cuda()) return make;
+  return [make = std::move(make)](int64_t i) { return pin(make(i)); };
+}
+
+}  // namespace tandem

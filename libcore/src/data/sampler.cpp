@@ -1,0 +1,133 @@
+#include "tandem/data/sampler.h"
+
+#include <algorithm>
+#include <mutex>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "tandem/error.h"
+#include "tandem/obs/log.h"
+
+namespace tandem {
+namespace {
+
+uint64_t splitmix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Uniform in [0, n). std::uniform_int_distribution is not used because its
+// algorithm differs between standard libraries, and the order must not.
+uint64_t below(std::mt19937_64& engine, uint64_t n) {
+  const uint64_t skip = (uint64_t{0} - n) % n;  // 2^64 mod n: the draws that would bias
+  for (;;) {
+    const uint64_t x = engine();
+    if (x >= skip) return x % n;
+  }
+}
+
+// Fisher-Yates driven by our own engine, seeded from (seed, epoch) alone, so
+// the order is the same on every rank, platform and LibTorch version, and no
+// other use of randomness (torch's generators, augmentation) can shift it.
+std::vector<int64_t> shuffled(int64_t n, uint64_t seed, int64_t epoch) {
+  std::vector<int64_t> order(n);
+  for (int64_t i = 0; i < n; ++i) order[i] = i;
+  std::mt19937_64 engine(splitmix64(splitmix64(seed) ^ static_cast<uint64_t>(epoch)));
+  for (int64_t i = n - 1; i > 0; --i)
+    std::swap(order[i], order[below(engine, static_cast<uint64_t>(i) + 1)]);
+  return order;
+}
+
+}  // namespace
+
+// Two epochs, slot = epoch % 2, so a prefetch thread already on epoch e + 1
+// and the loop still on epoch e do not rebuild each other's order per call.
+struct Sampler::OrderCache {
+  std::mutex mu;
+  int64_t epoch[2] = {-1, -1};
+  std::shared_ptr<const std::vector<int64_t>> order[2];
+};
+
+int64_t derive_grad_accum(int64_t global_batch, int64_t micro_batch, int world_size) {
+  if (micro_batch <= 0)
+    throw UsageError(log::cat("train.micro_batch must be positive, got ", micro_batch));
+  if (global_batch <= 0)
+    throw UsageError(log::cat("train.global_batch must be positive, got ", global_batch));
+  if (world_size <= 0) throw std::invalid_argument(log::cat("world size ", world_size));
+  const int64_t unit = micro_batch * world_size;
+  if (global_batch % unit == 0) return global_batch / unit;
+  const int64_t below_it = global_batch / unit * unit;
+  throw UsageError(log::cat("train.global_batch = ", global_batch,
+                            " must be a multiple of train.micro_batch (", micro_batch,
+                            ") x world size (", world_size, ") = ", unit,
+                            "; nearest valid: ", below_it > 0 ? log::cat(below_it, " or ") : "",
+                            below_it + unit, ", or change train.micro_batch"));
+}
+
+Sampler::Sampler(const SamplerOptions& options)
+    : options_(options), cache_(std::make_shared<OrderCache>()) {
+  const SamplerOptions& o = options_;
+  if (o.dataset_size <= 0)
+    throw UsageError(log::cat("the dataset has no samples to train on (", o.dataset_size, ")"));
+  if (o.micro_batch <= 0)
+    throw UsageError(log::cat("train.micro_batch must be positive, got ", o.micro_batch));
+  if (o.grad_accum <= 0 || o.world_size <= 0 || o.rank < 0 || o.rank >= o.world_size)
+    throw std::invalid_argument(
+        log::cat("sampler: grad_accum ", o.grad_accum, ", rank ", o.rank, " of ", o.world_size));
+  global_batch_ = o.micro_batch * o.grad_accum * o.world_size;
+  if (o.drop_last && o.dataset_size < global_batch_)
+    throw UsageError(
+        log::cat("the dataset has ", o.dataset_size, " samples, fewer than one global batch of ",
+                 global_batch_, " (train.micro_batch ", o.micro_batch, " x grad accumulation ",
+                 o.grad_accum, " x world size ", o.world_size,
+                 "), so dropping the last partial batch leaves nothing to train on; lower "
+                 "train.global_batch"));
+  steps_per_epoch_ = o.drop_last ? o.dataset_size / global_batch_
+                                 : (o.dataset_size + global_batch_ - 1) / global_batch_;
+}
+
+int64_t Sampler::num_valid_in_step(int64_t step_in_epoch) const {
+  if (step_in_epoch < 0 || step_in_epoch >= steps_per_epoch_)
+    throw std::out_of_range(log::cat("step ", step_in_epoch, " of ", steps_per_epoch_));
+  return std::min(global_batch_, options_.dataset_size - step_in_epoch * global_batch_);
+}
+
+MicroBatch Sampler::micro_batch(int64_t epoch, int64_t step_in_epoch, int accum_step) const {
+  const SamplerOptions& o = options_;
+  if (epoch < 0 || step_in_epoch < 0 || step_in_epoch >= steps_per_epoch_ || accum_step < 0 ||
+      accum_step >= o.grad_accum)
+    throw std::out_of_range(log::cat("sampler cursor: epoch ", epoch, ", step ", step_in_epoch,
+                                     " of ", steps_per_epoch_, ", micro-step ", accum_step, " of ",
+                                     o.grad_accum));
+
+  std::shared_ptr<const std::vector<int64_t>> order;
+  if (o.shuffle) {
+    std::lock_guard<std::mutex> lock(cache_->mu);
+    const int slot = static_cast<int>(epoch % 2);
+    if (cache_->epoch[slot] != epoch) {
+      cache_->order[slot] =
+          std::make_shared<const std::vector<int64_t>>(shuffled(o.dataset_size, o.seed, epoch));
+      cache_->epoch[slot] = epoch;
+    }
+    order = cache_->order[slot];
+  }
+
+  const int64_t first = step_in_epoch * global_batch_ +
+                        micro_batch_index(accum_step, o.world_size, o.rank) * o.micro_batch;
+  MicroBatch batch;
+  batch.indices.reserve(o.micro_batch);
+  batch.valid.reserve(o.micro_batch);
+  for (int64_t p = first; p < first + o.micro_batch; ++p) {
+    // Past the end, wrap to the start of this epoch's order: a pad is a real
+    // sample, so the forward pass is ordinary, and only its weight is zero.
+    const int64_t at = p % o.dataset_size;
+    batch.indices.push_back(order ? (*order)[at] : at);
+    batch.valid.push_back(p < o.dataset_size ? 1 : 0);
+  }
+  return batch;
+}
+
+}  // namespace tandem

@@ -1,0 +1,142 @@
+#include "tandem/train/adamw.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <unordered_set>
+#include <utility>
+
+#include "tandem/error.h"
+
+namespace tandem {
+namespace {
+
+std::string first_few(const std::vector<std::string>& items) {
+  constexpr size_t kShown = 5;
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < kShown; ++i) out += (i ? ", " : "") + items[i];
+  if (items.size() > kShown) out += " ... (" + std::to_string(items.size() - kShown) + " more)";
+  return out;
+}
+
+std::string describe(const at::Tensor& tensor) {
+  std::string shape = "[";
+  for (const int64_t size : tensor.sizes()) shape += (shape.size() > 1 ? "," : "") + std::to_string(size);
+  return std::string(c10::toString(tensor.scalar_type())) + " " + shape + "]";
+}
+
+bool is_step_count(const at::Tensor& tensor) {
+  return tensor.dim() == 0 && at::isIntegralType(tensor.scalar_type(), /*includeBool=*/false) &&
+         tensor.item<int64_t>() >= 0;
+}
+
+}  // namespace
+
+AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay)
+    : params_(std::move(params)), options_(options) {
+  std::unordered_set<std::string> seen;
+  slots_.reserve(params_.size());
+  for (const auto& [name, param] : params_) {
+    if (!param.defined()) throw std::invalid_argument("AdamW: parameter '" + name + "' is undefined");
+    if (!seen.insert(name).second) throw std::invalid_argument("AdamW: parameter '" + name + "' given twice");
+    // Allocated up front, not at the first step as torch does, so that state()
+    // always has the same entries; zeros make the first update identical.
+    Slot slot;
+    slot.exp_avg = torch::zeros_like(param, at::MemoryFormat::Preserve);
+    slot.exp_avg_sq = torch::zeros_like(param, at::MemoryFormat::Preserve);
+    slot.decay = decay(name, param);
+    slots_.push_back(std::move(slot));
+  }
+}
+
+// The operations and their order are torch::optim::AdamW's, so that results
+// agree with it to the bit rather than merely to rounding.
+void AdamW::step(double lr) {
+  torch::NoGradGuard no_grad;
+  const double beta1 = options_.beta1;
+  const double beta2 = options_.beta2;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const at::Tensor& param = params_[i].second;
+    const at::Tensor& grad = param.grad();
+    if (!grad.defined()) continue;
+    Slot& slot = slots_[i];
+    if (slot.decay && options_.weight_decay != 0.0) param.mul_(1.0 - lr * options_.weight_decay);
+    ++slot.step;
+    const double bias_correction1 = 1.0 - std::pow(beta1, slot.step);
+    const double bias_correction2 = 1.0 - std::pow(beta2, slot.step);
+    slot.exp_avg.mul_(beta1).add_(grad, 1.0 - beta1);
+    slot.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1.0 - beta2);
+    const at::Tensor denom = (slot.exp_avg_sq.sqrt() / std::sqrt(bias_correction2)).add_(options_.eps);
+    param.addcdiv_(slot.exp_avg, denom, -lr / bias_correction1);
+  }
+}
+
+void AdamW::zero_grad() {
+  for (auto& [name, param] : params_) param.mutable_grad().reset();
+}
+
+NamedTensors AdamW::state() const {
+  NamedTensors out;
+  out.reserve(3 * params_.size());
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const std::string& name = params_[i].first;
+    const Slot& slot = slots_[i];
+    out.emplace_back(name + ".exp_avg", slot.exp_avg);
+    out.emplace_back(name + ".exp_avg_sq", slot.exp_avg_sq);
+    out.emplace_back(name + ".step", torch::tensor(slot.step, torch::kInt64).reshape({}));
+  }
+  return out;
+}
+
+void AdamW::load_state(const NamedTensors& state) {
+  std::map<std::string, const at::Tensor*> given;
+  for (const auto& [name, tensor] : state) given.emplace(name, &tensor);
+
+  std::vector<std::string> missing, misshapen;
+  std::vector<const at::Tensor*> sources;  // exp_avg, exp_avg_sq, step per parameter
+  for (const auto& [name, param] : params_) {
+    for (const char* field : {".exp_avg", ".exp_avg_sq", ".step"}) {
+      const std::string key = name + field;
+      const auto it = given.find(key);
+      if (it == given.end()) {
+        missing.push_back(key);
+        continue;
+      }
+      const at::Tensor& tensor = *it->second;
+      const bool is_step = std::string(field) == ".step";
+      const bool fits = is_step ? is_step_count(tensor) : tensor.sizes() == param.sizes();
+      if (!fits) {
+        misshapen.push_back(key + ": expected " +
+                            (is_step ? std::string("a 0-d integer of 0 or more") : describe(param)) + ", got " +
+                            describe(tensor));
+      }
+      sources.push_back(&tensor);
+      given.erase(it);
+    }
+  }
+  std::vector<std::string> unexpected;
+  for (const auto& [name, tensor] : given) unexpected.push_back(name);
+
+  if (!missing.empty() || !unexpected.empty() || !misshapen.empty()) {
+    std::string message = "optimizer state does not match the parameters";
+    if (!missing.empty()) message += "; " + std::to_string(missing.size()) + " missing: " + first_few(missing);
+    if (!unexpected.empty()) {
+      message += "; " + std::to_string(unexpected.size()) + " unexpected: " + first_few(unexpected);
+    }
+    if (!misshapen.empty()) {
+      message += "; " + std::to_string(misshapen.size()) + " of another shape or type: " + first_few(misshapen);
+    }
+    throw UsageError(message);
+  }
+
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    slots_[i].exp_avg.copy_(*sources[3 * i]);
+    slots_[i].exp_avg_sq.copy_(*sources[3 * i + 1]);
+    slots_[i].step = sources[3 * i + 2]->item<int64_t>();
+  }
+}
+
+}  // namespace tandem

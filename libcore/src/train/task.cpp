@@ -1,0 +1,18 @@
+#include "tandem/train/task.h"
+
+#include <torch/torch.h>
+
+namespace tandem {
+
+EvalRows Task::eval_rows(torch::nn::Module& model, const Batch& batch) {
+  const auto n = batch.at("valid").size(0);
+  return {{"loss", loss(model, batch).detach().to(torch::kFloat).cpu().expand({n}).contiguous()}};
+}
+
+Metrics Task::eval_metrics(const EvalRows& rows) {
+  return {{"loss", rows.at("loss").to(torch::kDouble).mean().item<double>()}};
+}
+
+bool Task::decays(const std::string&, const at::Tensor& param) const { return param.dim() >= 2; }
+
+}  // namespace tandem

@@ -1,0 +1,402 @@
+#include "tandem/train/trainer.h"
+
+#include <sys/resource.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <optional>
+
+#include "tandem/config/config.h"
+#include "tandem/data/sampler.h"
+#include "tandem/dist/communicator.h"
+#include "tandem/dist/cuda_info.h"
+#include "tandem/dist/dist_keys.h"
+#include "tandem/dist/grad_sync.h"
+#include "tandem/dist/placement.h"
+#include "tandem/dist/seed.h"
+#include "tandem/dist/world.h"
+#include "tandem/error.h"
+#include "tandem/io/checkpoint_dir.h"
+#include "tandem/obs/log.h"
+#include "tandem/obs/metrics.h"
+#include "tandem/obs/progress.h"
+#include "tandem/train/adamw.h"
+#include "tandem/train/autocast_guard.h"
+#include "tandem/train/evaluate.h"
+#include "tandem/train/loss_scaler.h"
+#include "tandem/train/preemption.h"
+#include "tandem/train/schedule.h"
+#include "tandem/train/train_keys.h"
+
+namespace fs = std::filesystem;
+
+namespace tandem {
+namespace {
+
+double peak_memory_mb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;  // Linux reports kilobytes
+}
+
+// The seed the task gets for an epoch's augmentation: a function of the run's
+// seed and the epoch only, hence the same on any world size.
+uint64_t epoch_seed(uint64_t seed, int64_t epoch) { return rank_seed(seed, static_cast<int>(epoch) + 1000003); }
+
+at::Tensor valid_mask(const std::vector<uint8_t>& valid) {
+  return torch::tensor(std::vector<int64_t>(valid.begin(), valid.end()), torch::kLong)
+      .to(torch::kBool);
+}
+
+}  // namespace
+
+struct Trainer::Impl {
+  World& world;
+  const Config& config;
+  Task& task;
+  TrainSettings s;
+  Placement placement;
+  std::unique_ptr<Communicator> comm;
+  Precision precision = Precision::FP32;
+  c10::Device device = c10::Device(c10::kCPU);
+  uint64_t seed = 0;
+
+  fs::path out_dir;
+  std::optional<std::string> resume_from;
+
+  std::shared_ptr<torch::nn::Module> model;
+  NamedTensors params;   // trainable, in registration order
+  NamedTensors weights;  // parameters and buffers: what a checkpoint holds
+  std::unique_ptr<AdamW> optimizer;
+  std::unique_ptr<LossScaler> scaler;
+  std::unique_ptr<GradSync> sync;
+  std::unique_ptr<Sampler> sampler;
+  Schedule schedule;
+  int64_t accum = 1, total_steps = 0, start_step = 0;
+  double best = std::nan("");
+  int64_t skipped = 0;
+  Metrics last_eval;
+
+  Impl(World& w, const Config& c, Task& t) : world(w), config(c), task(t) {}
+
+  void check_settings();
+  void build();
+  void restore(const std::string& path);
+  void save(int64_t steps_done);
+  void save_model(const std::string& name, int64_t steps_done);
+  bool evaluate_and_track(int64_t steps_done, MetricsWriter* metrics);
+  int loop();
+};
+
+void Trainer::Impl::check_settings() {
+  s = train_settings(config);
+  const auto dist = dist_settings(config);
+  world.watchdog().set_timeout(dist.timeout_s);
+  placement = place_rank(world, dist.device, dist.backend);
+  device = c10::Device(placement.torch_device());
+  int cc_major = 0;
+  if (placement.cuda) {
+    for (const auto& g : visible_gpus())
+      if (g.index == placement.device_index) cc_major = g.cc_major;
+  }
+  precision = resolve_precision(s.precision, placement.cuda, cc_major);
+
+  if (task.train_size() <= 0) throw UsageError("the training set is empty");
+  accum = s.global_batch > 0 ? derive_grad_accum(s.global_batch, s.micro_batch, world.size())
+                             : s.grad_accum;
+  SamplerOptions so;
+  so.dataset_size = task.train_size();
+  so.micro_batch = s.micro_batch;
+  so.grad_accum = accum;
+  so.world_size = world.size();
+  so.rank = world.rank();
+  seed = shared_seed(world, s.seed);
+  so.seed = seed;
+  sampler = std::make_unique<Sampler>(so);
+  total_steps = s.max_steps > 0 ? s.max_steps : s.epochs * sampler->steps_per_epoch();
+  schedule = Schedule{s.schedule, s.lr, s.min_lr, s.warmup_steps, total_steps};
+  schedule.validate();
+
+  out_dir = s.out_dir;
+  CheckpointDir ckpts((out_dir / "checkpoints").string(), static_cast<int>(s.keep_last));
+  if (s.resume == "auto") {
+    resume_from = ckpts.latest();
+  } else if (s.resume == "none") {
+    if (auto latest = ckpts.latest())
+      throw UsageError("train.out_dir '" + out_dir.string() + "' already holds checkpoints (latest " +
+                       *latest + "): set train.resume = \"auto\" to continue that run, or choose "
+                       "another train.out_dir");
+  } else {
+    if (!fs::is_regular_file(s.resume))
+      throw UsageError("train.resume: checkpoint '" + s.resume + "' not found");
+    resume_from = s.resume;
+  }
+}
+
+void Trainer::Impl::build() {
+  // Same seed everywhere, so ranks build identical models before the broadcast
+  // that makes sure of it.
+  torch::manual_seed(seed);
+  model = task.build_model();
+  model->to(device);
+  for (const auto& p : model->named_parameters()) {
+    weights.emplace_back(p.key(), p.value());
+    if (p.value().requires_grad()) params.emplace_back(p.key(), p.value());
+  }
+  for (const auto& b : model->named_buffers()) weights.emplace_back(b.key(), b.value());
+
+  AdamWOptions opt;
+  opt.beta1 = s.beta1;
+  opt.beta2 = s.beta2;
+  opt.eps = s.eps;
+  opt.weight_decay = s.weight_decay;
+  optimizer = std::make_unique<AdamW>(
+      params, opt, [this](const std::string& n, const at::Tensor& p) { return task.decays(n, p); });
+  scaler = std::make_unique<LossScaler>(precision == Precision::FP16);
+  comm = make_communicator(world, placement);
+  if (resume_from) restore(*resume_from);
+  std::vector<at::Tensor> all;
+  for (auto& [name, t] : weights) all.push_back(t);
+  broadcast_from_rank0(*comm, all);
+  if (world.size() > 1) sync = std::make_unique<GradSync>(*comm, params, s.bucket_mb);
+}
+
+void Trainer::Impl::restore(const std::string& path) {
+  const auto ckpt = load_checkpoint(path);
+  const int64_t their_batch = ckpt.get_int("global_batch");
+  if (their_batch != sampler->global_batch())
+    throw UsageError(path + ": trained with a global batch of " + std::to_string(their_batch) +
+                     ", this run has " + std::to_string(sampler->global_batch()) +
+                     " (train.micro_batch x grad_accum x ranks); resuming needs the same global "
+                     "batch to continue the same sample order");
+  if (ckpt.get_int("seed") != static_cast<int64_t>(seed))
+    throw UsageError(path + ": trained with train.seed " + std::to_string(ckpt.get_int("seed")) +
+                     ", this run has " + std::to_string(seed));
+  tandem::restore(ckpt, "model", weights);
+  optimizer->load_state(ckpt.set("optim"));
+  scaler->load_state(ckpt.state);
+  start_step = ckpt.get_int("step");
+  skipped = ckpt.get_int("skipped_steps");
+  best = ckpt.get_double("best_value");
+  if (start_step > total_steps)
+    throw UsageError(path + ": already at step " + std::to_string(start_step) +
+                     ", past this run's " + std::to_string(total_steps) + " steps");
+  log::info("resumed from ", path, " at step ", start_step, " (was ",
+            ckpt.get_int("world_size"), " ranks, now ", world.size(), ")");
+}
+
+void Trainer::Impl::save(int64_t steps_done) {
+  if (world.rank() == 0) {
+    CheckpointState state = scaler->state();
+    state["step"] = steps_done;
+    state["epoch"] = steps_done / sampler->steps_per_epoch();
+    state["global_batch"] = sampler->global_batch();
+    state["world_size"] = int64_t{world.size()};
+    state["seed"] = static_cast<int64_t>(seed);
+    state["skipped_steps"] = skipped;
+    state["best_value"] = best;
+    state["config"] = config.to_toml();
+    CheckpointDir dir((out_dir / "checkpoints").string(), static_cast<int>(s.keep_last));
+    const auto path = dir.save(steps_done, {{"model", weights}, {"optim", optimizer->state()}}, state);
+    log::info("checkpoint ", path);
+  }
+  // Nobody leaves before rank 0 has written: a rank that exits early makes
+  // the launcher kill the others, rank 0 mid-write included.
+  world.barrier();
+}
+
+void Trainer::Impl::save_model(const std::string& name, int64_t steps_done) {
+  if (world.rank() != 0) return;
+  CheckpointState state;
+  state["step"] = steps_done;
+  state["config"] = config.to_toml();
+  fs::create_directories(out_dir / "models");
+  save_checkpoint((out_dir / "models" / (name + ".h5")).string(), {{"model", weights}}, state);
+}
+
+bool Trainer::Impl::evaluate_and_track(int64_t steps_done, MetricsWriter* metrics) {
+  EvalContext ctx;
+  ctx.world = &world;
+  ctx.device = device;
+  ctx.precision = precision;
+  ctx.micro_batch = s.micro_batch;
+  ctx.seed = seed;
+  last_eval = evaluate(task, *model, ctx);
+  if (last_eval.empty()) return false;
+  std::string line;
+  MetricsWriter::Row row = {{"step", steps_done}};
+  for (const auto& [k, v] : last_eval) {
+    line += " " + k + " " + std::to_string(v);
+    row.emplace_back(k, v);
+  }
+  log::info("eval at step ", steps_done, ":", line);
+  if (metrics) metrics->write(row);
+  auto it = last_eval.find(s.best_metric);
+  if (it == last_eval.end()) return false;
+  const bool better = std::isnan(best) || (s.best_mode == "min" ? it->second < best : it->second > best);
+  if (better) {
+    best = it->second;
+    save_model("best", steps_done);
+    log::info("new best ", s.best_metric, " ", best, ": models/best.h5");
+  }
+  return better;
+}
+
+int Trainer::Impl::loop() {
+  const int64_t spe = sampler->steps_per_epoch();
+  const int64_t per_rank_batches = (total_steps - start_step) * accum;
+  auto make = [this, spe](int64_t i) {
+    const int64_t step = i / accum;
+    const int a = static_cast<int>(i % accum);
+    const auto mb = sampler->micro_batch(step / spe, step % spe, a);
+    auto batch = task.make_batch(mb.indices, true, epoch_seed(seed, step / spe));
+    batch["valid"] = valid_mask(mb.valid);
+    return batch;
+  };
+  Loader loader(pinned_for(make, device), start_step * accum,
+                start_step * accum + per_rank_batches, static_cast<int>(2 * accum));
+
+  std::unique_ptr<MetricsWriter> metrics;
+  std::unique_ptr<Progress> progress;
+  if (world.rank() == 0) {
+    metrics = std::make_unique<MetricsWriter>((out_dir / "metrics.jsonl").string());
+    progress = std::make_unique<Progress>("train", total_steps, std::cout, stdout_is_terminal());
+  }
+  const int64_t global_batch = sampler->global_batch();
+  const double flops = task.flops_per_sample();
+  int64_t bad_in_row = 0;
+
+  for (int64_t step = start_step; step < total_steps; ++step) {
+    if (world.any(preemption_requested())) {
+      log::warn("signal ", preemption_signal(), " received: checkpointing at step ", step,
+                " and exiting with status ", int(kExitRequeue), " so the job can be requeued");
+      save(step);
+      return kExitRequeue;
+    }
+    // Dropout and other in-model randomness: a function of (seed, rank, step),
+    // so a resumed run draws exactly what an uninterrupted one would.
+    torch::manual_seed(rank_seed(seed, world.rank()) + static_cast<uint64_t>(step));
+    const auto t0 = std::chrono::steady_clock::now();
+    const double lr = schedule.at(step);
+    auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
+    int64_t tokens = 0;
+    for (int64_t a = 0; a < accum; ++a) {
+      auto batch = to_device(*loader.next(), device);
+      tokens += task.tokens_in(batch);
+      if (sync) sync->prepare(a == accum - 1);
+      at::Tensor loss;
+      {
+        AutocastGuard autocast(precision, placement.cuda);
+        loss = task.loss(*model, batch);
+      }
+      loss_sum += loss.detach().to(torch::kDouble);
+      (loss * (scaler->scale() / static_cast<double>(accum))).backward();
+    }
+    if (sync) sync->finish();
+
+    std::vector<at::Tensor> grads, trainable;
+    for (auto& [name, p] : params) {
+      trainable.push_back(p);
+      if (p.grad().defined()) grads.push_back(p.grad());
+    }
+    scaler->unscale(grads);
+    // Gradients are identical on every rank after the sync, so is the norm,
+    // and with it every rank's decision to step or skip.
+    const double max_norm = s.grad_clip > 0 ? s.grad_clip : std::numeric_limits<double>::infinity();
+    const double grad_norm = torch::nn::utils::clip_grad_norm_(trainable, max_norm);
+    const bool finite = std::isfinite(grad_norm);
+    const bool apply = scaler->update(finite) && finite;
+    if (apply) optimizer->step(lr);
+    optimizer->zero_grad();
+    if (!apply) {
+      ++skipped;
+      if (!scaler->enabled() && ++bad_in_row >= s.max_bad_steps)
+        throw std::runtime_error(
+            "step " + std::to_string(step + 1) + ": loss or gradients not finite for " +
+            std::to_string(bad_in_row) + " steps in a row (train.max_bad_steps); stopping. The "
+            "last good checkpoint in " + (out_dir / "checkpoints").string() + " is untouched");
+      log::warn("step ", step + 1, ": non-finite gradients, update skipped",
+                scaler->enabled() ? " (loss scale now " + std::to_string(scaler->scale()) + ")" : "");
+    } else {
+      bad_in_row = 0;
+    }
+
+    // The logged loss is the global batch's mean over every rank.
+    auto reduced = torch::stack({loss_sum / static_cast<double>(accum),
+                                 torch::full({}, double(tokens), loss_sum.options())});
+    if (world.size() > 1) comm->allreduce(reduced, ReduceOp::Sum);
+    auto host = reduced.cpu();
+    const double loss_value = host[0].item<double>() / world.size();
+    const double all_tokens = host[1].item<double>();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const int64_t done = step + 1;
+
+    if (metrics) {
+      MetricsWriter::Row row = {{"step", done},
+                                {"epoch", done / spe},
+                                {"loss", loss_value},
+                                {"lr", lr},
+                                {"grad_norm", grad_norm},
+                                {"loss_scale", scaler->scale()},
+                                {"skipped", skipped},
+                                {"ms", ms},
+                                {"samples_per_s", global_batch * 1000.0 / ms},
+                                {"peak_mem_mb", peak_memory_mb()}};
+      if (all_tokens > 0) row.emplace_back("tokens_per_s", all_tokens * 1000.0 / ms);
+      if (flops > 0) row.emplace_back("flops_per_s", flops * global_batch * 1000.0 / ms);
+      metrics->write(row);
+      char extra[128];
+      std::snprintf(extra, sizeof extra, "loss %.4f lr %.3g %.0f ms/step", loss_value, lr, ms);
+      progress->update(done, extra);
+      if (done % s.log_every == 0 || done == total_steps)
+        log::write(log::Level::Debug, "step " + std::to_string(done) + " " + extra);
+    }
+
+    const bool epoch_end = done % spe == 0;
+    if ((s.eval_every > 0 && done % s.eval_every == 0) || (s.eval_every == 0 && epoch_end) ||
+        done == total_steps)
+      evaluate_and_track(done, metrics.get());
+    if ((s.ckpt_every > 0 && done % s.ckpt_every == 0) || done == total_steps) save(done);
+  }
+  if (progress) progress->finish();
+  save_model("final", total_steps);
+  if (world.rank() == 0) log::info("done: ", total_steps, " steps; models in ", (out_dir / "models").string());
+  return kExitOk;
+}
+
+Trainer::Trainer(World& world, const Config& config, Task& task)
+    : impl_(std::make_unique<Impl>(world, config, task)) {
+  impl_->check_settings();
+}
+
+Trainer::~Trainer() = default;
+
+int Trainer::run() {
+  auto& im = *impl_;
+  if (im.world.rank() == 0) {
+    fs::create_directories(im.out_dir);
+    if (!im.resume_from) im.config.write((im.out_dir / "config.toml").string());
+  }
+  im.world.barrier();
+  log::open_file((im.out_dir / "logs" / ("rank-" + std::to_string(im.world.rank()) + ".log")).string());
+  install_preemption_handlers();
+  im.build();
+  log::info("training on ", im.world.size(), " rank(s), ", im.placement.torch_device(), ", ",
+            im.comm->backend(), " backend, ", to_string(im.precision), "; micro batch ",
+            im.s.micro_batch, " x accumulation ", im.accum, " x world ", im.world.size(),
+            " = global batch ", im.sampler->global_batch(), "; ", im.total_steps, " steps (",
+            im.sampler->steps_per_epoch(), " per epoch)");
+  if (im.start_step == im.total_steps) {
+    log::info("nothing to do: the checkpoint is at the last step");
+    return kExitOk;
+  }
+  return im.loop();
+}
+
+torch::nn::Module& Trainer::model() { return *impl_->model; }
+const Metrics& Trainer::last_eval() const { return impl_->last_eval; }
+
+}  // namespace tandem

@@ -1,0 +1,105 @@
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <string>
+
+#include "tandem/compat.h"
+#include "tandem/error.h"
+#include "tandem/train/autocast_guard.h"
+#include "tandem/train/precision.h"
+#include "test_support.h"
+
+namespace {
+
+using tandem::AutocastGuard;
+using tandem::Precision;
+using tandem::resolve_precision;
+
+std::string resolve_error(const std::string& value, bool cuda, int cc_major) {
+  return tandem::testing::message_of<tandem::UsageError>([&] { resolve_precision(value, cuda, cc_major); });
+}
+
+TEST(TrainPrecision, AutoFollowsTheDevice) {
+  EXPECT_EQ(resolve_precision("auto", false, 0), Precision::FP32);
+  EXPECT_EQ(resolve_precision("auto", true, 7), Precision::FP16);  // T4: compute capability 7.5
+  EXPECT_EQ(resolve_precision("auto", true, 8), Precision::BF16);  // A100
+  EXPECT_EQ(resolve_precision("auto", true, 9), Precision::BF16);  // H100
+}
+
+TEST(TrainPrecision, ExplicitChoices) {
+  EXPECT_EQ(resolve_precision("fp32", false, 0), Precision::FP32);
+  EXPECT_EQ(resolve_precision("fp32", true, 9), Precision::FP32);
+  EXPECT_EQ(resolve_precision("bf16", false, 0), Precision::BF16);
+  EXPECT_EQ(resolve_precision("bf16", true, 8), Precision::BF16);
+  EXPECT_EQ(resolve_precision("fp16", true, 7), Precision::FP16);
+  EXPECT_EQ(resolve_precision("fp16", true, 9), Precision::FP16);
+}
+
+TEST(TrainPrecision, RejectsWhatTheDeviceCannotRun) {
+  EXPECT_EQ(resolve_error("fp16", false, 0),
+            "train.precision = \"fp16\" needs a GPU: autocast on CPU supports bf16 only; use bf16 or fp32");
+  EXPECT_EQ(resolve_error("bf16", true, 7),
+            "train.precision = \"bf16\" needs a GPU of compute capability 8.0 or more, this one has 7.x; use fp16 or "
+            "fp32");
+  EXPECT_EQ(resolve_error("half", true, 8), "train.precision must be one of auto|fp32|fp16|bf16, got \"half\"");
+}
+
+TEST(TrainPrecision, Names) {
+  EXPECT_EQ(tandem::to_string(Precision::FP32), "fp32");
+  EXPECT_EQ(tandem::to_string(Precision::FP16), "fp16");
+  EXPECT_EQ(tandem::to_string(Precision::BF16), "bf16");
+}
+
+void expect_state(const tandem::compat::AutocastState& actual, const tandem::compat::AutocastState& expected) {
+  EXPECT_EQ(actual.enabled, expected.enabled);
+  EXPECT_EQ(actual.dtype, expected.dtype);
+}
+
+TEST(TrainAutocastGuard, Bf16OnCpuLowersMatmulsInsideOnly) {
+  const at::Tensor a = torch::randn({4, 4});
+  const at::Tensor b = torch::randn({4, 4});
+  const auto before = tandem::compat::autocast_state(false);
+  {
+    const AutocastGuard guard(Precision::BF16, false);
+    EXPECT_TRUE(tandem::compat::autocast_state(false).enabled);
+    EXPECT_EQ(torch::mm(a, b).scalar_type(), torch::kBFloat16);
+  }
+  EXPECT_EQ(torch::mm(a, b).scalar_type(), torch::kFloat);
+  expect_state(tandem::compat::autocast_state(false), before);
+}
+
+TEST(TrainAutocastGuard, Fp32ChangesNothing) {
+  const at::Tensor a = torch::randn({4, 4});
+  const auto before = tandem::compat::autocast_state(false);
+  {
+    const AutocastGuard guard(Precision::FP32, false);
+    expect_state(tandem::compat::autocast_state(false), before);
+    EXPECT_EQ(torch::mm(a, a).scalar_type(), torch::kFloat);
+  }
+  expect_state(tandem::compat::autocast_state(false), before);
+}
+
+TEST(TrainAutocastGuard, RestoresTheStateFoundOnEntry) {
+  const auto original = tandem::compat::autocast_state(false);
+  tandem::compat::set_autocast_state(false, {true, torch::kBFloat16});
+  {
+    const AutocastGuard outer(Precision::BF16, false);
+    { const AutocastGuard inner(Precision::BF16, false); }
+    EXPECT_TRUE(tandem::compat::autocast_state(false).enabled);
+  }
+  expect_state(tandem::compat::autocast_state(false), {true, torch::kBFloat16});
+  tandem::compat::set_autocast_state(false, original);
+}
+
+TEST(TrainAutocastGuard, Fp16OnCudaLowersMatmuls) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const at::Tensor a = torch::randn({4, 4}, torch::kCUDA);
+  {
+    const AutocastGuard guard(Precision::FP16, true);
+    EXPECT_EQ(torch::mm(a, a).scalar_type(), torch::kHalf);
+  }
+  EXPECT_EQ(torch::mm(a, a).scalar_type(), torch::kFloat);
+  EXPECT_FALSE(tandem::compat::autocast_state(true).enabled);
+}
+
+}  // namespace
