@@ -26,3 +26,17 @@ tandem_e2e_test(envcheck_bad_key_2ranks STATUS 2 MATCH "did you mean 'dist.backe
   COMMAND ${MPIRUN2} $<TARGET_FILE:envcheck> --set dist.backnd=mpi)
 tandem_e2e_test(envcheck_nccl_without_gpu STATUS 2 MATCH "set dist.backend = \"mpi\""
   COMMAND $<TARGET_FILE:envcheck> --set dist.backend=nccl --set dist.device=cpu)
+
+# The shared training loop on a toy task.
+foreach(prog toy_train compare_runs)
+  add_executable(${prog} ${CMAKE_CURRENT_LIST_DIR}/../progs/${prog}.cpp)
+  target_link_libraries(${prog} PRIVATE tandem_core nlohmann_json::nlohmann_json)
+  tandem_use_pch(${prog})
+endforeach()
+foreach(case invariance resume resume_other_world preempt_one_rank bad_input nonfinite)
+  add_test(NAME train_loop_${case}
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/train_loop.sh $<TARGET_FILE:toy_train>
+                   $<TARGET_FILE:compare_runs> ${MPIEXEC_EXECUTABLE} ${case})
+  set_tests_properties(train_loop_${case} PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
+                       LABELS "e2e;train" TIMEOUT 300)
+endforeach()

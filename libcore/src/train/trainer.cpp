@@ -19,8 +19,10 @@
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
 #include "tandem/io/checkpoint_dir.h"
+#include "tandem/obs/gpu_monitor.h"
 #include "tandem/obs/log.h"
 #include "tandem/obs/metrics.h"
+#include "tandem/obs/mfu.h"
 #include "tandem/obs/progress.h"
 #include "tandem/train/adamw.h"
 #include "tandem/train/autocast_guard.h"
@@ -262,10 +264,19 @@ int Trainer::Impl::loop() {
   std::unique_ptr<Progress> progress;
   if (world.rank() == 0) {
     metrics = std::make_unique<MetricsWriter>((out_dir / "metrics.jsonl").string());
-    progress = std::make_unique<Progress>("train", total_steps, std::cout, stdout_is_terminal());
+    progress = std::make_unique<Progress>("train", total_steps, std::cout, console_redraws(), 10.0);
   }
   const int64_t global_batch = sampler->global_batch();
   const double flops = task.flops_per_sample();
+  std::string gpu_name;
+  for (const auto& g : visible_gpus())
+    if (placement.cuda && g.index == placement.device_index) gpu_name = g.name;
+  // One monitor per node: NVML sees every GPU of the node anyway.
+  std::unique_ptr<GpuMonitor> monitor;
+  if (world.local_rank() == 0 && placement.cuda)
+    monitor = std::make_unique<GpuMonitor>(s.gpu_every_s, [](const std::vector<GpuSample>& gpus) {
+      for (const auto& g : gpus) log::info(format(g));
+    });
   int64_t bad_in_row = 0;
 
   for (int64_t step = start_step; step < total_steps; ++step) {
@@ -346,7 +357,12 @@ int Trainer::Impl::loop() {
                                 {"samples_per_s", global_batch * 1000.0 / ms},
                                 {"peak_mem_mb", peak_memory_mb()}};
       if (all_tokens > 0) row.emplace_back("tokens_per_s", all_tokens * 1000.0 / ms);
-      if (flops > 0) row.emplace_back("flops_per_s", flops * global_batch * 1000.0 / ms);
+      if (flops > 0) {
+        const double per_gpu = flops * global_batch * 1000.0 / ms / world.size();
+        row.emplace_back("flops_per_s", per_gpu * world.size());
+        // On CPU or an unknown GPU there is no peak to compare with: no field.
+        if (auto m = mfu(per_gpu, gpu_name, to_string(precision))) row.emplace_back("mfu", *m);
+      }
       metrics->write(row);
       char extra[128];
       std::snprintf(extra, sizeof extra, "loss %.4f lr %.3g %.0f ms/step", loss_value, lr, ms);

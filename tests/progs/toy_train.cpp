@@ -1,0 +1,108 @@
+// A small regression task on the shared training loop, for tests of the loop
+// itself: world-size invariance, exact resume, preemption, bad input. Its
+// toy.* keys inject the events those tests need (a signal at a given forward
+// pass, non-finite losses from a given one).
+#include <torch/torch.h>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "tandem/config/command_line.h"
+#include "tandem/dist/dist_keys.h"
+#include "tandem/dist/world.h"
+#include "tandem/error.h"
+#include "tandem/program.h"
+#include "tandem/train/task.h"
+#include "tandem/train/train_keys.h"
+#include "tandem/train/trainer.h"
+
+namespace {
+
+struct Net : torch::nn::Module {
+  Net(int64_t hidden, double dropout) {
+    fc1 = register_module("fc1", torch::nn::Linear(8, hidden));
+    drop = register_module("drop", torch::nn::Dropout(dropout));
+    fc2 = register_module("fc2", torch::nn::Linear(hidden, 2));
+  }
+  torch::Tensor forward(const torch::Tensor& x) { return fc2(drop(torch::tanh(fc1(x)))); }
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+  torch::nn::Dropout drop{nullptr};
+};
+
+// y = A x with a fixed A, x_i a deterministic function of i: nothing random.
+torch::Tensor inputs(const std::vector<int64_t>& idx) {
+  auto i = torch::tensor(idx, torch::kLong).to(torch::kFloat).unsqueeze(1);
+  auto j = torch::arange(8, torch::kFloat).unsqueeze(0);
+  return torch::sin((i * 7 + j) * 0.37);
+}
+
+class ToyTask : public tandem::Task {
+ public:
+  ToyTask(const tandem::Config& c, int rank)
+      : samples_(c.get_int("toy.samples")), hidden_(c.get_int("toy.hidden")),
+        dropout_(c.get_double("toy.dropout")), signal_at_(c.get_int("toy.signal_at_call")),
+        signal_rank_(c.get_int("toy.signal_rank")), nan_from_(c.get_int("toy.nan_from_call")),
+        rank_(rank) {}
+
+  std::shared_ptr<torch::nn::Module> build_model() override {
+    return std::make_shared<Net>(hidden_, dropout_);
+  }
+  int64_t train_size() const override { return samples_; }
+  int64_t eval_size() const override { return samples_ / 4; }
+
+  tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t) override {
+    std::vector<int64_t> idx = indices;
+    if (!train)
+      for (auto& i : idx) i += samples_;  // the eval set follows the training set
+    auto x = inputs(idx);
+    auto a = torch::arange(16, torch::kFloat).reshape({2, 8}) / 16.0 - 0.4;
+    return {{"x", x}, {"y", x.matmul(a.t())}};
+  }
+
+  at::Tensor loss(torch::nn::Module& model, const tandem::Batch& b) override {
+    if (model.is_training()) {
+      ++calls_;
+      if (calls_ == signal_at_ && (signal_rank_ < 0 || signal_rank_ == rank_)) std::raise(SIGUSR1);
+    }
+    auto& net = static_cast<Net&>(model);
+    auto err = (net.forward(b.at("x")) - b.at("y")).pow(2).mean(1);
+    auto valid = b.at("valid").to(err.dtype());
+    auto l = (err * valid).sum() / valid.sum();
+    if (model.is_training() && nan_from_ > 0 && calls_ >= nan_from_) l = l * std::nan("");
+    return l;
+  }
+
+ private:
+  int64_t samples_, hidden_;
+  double dropout_;
+  int64_t signal_at_, signal_rank_, nan_from_;
+  int rank_;
+  int64_t calls_ = 0;
+};
+
+int run(tandem::World& world, int argc, char** argv) {
+  tandem::Schema schema;
+  tandem::add_dist_keys(schema);
+  tandem::TrainDefaults d;
+  d.out_dir = "runs/toy";
+  d.micro_batch = 4;
+  d.lr = 1e-2;
+  d.weight_decay = 0.01;
+  tandem::add_train_keys(schema, d);
+  schema.add("toy.samples", int64_t{128}, "training samples (the eval set has a quarter as many)");
+  schema.add("toy.hidden", int64_t{32}, "hidden width");
+  schema.add("toy.dropout", 0.1, "dropout, so resume must restore random streams");
+  schema.add("toy.signal_at_call", int64_t{-1}, "raise SIGUSR1 at this training forward pass");
+  schema.add("toy.signal_rank", int64_t{-1}, "the rank that raises it; -1: every rank");
+  schema.add("toy.nan_from_call", int64_t{-1}, "losses are NaN from this forward pass on");
+  auto cli = tandem::parse_command_line(argc, argv, schema, "toy training job for tests");
+  if (cli.help) return 0;
+  ToyTask task(cli.config, world.rank());
+  tandem::Trainer trainer(world, cli.config, task);
+  return trainer.run();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return tandem::run_program(argc, argv, run); }
