@@ -35,7 +35,7 @@ void add_train_keys(Schema& s, const TrainDefaults& d) {
   s.add("train.eval_every", int64_t{0}, "evaluate every N steps; 0: at the end of each epoch");
   s.add("train.ckpt_every", int64_t{0}, "checkpoint every N steps; 0: at the end only");
   s.add("train.keep_last", int64_t{3}, "checkpoints kept in checkpoints/; 0 keeps all");
-  s.add("train.log_every", int64_t{10}, "print a progress line every N steps");
+  s.add("train.log_every", int64_t{10}, "write a step line (loss, lr, ms) to the log file every N steps");
   s.add("train.max_bad_steps", int64_t{10},
         "non-finite steps in a row (fp32/bf16) before the run stops");
   s.add("train.resume", std::string("auto"),
