@@ -3,7 +3,12 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
+#include <thread>
 
 #include "future_work.h"
 #include "mpi_check.h"
@@ -12,6 +17,11 @@
 namespace tandem {
 
 World::World(int& argc, char**& argv) {
+  // Ranks that wait in a collective make Open MPI poll at full speed; when
+  // ranks share a machine's cores (a laptop, CI, several ranks per node on a
+  // CPU run) that polling starves the ranks still computing. Yielding costs
+  // nothing measurable on dedicated cores. A user's own setting wins.
+  setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
   // SERIALIZED: calls come from one thread at a time (the MPI thread after
   // start-up), which Open MPI supports without the cost of THREAD_MULTIPLE.
   int provided = 0;
@@ -41,6 +51,14 @@ World::World(int& argc, char**& argv) {
   MPI_Get_library_version(library, &len);
   mpi_library_.assign(library, len);
   mpi_library_ = mpi_library_.substr(0, mpi_library_.find_first_of("\n,"));
+
+  // LibTorch's default of one compute thread per core is right for one
+  // process per machine; with several ranks on a node the threads would
+  // oversubscribe the cores. torchrun makes the same call (OMP_NUM_THREADS=1).
+  if (!std::getenv("OMP_NUM_THREADS")) {
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    at::set_num_threads(std::max(1, cores / local_size_));
+  }
 
   mpi_ = std::make_unique<MpiThread>();
   watchdog_ = std::make_unique<Watchdog>(rank_, 600.0);

@@ -10,12 +10,12 @@ void add_train_keys(Schema& s, const TrainDefaults& d) {
   s.add("train.out_dir", d.out_dir,
         "run directory: config.toml, metrics.jsonl, logs/, checkpoints/, models/");
   s.add("train.seed", int64_t{1337}, "seed for weights, sample order and augmentation; -1 picks one");
-  s.add("train.max_steps", int64_t{0}, "optimizer steps to train; 0 means train.epochs epochs");
+  s.add("train.max_steps", d.max_steps, "optimizer steps to train; 0 means train.epochs epochs");
   s.add("train.epochs", d.epochs, "passes over the training set when train.max_steps is 0");
   s.add("train.micro_batch", d.micro_batch, "samples per rank per forward pass");
   s.add("train.global_batch", int64_t{0},
         "samples per optimizer step over all ranks; sets grad_accum when > 0");
-  s.add("train.grad_accum", int64_t{1},
+  s.add("train.grad_accum", d.grad_accum,
         "micro-batches accumulated per optimizer step (ignored when global_batch > 0)");
   s.add("train.lr", d.lr, "peak learning rate");
   s.add("train.min_lr", d.min_lr, "learning rate at the end of the cosine or linear decay");

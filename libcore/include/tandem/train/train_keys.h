@@ -13,6 +13,8 @@ class Config;
 struct TrainDefaults {
   std::string out_dir = "runs/run";
   int64_t micro_batch = 8;
+  int64_t grad_accum = 1;
+  int64_t max_steps = 0;
   int64_t epochs = 1;
   double lr = 3e-4;
   double min_lr = 0.0;

@@ -1,0 +1,225 @@
+#include "app/commands.h"
+
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/inference.h"
+#include "app/prepare.h"
+#include "app/summarize_task.h"
+#include "data/synthetic.h"
+#include "model/gpt2_hf.h"
+#include "rouge/rouge.h"
+#include "rouge/score_command.h"
+#include "tandem/config/config.h"
+#include "tandem/data/csv.h"
+#include "tandem/dist/dist_keys.h"
+#include "tandem/dist/placement.h"
+#include "tandem/dist/seed.h"
+#include "tandem/dist/world.h"
+#include "tandem/error.h"
+#include "tandem/io/checkpoint.h"
+#include "tandem/obs/log.h"
+#include "tandem/train/trainer.h"
+#include "tokenizer/tokenize_command.h"
+
+namespace fs = std::filesystem;
+
+namespace summarize {
+namespace {
+
+std::string out_dir(const tandem::Config& c) { return c.get_string("train.out_dir"); }
+
+InferenceSettings inference_settings(const tandem::Config& c, int64_t eot) {
+  InferenceSettings s;
+  s.format = PromptTemplate::parse(c.get_string("data.prompt_template"));
+  s.generate.max_new_tokens = c.get_int("gen.max_new_tokens");
+  s.generate.temperature = c.get_double("gen.temperature");
+  s.generate.sample = s.generate.temperature > 0;
+  if (!s.generate.sample) s.generate.temperature = 1.0;
+  s.generate.top_k = c.get_int("gen.top_k");
+  s.generate.top_p = c.get_double("gen.top_p");
+  s.generate.eot_token = eot;
+  s.generate.seed = static_cast<uint64_t>(c.get_int("train.seed"));
+  s.generate.validate();
+  s.batch = c.get_int("gen.batch");
+  if (s.batch < 1) throw tandem::UsageError("gen.batch must be >= 1");
+  return s;
+}
+
+// The model of a checkpoint or models/*.h5 file, on the rank's device.
+GPT load_model(tandem::World& world, const tandem::Config& c, const GPTConfig& shape,
+               const std::string& path) {
+  if (!fs::is_regular_file(path))
+    throw tandem::UsageError("checkpoint '" + path + "' not found (set --checkpoint)");
+  GPT model(shape);
+  auto weights = tandem::named_tensors(model->named_parameters());
+  for (const auto& b : tandem::named_tensors(model->named_buffers())) weights.push_back(b);
+  tandem::restore(tandem::load_checkpoint(path), "model", weights);
+  const auto dist = tandem::dist_settings(c);
+  model->to(torch::Device(tandem::place_rank(world, dist.device, dist.backend).torch_device()));
+  return model;
+}
+
+std::string default_checkpoint(const tandem::Config& c) {
+  const std::string given = c.get_string("cmd.checkpoint");
+  if (!given.empty()) return given;
+  const auto best = fs::path(out_dir(c)) / "models" / "best.h5";
+  return fs::exists(best) ? best.string() : (fs::path(out_dir(c)) / "models" / "final.h5").string();
+}
+
+int evaluate_and_predict(tandem::World& world, const tandem::Config& c, GPT& model,
+                         const Gpt2Tokenizer& tok, const Corpus& corpus) {
+  const auto settings = inference_settings(c, tok.eot());
+  const bool stem = c.get_bool("rouge.stemmer");
+  const fs::path out = out_dir(c);
+  if (!corpus.val.empty()) {
+    const auto predictions = summarize_all(world, model, tok, corpus.val, settings);
+    if (world.rank() == 0) {
+      std::vector<RougeScores> ours, baseline;
+      for (size_t i = 0; i < predictions.size(); ++i) {
+        ours.push_back(rouge(corpus.val[i].summary, predictions[i], stem));
+        baseline.push_back(rouge(corpus.val[i].summary, first_line(corpus.val[i].dialogue), stem));
+      }
+      const auto mean = mean_scores(ours), base = mean_scores(baseline);
+      nlohmann::ordered_json report;
+      report["data"] = corpus.origin;
+      report["examples"] = predictions.size();
+      report["stemmer"] = stem;
+      report["rouge"] = nlohmann::json::parse(to_json(mean));
+      report["baseline_first_line"] = nlohmann::json::parse(to_json(base));
+      auto& samples = report["samples"] = nlohmann::json::array();
+      for (size_t i = 0; i < std::min<size_t>(5, predictions.size()); ++i)
+        samples.push_back({{"id", corpus.val[i].id},
+                           {"reference", corpus.val[i].summary},
+                           {"prediction", predictions[i]}});
+      fs::create_directories(out);
+      std::ofstream(out / "eval.json") << report.dump(2) << "\n";
+      std::printf("\nROUGE on %zu validation examples (F1): rouge1 %.4f rouge2 %.4f rougeL %.4f "
+                  "rougeLsum %.4f\nbaseline (first line of the dialogue): rouge1 %.4f rouge2 %.4f "
+                  "rougeL %.4f rougeLsum %.4f\nwritten to %s\n",
+                  predictions.size(), mean.at("rouge1").f1, mean.at("rouge2").f1,
+                  mean.at("rougeL").f1, mean.at("rougeLsum").f1, base.at("rouge1").f1,
+                  base.at("rouge2").f1, base.at("rougeL").f1, base.at("rougeLsum").f1,
+                  (out / "eval.json").c_str());
+      std::printf("rouge1 %s the first-line baseline\n",
+                  mean.at("rouge1").f1 > base.at("rouge1").f1 ? "beats" : "does not beat");
+      for (size_t i = 0; i < std::min<size_t>(3, predictions.size()); ++i)
+        std::printf("  %s\n    reference:  %s\n    prediction: %s\n", corpus.val[i].id.c_str(),
+                    corpus.val[i].summary.c_str(), predictions[i].c_str());
+    }
+  }
+  if (!corpus.test.empty()) {
+    const auto predictions = summarize_all(world, model, tok, corpus.test, settings);
+    if (world.rank() == 0) {
+      std::vector<std::vector<std::string>> rows;
+      for (size_t i = 0; i < predictions.size(); ++i) rows.push_back({corpus.test[i].id, predictions[i]});
+      fs::create_directories(out);
+      tandem::write_csv((out / "submission.csv").string(), {"id", "summary"}, rows);
+      std::printf("submission: %zu rows in %s\n", rows.size(), (out / "submission.csv").c_str());
+    }
+  }
+  return tandem::kExitOk;
+}
+
+struct Setup {
+  Gpt2Tokenizer tok;
+  GPTConfig shape;
+  uint64_t seed;
+};
+
+Setup setup(tandem::World& world, const tandem::Config& c) {
+  return {load_tokenizer(c), model_config(c),
+          tandem::shared_seed(world, c.get_int("train.seed"))};
+}
+
+}  // namespace
+
+int run_train(tandem::World& world, const tandem::Config& c) {
+  auto s = setup(world, c);
+  auto data = prepare_data(world, c, s.tok, s.shape, s.seed);
+  SummarizeTask task(s.shape, c.get_string("model.init_from"), std::move(data.train),
+                     std::move(data.val), s.tok.eot());
+  tandem::Trainer trainer(world, c, task);
+  return trainer.run();
+}
+
+int run_all(tandem::World& world, const tandem::Config& c) {
+  auto s = setup(world, c);
+  auto data = prepare_data(world, c, s.tok, s.shape, s.seed);
+  SummarizeTask task(s.shape, c.get_string("model.init_from"), std::move(data.train),
+                     std::move(data.val), s.tok.eot());
+  tandem::Trainer trainer(world, c, task);
+  const int status = trainer.run();
+  if (status != tandem::kExitOk) return status;
+  // The best model by validation loss summarises; final weights are in models/ too.
+  auto model = load_model(world, c, s.shape, default_checkpoint(c));
+  return evaluate_and_predict(world, c, model, s.tok, data.corpus);
+}
+
+int run_eval(tandem::World& world, const tandem::Config& c) {
+  auto s = setup(world, c);
+  auto corpus = prepare_data(world, c, s.tok, s.shape, s.seed).corpus;
+  corpus.test.clear();
+  auto model = load_model(world, c, s.shape, default_checkpoint(c));
+  return evaluate_and_predict(world, c, model, s.tok, corpus);
+}
+
+int run_predict(tandem::World& world, const tandem::Config& c) {
+  auto s = setup(world, c);
+  auto corpus = prepare_data(world, c, s.tok, s.shape, s.seed).corpus;
+  if (corpus.test.empty() && !c.get_string("data.train_csv").empty())
+    throw tandem::UsageError("predict needs data.test_csv (--test-csv)");
+  corpus.val.clear();
+  auto model = load_model(world, c, s.shape, default_checkpoint(c));
+  return evaluate_and_predict(world, c, model, s.tok, corpus);
+}
+
+int run_generate(tandem::World& world, const tandem::Config& c) {
+  auto tok = load_tokenizer(c);
+  std::string prompt = c.get_string("cmd.prompt");
+  const std::string file = c.get_string("cmd.prompt_file");
+  if (!file.empty()) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw tandem::UsageError("--prompt-file '" + file + "' not found");
+    prompt.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  if (prompt.empty()) throw tandem::UsageError("generate needs --prompt TEXT or --prompt-file F");
+  const std::string hf = c.get_string("cmd.hf");
+  GPT model = hf.empty() ? load_model(world, c, model_config(c), default_checkpoint(c)) : load_hf(hf);
+  auto options = inference_settings(c, tok.eot()).generate;
+  const auto out = generate(model, {tok.encode(prompt)}, options);
+  if (world.rank() == 0) std::cout << tok.decode(out.front()) << std::endl;
+  return tandem::kExitOk;
+}
+
+int run_export(tandem::World& world, const tandem::Config& c) {
+  const std::string dir = c.get_string("cmd.out");
+  if (dir.empty()) throw tandem::UsageError("export needs --out DIR");
+  auto model = load_model(world, c, model_config(c), default_checkpoint(c));
+  if (world.rank() == 0) {
+    model->to(torch::kCPU);
+    export_hf(model, dir);
+    std::cout << "exported to " << dir << " (config.json, model.safetensors)" << std::endl;
+  }
+  return tandem::kExitOk;
+}
+
+int run_tokenize(tandem::World& world, const tandem::Config& c) {
+  const std::string file = c.get_string("cmd.text_file");
+  if (file.empty()) throw tandem::UsageError("tokenize needs --text-file F");
+  if (world.rank() != 0) return tandem::kExitOk;
+  return tokenize_command(load_tokenizer(c), file, c.get_bool("cmd.decode"), std::cout);
+}
+
+int run_score(tandem::World& world, const tandem::Config& c) {
+  const std::string pred = c.get_string("cmd.pred"), ref = c.get_string("cmd.ref");
+  if (pred.empty() || ref.empty()) throw tandem::UsageError("score needs --pred P.csv --ref R.csv");
+  if (world.rank() != 0) return tandem::kExitOk;
+  return score_command(pred, ref, c.get_bool("rouge.stemmer"), std::cout);
+}
+
+}  // namespace summarize

@@ -1,0 +1,95 @@
+#include "app/inference.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+
+#include "tandem/data/eval_shard.h"
+#include "tandem/dist/mpi_comm.h"
+#include "tandem/dist/world.h"
+#include "tandem/obs/log.h"
+#include "tandem/obs/progress.h"
+
+namespace summarize {
+namespace {
+
+// Every rank's token lists to every rank, in input order: rank r generated
+// inputs r, r + W, ... (eval_shard), so the gathered [W, L] table is read
+// column by column. Lists are padded with -1 to a common length first.
+std::vector<std::vector<int64_t>> gather(tandem::World& world, const tandem::EvalShard& shard,
+                                         const std::vector<std::vector<int64_t>>& mine, size_t n) {
+  tandem::MpiComm host(world);
+  int64_t longest = 0;
+  for (const auto& v : mine) longest = std::max<int64_t>(longest, static_cast<int64_t>(v.size()));
+  auto width = torch::full({1}, longest, torch::kLong);
+  host.allreduce(width, tandem::ReduceOp::Max);
+  const int64_t w = width.item<int64_t>() + 1;  // +1: a length column
+  const auto len = static_cast<int64_t>(mine.size());
+  auto table = torch::full({len, w}, int64_t{-1}, torch::kLong);
+  for (int64_t i = 0; i < len; ++i) {
+    table[i][0] = static_cast<int64_t>(mine[i].size());
+    for (size_t t = 0; t < mine[i].size(); ++t) table[i][t + 1] = mine[i][t];
+  }
+  auto all = torch::empty({world.size(), len, w}, torch::kLong);
+  host.allgather(table, all);
+  std::vector<std::vector<int64_t>> out(n);
+  for (int64_t j = 0; j < len; ++j) {
+    for (int r = 0; r < world.size(); ++r) {
+      const size_t index = static_cast<size_t>(j) * world.size() + r;
+      if (index >= n) continue;
+      auto row = all[r][j];
+      const int64_t count = row[0].item<int64_t>();
+      auto tokens = row.narrow(0, 1, count).contiguous();
+      out[index].assign(tokens.data_ptr<int64_t>(), tokens.data_ptr<int64_t>() + count);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> summarize_all(tandem::World& world, GPT& model,
+                                       const Gpt2Tokenizer& tok, const std::vector<Example>& examples,
+                                       const InferenceSettings& s) {
+  const auto shard = tandem::eval_shard(static_cast<int64_t>(examples.size()), world.size(),
+                                        world.rank());
+  // Prompts leave room for the summary; long dialogues lose their end.
+  const int64_t room = model->config().block_size - s.generate.max_new_tokens;
+  std::vector<Example> mine;
+  for (int64_t i : shard.indices) mine.push_back(examples[i]);
+  const auto prompts = tokenize(
+      mine, [&tok](std::string_view t) { return tok.encode(t); }, s.format, room, false,
+      tok.eot(), nullptr);
+  if (prompts.size() != static_cast<int64_t>(mine.size()))
+    throw std::runtime_error("a prompt template longer than the model's context");
+
+  std::vector<std::vector<int64_t>> outputs;
+  tandem::Progress progress("generate", static_cast<int64_t>(mine.size()), std::cout,
+                            tandem::console_redraws(), 10.0);
+  for (size_t begin = 0; begin < mine.size(); begin += s.batch) {
+    const size_t end = std::min(mine.size(), begin + static_cast<size_t>(s.batch));
+    std::vector<std::vector<int64_t>> batch;
+    for (size_t i = begin; i < end; ++i) {
+      const auto* first = prompts.ids.data() + prompts.offsets[i];
+      batch.emplace_back(first, first + prompts.length(i));
+    }
+    for (auto& o : generate(model, batch, s.generate)) outputs.push_back(std::move(o));
+    if (world.rank() == 0) progress.update(static_cast<int64_t>(end));
+  }
+  if (world.rank() == 0) progress.finish();
+  const auto all = gather(world, shard, outputs, examples.size());
+  std::vector<std::string> texts;
+  texts.reserve(all.size());
+  for (const auto& ids : all) {
+    auto text = tok.decode(ids);
+    // A summary is one paragraph; generated text may run on into a new section.
+    const auto cut = text.find("\n\n");
+    if (cut != std::string::npos) text.resize(cut);
+    const auto first = text.find_first_not_of(" \n");
+    const auto last = text.find_last_not_of(" \n");
+    texts.push_back(first == std::string::npos ? "" : text.substr(first, last - first + 1));
+  }
+  return texts;
+}
+
+}  // namespace summarize

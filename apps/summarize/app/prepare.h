@@ -1,0 +1,34 @@
+#pragma once
+// What every command that touches data needs: the tokenizer, the model's
+// shape, the corpus and its token sequences, built once per input and cached.
+#include <optional>
+
+#include "data/example.h"
+#include "data/tokens.h"
+#include "model/gpt2.h"
+#include "tokenizer/gpt2_tokenizer.h"
+
+namespace tandem {
+class Config;
+class World;
+}  // namespace tandem
+
+namespace summarize {
+
+Gpt2Tokenizer load_tokenizer(const tandem::Config& config);
+// The preset with explicit sizes on top, or a Hugging Face model's own shape.
+GPTConfig model_config(const tandem::Config& config);
+
+struct Prepared {
+  Corpus corpus;
+  TokenSet train, val;
+  PromptTemplate format;
+  int64_t max_tokens = 0;
+};
+
+// Loads and tokenizes the corpus. The token cache is built by rank 0 while the
+// others wait, then read by all.
+Prepared prepare_data(tandem::World& world, const tandem::Config& config,
+                      const Gpt2Tokenizer& tokenizer, const GPTConfig& model, uint64_t seed);
+
+}  // namespace summarize

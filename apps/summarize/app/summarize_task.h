@@ -1,0 +1,34 @@
+#pragma once
+// Summarization as a Task for the shared training loop: batches of
+// prompt + summary sequences, loss on the summary and its <|endoftext|> only.
+#include "data/tokens.h"
+#include "model/gpt2.h"
+#include "tandem/train/task.h"
+
+namespace summarize {
+
+class SummarizeTask : public tandem::Task {
+ public:
+  SummarizeTask(GPTConfig config, std::string init_from, TokenSet train, TokenSet val, int64_t pad);
+
+  std::shared_ptr<torch::nn::Module> build_model() override;
+  int64_t train_size() const override { return train_.size(); }
+  int64_t eval_size() const override { return val_.size(); }
+  tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
+  at::Tensor loss(torch::nn::Module& model, const tandem::Batch& batch) override;
+  double flops_per_sample() const override;
+  int64_t tokens_in(const tandem::Batch& batch) const override;
+
+ private:
+  GPTConfig config_;
+  std::string init_from_;
+  TokenSet train_, val_;
+  int64_t pad_;
+  double mean_length_ = 0;
+};
+
+// Builds the model a run asks for: a preset or explicit sizes, from scratch
+// or from a Hugging Face directory ("hf:DIR").
+GPT make_model(const GPTConfig& config, const std::string& init_from);
+
+}  // namespace summarize

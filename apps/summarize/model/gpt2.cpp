@@ -1,0 +1,184 @@
+#include "model/gpt2.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+#include "tandem/error.h"
+#include "tandem/nn/attention.h"
+
+namespace summarize {
+
+namespace F = torch::nn::functional;
+
+GPTConfig GPTConfig::preset(const std::string& name) {
+  // n_layer, n_head, n_embd; every preset has GPT-2's vocabulary.
+  static const std::map<std::string, std::tuple<int64_t, int64_t, int64_t>> kPresets = {
+      {"gpt2", {12, 12, 768}},
+      {"gpt2-medium", {24, 16, 1024}},
+      {"gpt2-large", {36, 20, 1280}},
+      {"gpt2-xl", {48, 25, 1600}},
+      {"tiny", {4, 4, 128}},
+  };
+  const auto it = kPresets.find(name);
+  if (it == kPresets.end()) {
+    std::string known;
+    for (const auto& preset : kPresets) known += (known.empty() ? "" : ", ") + preset.first;
+    throw tandem::UsageError("unknown GPT-2 preset '" + name + "' (known: " + known + ")");
+  }
+  GPTConfig config;
+  std::tie(config.n_layer, config.n_head, config.n_embd) = it->second;
+  if (name == "tiny") config.block_size = 256;
+  return config;
+}
+
+void GPTConfig::validate() const {
+  const std::pair<const char*, int64_t> sizes[] = {
+      {"n_layer", n_layer}, {"n_head", n_head}, {"n_embd", n_embd}, {"vocab_size", vocab_size}, {"block_size", block_size}};
+  for (const auto& [key, value] : sizes)
+    if (value < 1) throw tandem::UsageError("GPT-2 config: " + std::string(key) + " must be positive, got " + std::to_string(value));
+  if (n_embd % n_head != 0) {
+    throw tandem::UsageError("GPT-2 config: n_embd (" + std::to_string(n_embd) + ") must be a multiple of n_head (" +
+                             std::to_string(n_head) + ")");
+  }
+  if (dropout < 0 || dropout >= 1) throw tandem::UsageError("GPT-2 config: dropout must be in [0, 1), got " + std::to_string(dropout));
+}
+
+int64_t GPTConfig::num_parameters(bool non_embedding) const {
+  const int64_t c = n_embd, b = bias ? 1 : 0;
+  // Two LayerNorms, c_attn (c -> 3c), attention c_proj (c -> c), c_fc (c -> 4c), MLP c_proj (4c -> c).
+  const int64_t block = 2 * (c + b * c) + (3 * c * c + b * 3 * c) + (c * c + b * c) + (4 * c * c + b * 4 * c) + (4 * c * c + b * c);
+  const int64_t total = vocab_size * c + block_size * c + n_layer * block + (c + b * c);
+  return non_embedding ? total - block_size * c : total;
+}
+
+double GPTConfig::flops_per_token(int64_t seq_len) const {
+  return 6.0 * static_cast<double>(num_parameters(true)) +
+         12.0 * static_cast<double>(n_layer * n_head * (n_embd / n_head) * seq_len);
+}
+
+LayerNormImpl::LayerNormImpl(int64_t size, bool bias, double eps) : eps_(eps) {
+  weight = register_parameter("weight", torch::ones({size}));
+  if (bias) this->bias = register_parameter("bias", torch::zeros({size}));
+}
+
+at::Tensor LayerNormImpl::forward(const at::Tensor& x) {
+  return F::layer_norm(x, F::LayerNormFuncOptions({weight.size(0)}).weight(weight).bias(bias).eps(eps_));
+}
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& config, int64_t layer)
+    : n_head_(config.n_head), layer_(layer), dropout_(config.dropout) {
+  const int64_t c = config.n_embd;
+  c_attn = register_module("c_attn", torch::nn::Linear(torch::nn::LinearOptions(c, 3 * c).bias(config.bias)));
+  c_proj = register_module("c_proj", torch::nn::Linear(torch::nn::LinearOptions(c, c).bias(config.bias)));
+  resid_dropout = register_module("resid_dropout", torch::nn::Dropout(config.dropout));
+}
+
+at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x, tandem::nn::KVCache* cache, const at::Tensor& key_mask) {
+  const int64_t b = x.size(0), t = x.size(1), c = x.size(2);
+  const auto heads = [&](const at::Tensor& y) { return y.view({b, t, n_head_, c / n_head_}).transpose(1, 2); };
+  const std::vector<at::Tensor> qkv = c_attn(x).split(c, 2);
+  at::Tensor q = heads(qkv[0]), k = heads(qkv[1]), v = heads(qkv[2]);
+  if (cache != nullptr) std::tie(k, v) = cache->append(layer_, k, v);
+
+  tandem::nn::AttentionOptions options;
+  options.key_mask = key_mask;
+  options.dropout_p = dropout_;
+  options.training = is_training();
+  const at::Tensor y = tandem::nn::attention(q, k, v, options).transpose(1, 2).reshape({b, t, c});
+  return resid_dropout(c_proj(y));
+}
+
+MLPImpl::MLPImpl(const GPTConfig& config) {
+  const int64_t c = config.n_embd;
+  c_fc = register_module("c_fc", torch::nn::Linear(torch::nn::LinearOptions(c, 4 * c).bias(config.bias)));
+  c_proj = register_module("c_proj", torch::nn::Linear(torch::nn::LinearOptions(4 * c, c).bias(config.bias)));
+  dropout = register_module("dropout", torch::nn::Dropout(config.dropout));
+}
+
+at::Tensor MLPImpl::forward(const at::Tensor& x) {
+  // GPT-2's GELU is the tanh approximation ("gelu_new" in transformers).
+  return dropout(c_proj(torch::gelu(c_fc(x), "tanh")));
+}
+
+BlockImpl::BlockImpl(const GPTConfig& config, int64_t layer) {
+  ln_1 = register_module("ln_1", LayerNorm(config.n_embd, config.bias, config.layer_norm_epsilon));
+  attn = register_module("attn", CausalSelfAttention(config, layer));
+  ln_2 = register_module("ln_2", LayerNorm(config.n_embd, config.bias, config.layer_norm_epsilon));
+  mlp = register_module("mlp", MLP(config));
+}
+
+at::Tensor BlockImpl::forward(const at::Tensor& x, tandem::nn::KVCache* cache, const at::Tensor& key_mask) {
+  const at::Tensor y = x + attn(ln_1(x), cache, key_mask);
+  return y + mlp(ln_2(y));
+}
+
+TransformerImpl::TransformerImpl(const GPTConfig& config) {
+  wte = register_module("wte", torch::nn::Embedding(config.vocab_size, config.n_embd));
+  wpe = register_module("wpe", torch::nn::Embedding(config.block_size, config.n_embd));
+  drop = register_module("drop", torch::nn::Dropout(config.dropout));
+  h = register_module("h", torch::nn::ModuleList());
+  for (int64_t layer = 0; layer < config.n_layer; ++layer) h->push_back(Block(config, layer));
+  ln_f = register_module("ln_f", LayerNorm(config.n_embd, config.bias, config.layer_norm_epsilon));
+}
+
+GPTImpl::GPTImpl(const GPTConfig& config) : config_(config) {
+  config.validate();
+  transformer = register_module("transformer", Transformer(config));
+
+  torch::NoGradGuard no_grad;
+  for (const auto& module : modules(/*include_self=*/false)) {
+    if (auto* linear = module->as<torch::nn::Linear>()) {
+      torch::nn::init::normal_(linear->weight, 0.0, 0.02);
+      if (linear->bias.defined()) torch::nn::init::zeros_(linear->bias);
+    } else if (auto* embedding = module->as<torch::nn::Embedding>()) {
+      torch::nn::init::normal_(embedding->weight, 0.0, 0.02);
+    }
+  }
+  // Each block adds its two projections to the residual stream: scaled down
+  // so that the stream's variance does not grow with depth.
+  const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(config.n_layer));
+  for (auto& block : *transformer->h) {
+    torch::nn::init::normal_(block->as<Block>()->attn->c_proj->weight, 0.0, residual_std);
+    torch::nn::init::normal_(block->as<Block>()->mlp->c_proj->weight, 0.0, residual_std);
+  }
+}
+
+at::Tensor GPTImpl::features(const at::Tensor& idx, tandem::nn::KVCache* cache, const at::Tensor& positions,
+                             const at::Tensor& key_mask) {
+  const int64_t past = cache != nullptr ? cache->length() : 0, t = idx.size(1);
+  if (past + t > config_.block_size) {
+    throw std::invalid_argument("GPT: " + std::to_string(past + t) + " positions exceed block_size " +
+                                std::to_string(config_.block_size));
+  }
+  const at::Tensor pos = positions.defined() ? positions : torch::arange(past, past + t, idx.options().dtype(torch::kLong)).unsqueeze(0);
+  at::Tensor x = transformer->drop(transformer->wte(idx) + transformer->wpe(pos));
+  for (auto& block : *transformer->h) x = block->as<Block>()->forward(x, cache, key_mask);
+  return transformer->ln_f(x);
+}
+
+at::Tensor GPTImpl::head(const at::Tensor& features) { return F::linear(features, transformer->wte->weight); }
+
+at::Tensor GPTImpl::forward(const at::Tensor& idx, tandem::nn::KVCache* cache, const at::Tensor& positions,
+                            const at::Tensor& key_mask) {
+  return head(features(idx, cache, positions, key_mask));
+}
+
+at::Tensor next_token_losses(const at::Tensor& logits, const at::Tensor& idx) {
+  const int64_t b = idx.size(0), t = idx.size(1), v = logits.size(2);
+  const at::Tensor predicted = F::cross_entropy(logits.narrow(1, 0, t - 1).to(torch::kFloat).reshape({-1, v}),
+                                                idx.narrow(1, 1, t - 1).reshape({-1}),
+                                                F::CrossEntropyFuncOptions().reduction(torch::kNone));
+  return F::pad(predicted.view({b, t - 1}), F::PadFuncOptions({1, 0}));
+}
+
+at::Tensor lm_loss(const at::Tensor& logits, const at::Tensor& idx, const at::Tensor& loss_mask) {
+  const int64_t t = idx.size(1);
+  const at::Tensor counted = loss_mask.narrow(1, 1, t - 1).to(logits.device(), torch::kFloat);
+  return (next_token_losses(logits, idx).narrow(1, 1, t - 1) * counted).sum() / counted.sum().clamp_min(1);
+}
+
+}  // namespace summarize

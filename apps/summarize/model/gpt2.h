@@ -1,0 +1,160 @@
+#pragma once
+// GPT-2, written as nanoGPT writes it: token and learned position embeddings,
+// pre-LayerNorm blocks (causal self-attention, then a GELU MLP), a final
+// LayerNorm, and an output head that shares the token embedding's weight.
+// Submodules carry Hugging Face's names (transformer.h.0.attn.c_attn...), so
+// weights move between the two by name (model/gpt2_hf.h).
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+
+#include <cstdint>
+#include <string>
+
+#include "tandem/nn/kv_cache.h"
+
+namespace summarize {
+
+struct GPTConfig {
+  int64_t n_layer = 12;
+  int64_t n_head = 12;
+  int64_t n_embd = 768;
+  int64_t vocab_size = 50257;
+  int64_t block_size = 1024;  // positions 0 .. block_size - 1
+  double dropout = 0.0;
+  bool bias = true;  // in Linear and LayerNorm layers, as GPT-2 has them
+  double layer_norm_epsilon = 1e-5;
+
+  // "gpt2" (124M parameters), "gpt2-medium" (350M), "gpt2-large" (774M),
+  // "gpt2-xl" (1.56B), or "tiny" (4 layers of 128, 256 positions: trains on a
+  // CPU). Fields set afterwards override the preset's. Throws UsageError
+  // listing the presets for any other name.
+  static GPTConfig preset(const std::string& name);
+
+  // Throws UsageError when a size is not positive or n_embd is not a multiple
+  // of n_head.
+  void validate() const;
+
+  // Parameters of the model this config builds, the tied output head counted
+  // once; `non_embedding` leaves out the position embeddings, as nanoGPT does.
+  int64_t num_parameters(bool non_embedding = false) const;
+
+  // Training FLOPs (forward and backward) per token of a seq_len-token
+  // sequence, nanoGPT's estimate for MFU: 6 per weight that multiplies (all
+  // but the position embeddings, a lookup), plus 12 L H Q T for attention.
+  double flops_per_token(int64_t seq_len) const;
+};
+
+// LayerNorm whose bias can be left out (torch::nn::LayerNorm has both affine
+// parameters or neither).
+class LayerNormImpl : public torch::nn::Module {
+ public:
+  LayerNormImpl(int64_t size, bool bias, double eps);
+  at::Tensor forward(const at::Tensor& x);
+
+  at::Tensor weight, bias;
+
+ private:
+  double eps_;
+};
+TORCH_MODULE(LayerNorm);
+
+class CausalSelfAttentionImpl : public torch::nn::Module {
+ public:
+  // `layer` picks this block's slot in a KV cache.
+  CausalSelfAttentionImpl(const GPTConfig& config, int64_t layer);
+  // x [B,T,C] -> [B,T,C]; see GPTImpl::forward for the cache and key mask.
+  at::Tensor forward(const at::Tensor& x, tandem::nn::KVCache* cache, const at::Tensor& key_mask);
+
+  torch::nn::Linear c_attn{nullptr};  // q, k and v of every head at once
+  torch::nn::Linear c_proj{nullptr};
+  torch::nn::Dropout resid_dropout{nullptr};
+
+ private:
+  int64_t n_head_, layer_;
+  double dropout_;
+};
+TORCH_MODULE(CausalSelfAttention);
+
+class MLPImpl : public torch::nn::Module {
+ public:
+  explicit MLPImpl(const GPTConfig& config);
+  at::Tensor forward(const at::Tensor& x);
+
+  torch::nn::Linear c_fc{nullptr}, c_proj{nullptr};
+  torch::nn::Dropout dropout{nullptr};
+};
+TORCH_MODULE(MLP);
+
+class BlockImpl : public torch::nn::Module {
+ public:
+  BlockImpl(const GPTConfig& config, int64_t layer);
+  at::Tensor forward(const at::Tensor& x, tandem::nn::KVCache* cache, const at::Tensor& key_mask);
+
+  LayerNorm ln_1{nullptr};
+  CausalSelfAttention attn{nullptr};
+  LayerNorm ln_2{nullptr};
+  MLP mlp{nullptr};
+};
+TORCH_MODULE(Block);
+
+// The body, registered as "transformer" for Hugging Face's parameter names.
+class TransformerImpl : public torch::nn::Module {
+ public:
+  explicit TransformerImpl(const GPTConfig& config);
+
+  torch::nn::Embedding wte{nullptr}, wpe{nullptr};
+  torch::nn::Dropout drop{nullptr};
+  torch::nn::ModuleList h{nullptr};  // Blocks
+  LayerNorm ln_f{nullptr};
+};
+TORCH_MODULE(Transformer);
+
+class GPTImpl : public torch::nn::Module {
+ public:
+  // Initialised as GPT-2 was: weights of Linear and Embedding layers from
+  // N(0, 0.02), residual projections (c_proj) from N(0, 0.02 / sqrt(2 L)),
+  // biases zero; from the global generator (torch::manual_seed).
+  explicit GPTImpl(const GPTConfig& config);
+
+  // Logits [B,T,vocab] for tokens idx [B,T] (int64), all optional beyond that:
+  // - cache: the T positions follow the cache's; their keys and values are
+  //   added to it. For inference, under torch::NoGradGuard.
+  // - positions [B,T] or [1,T]: each token's position; by default the cache's
+  //   length, +1, ... (rows left-padded to a common length give each row's
+  //   first real token position 0).
+  // - key_mask, bool [B, cached + T]: false marks padding, which no real token
+  //   attends to.
+  // Throws std::invalid_argument past block_size positions.
+  at::Tensor forward(const at::Tensor& idx, tandem::nn::KVCache* cache = nullptr, const at::Tensor& positions = {},
+                     const at::Tensor& key_mask = {});
+  // The final hidden states [B,T,C]: forward without the head. Generation
+  // needs only the last position's logits, which head() gives for a fraction
+  // of the memory.
+  at::Tensor features(const at::Tensor& idx, tandem::nn::KVCache* cache = nullptr, const at::Tensor& positions = {},
+                      const at::Tensor& key_mask = {});
+  at::Tensor head(const at::Tensor& features);
+
+  const GPTConfig& config() const { return config_; }
+
+  Transformer transformer{nullptr};
+
+ private:
+  GPTConfig config_;
+};
+TORCH_MODULE(GPT);
+
+// The loss of next-token prediction, per token: [B,T], float32, where entry t
+// is -log p(idx[t] | idx[<t]) from logits[t-1], and entry 0, which nothing
+// predicts, is 0. logits [B,T,V], idx [B,T].
+at::Tensor next_token_losses(const at::Tensor& logits, const at::Tensor& idx);
+
+// Mean of next_token_losses where loss_mask (bool [B,T]) is true: the mask
+// marks the tokens to learn (a summary and its <|endoftext|>, not the prompt
+// or padding). loss_mask[:, 0] counts nothing. 0 when nothing is counted.
+at::Tensor lm_loss(const at::Tensor& logits, const at::Tensor& idx, const at::Tensor& loss_mask);
+
+}  // namespace summarize

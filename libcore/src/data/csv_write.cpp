@@ -1,0 +1,108 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "tandem/data/csv.h"
+
+namespace tandem {
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void fail(const std::string& path, const std::string& what, int error) {
+  throw std::runtime_error(path + ": " + what + ": " + std::strerror(error));
+}
+
+bool needs_quotes(const std::string& field, bool only_field) {
+  if (field.empty()) return only_field;
+  if (field.front() == ' ' || field.front() == '\t' || field.back() == ' ' || field.back() == '\t') return true;
+  return field.find_first_of(",\"\r\n") != std::string::npos;
+}
+
+void append_row(std::string& out, const std::vector<std::string>& fields) {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i) out += ',';
+    const std::string& field = fields[i];
+    if (!needs_quotes(field, fields.size() == 1)) {
+      out += field;
+      continue;
+    }
+    out += '"';
+    for (const char c : field) {
+      if (c == '"') out += '"';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '\n';
+}
+
+void write_all(const std::string& path, const std::string& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail(path, "cannot create", errno);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int write_errno = errno;
+      ::close(fd);
+      fail(path, "cannot write", write_errno);
+    }
+    done += static_cast<size_t>(n);
+  }
+  // Without it the rename could reach the disk before the data, and a crash
+  // would leave an empty file where the old one was.
+  if (::fsync(fd) != 0) {
+    const int sync_errno = errno;
+    ::close(fd);
+    fail(path, "fsync failed", sync_errno);
+  }
+  if (::close(fd) != 0) fail(path, "cannot close", errno);
+}
+
+}  // namespace
+
+void write_csv(const std::string& path, const std::vector<std::string>& header,
+               const std::vector<std::vector<std::string>>& rows) {
+  if (header.empty()) throw std::invalid_argument(path + ": a CSV file needs at least one column");
+  std::string bytes;
+  append_row(bytes, header);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].size() != header.size()) {
+      throw std::invalid_argument(path + ": row " + std::to_string(i + 1) + " has " + std::to_string(rows[i].size()) +
+                                  " fields, the header " + std::to_string(header.size()));
+    }
+    append_row(bytes, rows[i]);
+  }
+
+  const fs::path target(path);
+  const fs::path parent = target.parent_path();
+  const std::string temp = (parent / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()))).string();
+  try {
+    write_all(temp, bytes);
+    if (std::rename(temp.c_str(), path.c_str()) != 0) {
+      const int rename_errno = errno;
+      fail(path, "cannot rename " + temp + " over it", rename_errno);
+    }
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove(temp, ignored);
+    throw;
+  }
+  // The rename itself lasts a crash only once the directory is synced.
+  const std::string dir = parent.empty() ? "." : parent.string();
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) fail(dir, "cannot open for fsync", errno);
+  const int status = ::fsync(fd);
+  const int sync_errno = errno;
+  ::close(fd);
+  if (status != 0) fail(dir, "fsync failed", sync_errno);
+}
+
+}  // namespace tandem

@@ -1,0 +1,37 @@
+#include "tandem/nn/attention.h"
+
+#include <ATen/ATen.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "tandem/compat.h"
+
+namespace tandem::nn {
+
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const AttentionOptions& options) {
+  const int64_t tq = q.size(2), tk = k.size(2);
+  if (options.causal && tq > tk) {
+    throw std::invalid_argument("attention: " + std::to_string(tq) + " causal queries for only " + std::to_string(tk) + " keys");
+  }
+  const double dropout_p = options.training ? options.dropout_p : 0.0;
+  if (!options.key_mask.defined()) {
+    // Without a mask tensor the fused kernels run fastest. Their own causal
+    // mask is aligned top-left: right when queries and keys are the same
+    // positions; a single last query sees every key anyway.
+    if (!options.causal || tq == 1) return compat::scaled_dot_product_attention(q, k, v, {}, dropout_p, false);
+    if (tq == tk) return compat::scaled_dot_product_attention(q, k, v, {}, dropout_p, true);
+  }
+
+  const at::Tensor key_pos = at::arange(tk, q.options().dtype(at::kLong)).unsqueeze(0);
+  const at::Tensor query_pos = at::arange(tk - tq, tk, q.options().dtype(at::kLong)).unsqueeze(1);
+  at::Tensor allowed;  // [Tq, Tk], then [B, 1, Tq, Tk] with a key mask
+  if (options.causal) allowed = key_pos <= query_pos;
+  if (options.key_mask.defined()) {
+    const at::Tensor real = options.key_mask.to(q.device(), at::kBool).view({-1, 1, 1, tk});
+    allowed = (allowed.defined() ? allowed & real : real) | (key_pos == query_pos);
+  }
+  return compat::scaled_dot_product_attention(q, k, v, allowed, dropout_p, false);
+}
+
+}  // namespace tandem::nn

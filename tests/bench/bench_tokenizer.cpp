@@ -1,0 +1,222 @@
+// GPT-2 tokenizer throughput, ours against gpt-3-encoder under Node.js, in one run:
+//   build/tests/bench/bench_tokenizer [--dir DIR] [--text FILE] [--mb N] [--threads N]
+// The corpus is FILE, else ../shared/data/scitldr's CSVs, else synthetic words,
+// repeated to N MB (default 8). Both encoders encode it line by line (gpt-3-encoder
+// is quadratic in the tokens of one call), a first pass from an empty cache and a
+// warm second pass; ours then runs the warm pass on several threads. The node side
+// needs `node` and DIR/node_modules/gpt-3-encoder (env/tokenizer.sh installs it).
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tokenizer/gpt2_tokenizer.h"
+
+namespace fs = std::filesystem;
+using summarize::Gpt2Tokenizer;
+
+namespace {
+
+struct Pass {
+  double cold_s = 0, warm_s = 0;
+  int64_t tokens = 0;
+  uint32_t checksum = 0;
+};
+
+// The first of `relative` under the folders above the working directory or this binary.
+std::optional<fs::path> find_above(const fs::path& relative) {
+  std::error_code error;
+  for (fs::path start : {fs::current_path(), fs::read_symlink("/proc/self/exe", error)}) {
+    for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
+      if (fs::exists(dir / relative)) return dir / relative;
+      if (dir == dir.parent_path()) break;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string synthetic_text(size_t bytes) {
+  const char* words[] = {"the",     "model",  "summary", "of",   "a",     "dialogue", "is",
+                         "short",   "Person", "#1",      "said", "2,048", "tokens",   "don't",
+                         "they'll", "café",   "naïve",   "数据", "(BPE)", "—",        "GPT-2"};
+  std::mt19937 rng(0);
+  std::string text;
+  while (text.size() < bytes) {
+    text += words[rng() % std::size(words)];
+    text += rng() % 12 == 0 ? ".\n" : " ";
+  }
+  return text;
+}
+
+std::pair<std::string, std::string> corpus(const std::string& file, size_t bytes) {
+  std::string text, source;
+  if (!file.empty()) {
+    text = read_file(file);
+    source = file;
+  } else if (const auto data = find_above("shared/data/scitldr")) {
+    for (const char* name : {"train.csv", "validation.csv", "test.csv"})
+      text += read_file(*data / name);
+    source = (*data / "*.csv").string();
+  }
+  if (text.empty()) return {synthetic_text(bytes), "synthetic words"};
+  const std::string once = text;
+  while (text.size() < bytes) text += once;
+  return {text, source + " x" + std::to_string((text.size() + once.size() - 1) / once.size())};
+}
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  for (size_t start = 0;;) {
+    const size_t end = text.find('\n', start);
+    lines.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return lines;
+    start = end + 1;
+  }
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+Pass run_ours(const Gpt2Tokenizer& tokenizer, const std::vector<std::string_view>& lines) {
+  Pass pass;
+  for (double* seconds : {&pass.cold_s, &pass.warm_s}) {
+    pass.tokens = 0;
+    pass.checksum = 0;
+    const auto start = std::chrono::steady_clock::now();
+    for (const auto line : lines) {
+      for (const int64_t id : tokenizer.encode(line)) {
+        pass.checksum = pass.checksum * 31u + uint32_t(id);
+        ++pass.tokens;
+      }
+    }
+    *seconds = seconds_since(start);
+  }
+  return pass;
+}
+
+double run_threads(const Gpt2Tokenizer& tokenizer, const std::vector<std::string_view>& lines,
+                   int threads) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      for (size_t i = t; i < lines.size(); i += threads) tokenizer.encode(lines[i]);
+    });
+  }
+  for (auto& worker : workers) worker.join();
+  return seconds_since(start);
+}
+
+// The node side's figures, or why there are none.
+std::optional<Pass> run_node(const std::string& tokenizer_dir, const std::string& text,
+                             std::string* why) {
+  const auto script = find_above("tests/bench/bench_tokenizer.js");
+  const fs::path module = fs::path(tokenizer_dir) / "node_modules" / "gpt-3-encoder";
+  if (std::system("command -v node >/dev/null 2>&1") != 0) {
+    *why = "no node on PATH";
+  } else if (!script) {
+    *why = "tests/bench/bench_tokenizer.js not found above the working directory";
+  } else if (!fs::exists(module / "Encoder.js")) {
+    *why = module.string() + " is missing (env/tokenizer.sh installs it)";
+  }
+  if (!why->empty()) return std::nullopt;
+
+  char pattern[] = "/tmp/bench-tokenizer-XXXXXX";
+  const int fd = mkstemp(pattern);
+  if (fd < 0 || write(fd, text.data(), text.size()) != ssize_t(text.size())) {
+    *why = "cannot write the corpus to /tmp";
+    return std::nullopt;
+  }
+  close(fd);
+  const std::string command =
+      "node '" + script->string() + "' '" + fs::absolute(module).string() + "' '" + pattern + "'";
+  std::string output;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buffer[4096];
+    for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
+    if (pclose(pipe) != 0) *why = "node failed: " + command;
+  }
+  std::remove(pattern);
+  const auto json = nlohmann::json::parse(output, nullptr, false);
+  if (why->empty() && (json.is_discarded() || !json.contains("tokens")))
+    *why = "unexpected output from node: " + output;
+  if (!why->empty()) return std::nullopt;
+  return Pass{json["cold_s"], json["warm_s"], json["tokens"], json["checksum"]};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir = summarize::default_tokenizer_dir(), text_file;
+  double mb = 8;
+  int threads = int(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--dir"))
+      dir = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--text"))
+      text_file = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--mb"))
+      mb = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--threads"))
+      threads = std::atoi(argv[i + 1]);
+  }
+
+  try {
+    const auto load_start = std::chrono::steady_clock::now();
+    const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::load(dir);
+    const double load_s = seconds_since(load_start);
+    const auto [text, source] = corpus(text_file, size_t(mb * (1 << 20)));
+    const auto lines = split_lines(text);
+    const double size_mb = text.size() / double(1 << 20);
+    std::printf("corpus: %s, %.1f MB, %zu lines; vocabulary loaded in %.0f ms\n", source.c_str(),
+                size_mb, lines.size(), load_s * 1e3);
+
+    const Pass ours = run_ours(tokenizer, lines);
+    const double threaded_s = threads > 1 ? run_threads(tokenizer, lines, threads) : 0;
+    std::string why;
+    const auto node = run_node(dir, text, &why);
+
+    std::printf("%-28s %12s %12s %12s\n", "", "cold MB/s", "warm MB/s", "tokens");
+    std::printf("%-28s %12.1f %12.1f %12lld\n", "ours (1 thread)", size_mb / ours.cold_s,
+                size_mb / ours.warm_s, (long long)ours.tokens);
+    if (threads > 1) {
+      const std::string label = "ours (" + std::to_string(threads) + " threads)";
+      std::printf("%-28s %12s %12.1f\n", label.c_str(), "", size_mb / threaded_s);
+    }
+    if (!node) {
+      std::printf("node baseline unavailable: %s\n", why.c_str());
+      return 0;
+    }
+    std::printf("%-28s %12.2f %12.2f %12lld\n", "gpt-3-encoder (node)", size_mb / node->cold_s,
+                size_mb / node->warm_s, (long long)node->tokens);
+    std::printf("%-28s %11.1fx %11.1fx\n", "ratio ours/node (1 thread)", node->cold_s / ours.cold_s,
+                node->warm_s / ours.warm_s);
+    const bool same = node->tokens == ours.tokens && node->checksum == ours.checksum;
+    std::printf("ids identical: %s\n",
+                same ? "yes"
+                     : "no (gpt-3-encoder's \\s, JavaScript's, differs from OpenAI's on U+0085 "
+                       "and U+FEFF)");
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "bench_tokenizer: %s\n", error.what());
+    return 2;
+  }
+  return 0;
+}
