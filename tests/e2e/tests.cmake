@@ -49,7 +49,7 @@ tandem_e2e_test(summarize_demo_beats_baseline STATUS 0 TIMEOUT 900
           --set train.eval_every=150 --set train.out_dir=${CMAKE_CURRENT_BINARY_DIR}/summarize-demo
           --set data.cache_dir=${CMAKE_CURRENT_BINARY_DIR}/token-cache)
 tandem_e2e_test(summarize_bad_column STATUS 2 MATCH "no column 'dialog'.*set data.text_column"
-  COMMAND $<TARGET_FILE:summarize> --set data.train_csv=${SCITLDR}/train.csv
+  COMMAND $<TARGET_FILE:summarize> --set data.train_csv=${CMAKE_CURRENT_LIST_DIR}/data/dialogues.csv
           --set data.text_column=dialog)
 tandem_e2e_test(summarize_missing_csv STATUS 2 MATCH "nowhere.csv: no such file"
   COMMAND $<TARGET_FILE:summarize> --set data.train_csv=nowhere.csv)

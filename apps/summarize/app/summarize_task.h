@@ -18,6 +18,8 @@ class SummarizeTask : public tandem::Task {
   at::Tensor loss(torch::nn::Module& model, const tandem::Batch& batch) override;
   double flops_per_sample() const override;
   int64_t tokens_in(const tandem::Batch& batch) const override;
+  // The loss honours batch["valid"], so no example is left out of an epoch.
+  bool drop_last() const override { return false; }
 
  private:
   GPTConfig config_;

@@ -116,6 +116,7 @@ void Trainer::Impl::check_settings() {
   so.rank = world.rank();
   seed = shared_seed(world, s.seed);
   so.seed = seed;
+  so.drop_last = task.drop_last();
   sampler = std::make_unique<Sampler>(so);
   total_steps = s.max_steps > 0 ? s.max_steps : s.epochs * sampler->steps_per_epoch();
   schedule = Schedule{s.schedule, s.lr, s.min_lr, s.warmup_steps, total_steps};

@@ -55,6 +55,10 @@ class Task {
   virtual double flops_per_sample() const { return 0; }
   // Tokens in a batch, for tokens/s; 0 when the task does not count tokens.
   virtual int64_t tokens_in(const Batch& batch) const { return 0; }
+  // What happens to the epoch's last, partial global batch: dropped (true), or
+  // filled up with samples marked invalid in batch["valid"], identically on
+  // every rank, for tasks whose loss honours that mask.
+  virtual bool drop_last() const { return true; }
   // Weight decay for a parameter: matrices yes, biases and norms no.
   virtual bool decays(const std::string& name, const at::Tensor& param) const;
 };
