@@ -2,11 +2,10 @@
 
 #include <torch/torch.h>
 
-#include <unistd.h>
-
 #include <cstdio>
 
 #include "tandem/error.h"
+#include "tandem/io/atomic_file.h"
 #include "tandem/io/h5file.h"
 
 namespace summarize {
@@ -61,18 +60,15 @@ TokenSet tokenize(const std::vector<Example>& examples, const Encode& encode,
 }
 
 void save_tokens(const std::string& path, const TokenSet& set) {
-  // Written beside the target and renamed, so a reader never sees half a cache.
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    tandem::H5File f(tmp, tandem::H5File::Mode::kCreate);
+  // A reader never sees half a cache, even after a crash.
+  tandem::replace_atomically(path, [&](const std::string& temp) {
+    tandem::H5File f(temp, tandem::H5File::Mode::kCreate);
     f.write("ids", torch::tensor(std::vector<int32_t>(set.ids), torch::kInt));
     f.write("offsets", torch::tensor(set.offsets, torch::kLong));
     f.write("prompt_len", torch::tensor(std::vector<int32_t>(set.prompt_len), torch::kInt));
     f.write("source", torch::tensor(set.source, torch::kLong));
     f.close();
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error(path + ": cannot rename the token cache into place");
+  });
 }
 
 TokenSet load_tokens(const std::string& path) {

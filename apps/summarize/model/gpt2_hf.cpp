@@ -3,7 +3,6 @@
 #include <torch/torch.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -14,8 +13,10 @@
 #include <vector>
 
 #include "tandem/error.h"
+#include "tandem/io/atomic_file.h"
 #include "tandem/io/checkpoint.h"
 #include "tandem/io/safetensors.h"
+#include "tandem/text/first_few.h"
 
 namespace summarize {
 namespace {
@@ -53,15 +54,6 @@ std::string shape_text(at::IntArrayRef sizes) {
   return out + "]";
 }
 
-// "a, b, c ... (12 more)": a long list, shortened for a message.
-std::string first_few(const std::vector<std::string>& items) {
-  constexpr size_t kShown = 6;
-  std::string out;
-  for (size_t i = 0; i < items.size() && i < kShown; ++i) out += (i ? ", " : "") + items[i];
-  if (items.size() > kShown) out += " ... (" + std::to_string(items.size() - kShown) + " more)";
-  return out;
-}
-
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw UsageError(path + ": cannot open: " + std::strerror(errno));
@@ -93,19 +85,13 @@ void require(const nlohmann::json& json, const std::string& key, const nlohmann:
   }
 }
 
-// Written beside `path`, then renamed over it: never half a file at `path`.
+// Never half a file at `path`.
 void write_text(const std::string& path, const std::string& text) {
-  const std::string temp = tandem::checkpoint_temp_path(path);
-  {
+  tandem::replace_atomically(path, [&](const std::string& temp) {
     std::ofstream out(temp, std::ios::binary);
     out << text;
     if (!out.flush()) throw std::runtime_error(temp + ": write failed");
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    throw std::runtime_error(path + ": cannot rename " + temp + " over it: " + std::strerror(errno));
-  }
+  });
 }
 
 }  // namespace
@@ -171,9 +157,9 @@ void load_hf_weights(GPT& model, const std::string& dir) {
     std::ostringstream message;
     message << path << ": does not fit a GPT-2 with n_layer=" << c.n_layer << " n_head=" << c.n_head << " n_embd=" << c.n_embd
             << " vocab_size=" << c.vocab_size << " block_size=" << c.block_size << (c.bias ? "" : " without bias") << ":";
-    if (!missing.empty()) message << " missing " << first_few(missing) << ";";
-    if (!unexpected.empty()) message << " unexpected " << first_few(unexpected) << ";";
-    if (!reshaped.empty()) message << " reshaped " << first_few(reshaped) << ";";
+    if (!missing.empty()) message << " missing " << tandem::first_few(missing, 6) << ";";
+    if (!unexpected.empty()) message << " unexpected " << tandem::first_few(unexpected, 6) << ";";
+    if (!reshaped.empty()) message << " reshaped " << tandem::first_few(reshaped, 6) << ";";
     throw UsageError(message.str());
   }
   torch::NoGradGuard no_grad;

@@ -10,6 +10,7 @@
 #include "tandem/data/csv.h"
 #include "tandem/error.h"
 #include "tandem/obs/log.h"
+#include "tandem/text/first_few.h"
 
 namespace summarize {
 namespace {
@@ -49,14 +50,6 @@ std::vector<std::string> missing(const Summaries& from, const Summaries& in) {
   return ids;
 }
 
-std::string first_few(const std::vector<std::string>& ids) {
-  constexpr size_t kShown = 5;
-  std::string text;
-  for (size_t i = 0; i < ids.size() && i < kShown; ++i) text += (i ? ", " : "") + ids[i];
-  if (ids.size() > kShown) text += tandem::log::cat(", ... (", ids.size() - kShown, " more)");
-  return text;
-}
-
 // Every id must be scored on both sides: a dropped row would otherwise raise
 // or lower the mean without a word.
 void check_same_ids(const Summaries& predictions, const Summaries& references) {
@@ -67,10 +60,10 @@ void check_same_ids(const Summaries& predictions, const Summaries& references) {
       tandem::log::cat(predictions.path, " and ", references.path, " must hold the same ids");
   if (!unpredicted.empty())
     message += tandem::log::cat("; ", unpredicted.size(), " of ", references.ids.size(),
-                                " reference ids have no prediction: ", first_few(unpredicted));
+                                " reference ids have no prediction: ", tandem::first_few(unpredicted, 5, ", ... "));
   if (!unreferenced.empty())
     message += tandem::log::cat("; ", unreferenced.size(), " of ", predictions.ids.size(),
-                                " prediction ids have no reference: ", first_few(unreferenced));
+                                " prediction ids have no reference: ", tandem::first_few(unreferenced, 5, ", ... "));
   throw tandem::UsageError(message);
 }
 

@@ -2,17 +2,14 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <stdexcept>
 
 #include "tandem/data/csv.h"
+#include "tandem/io/atomic_file.h"
 
 namespace tandem {
 namespace {
-
-namespace fs = std::filesystem;
 
 [[noreturn]] void fail(const std::string& path, const std::string& what, int error) {
   throw std::runtime_error(path + ": " + what + ": " + std::strerror(error));
@@ -56,13 +53,6 @@ void write_all(const std::string& path, const std::string& bytes) {
     }
     done += static_cast<size_t>(n);
   }
-  // Without it the rename could reach the disk before the data, and a crash
-  // would leave an empty file where the old one was.
-  if (::fsync(fd) != 0) {
-    const int sync_errno = errno;
-    ::close(fd);
-    fail(path, "fsync failed", sync_errno);
-  }
   if (::close(fd) != 0) fail(path, "cannot close", errno);
 }
 
@@ -81,28 +71,7 @@ void write_csv(const std::string& path, const std::vector<std::string>& header,
     append_row(bytes, rows[i]);
   }
 
-  const fs::path target(path);
-  const fs::path parent = target.parent_path();
-  const std::string temp = (parent / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()))).string();
-  try {
-    write_all(temp, bytes);
-    if (std::rename(temp.c_str(), path.c_str()) != 0) {
-      const int rename_errno = errno;
-      fail(path, "cannot rename " + temp + " over it", rename_errno);
-    }
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    throw;
-  }
-  // The rename itself lasts a crash only once the directory is synced.
-  const std::string dir = parent.empty() ? "." : parent.string();
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) fail(dir, "cannot open for fsync", errno);
-  const int status = ::fsync(fd);
-  const int sync_errno = errno;
-  ::close(fd);
-  if (status != 0) fail(dir, "fsync failed", sync_errno);
+  replace_atomically(path, [&](const std::string& temp) { write_all(temp, bytes); });
 }
 
 }  // namespace tandem

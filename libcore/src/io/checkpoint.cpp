@@ -1,41 +1,24 @@
 #include "tandem/io/checkpoint.h"
 
-#include <fcntl.h>
 #include <torch/torch.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "shape_text.h"
 #include "tandem/error.h"
+#include "tandem/io/atomic_file.h"
 #include "tandem/io/h5file.h"
+#include "tandem/text/first_few.h"
 
 namespace tandem {
 namespace {
-
-namespace fs = std::filesystem;
 
 void check_name(const std::string& name, const std::string& what, const std::string& path) {
   if (name.empty() || name.find('/') != std::string::npos) {
     throw std::invalid_argument(path + ": " + what + " name '" + name + "' must be non-empty and free of '/'");
   }
-}
-
-// Forces a file's (or a directory's entries') data to the disk, so that the
-// rename below never becomes visible before the bytes it points to.
-void fsync_path(const std::string& path, int flags) {
-  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error(path + ": cannot open for fsync: " + std::strerror(errno));
-  const int status = ::fsync(fd);
-  const int fsync_errno = errno;
-  ::close(fd);
-  if (status != 0) throw std::runtime_error(path + ": fsync failed: " + std::strerror(fsync_errno));
 }
 
 void write_checkpoint(const std::string& path, const TensorSets& sets, const CheckpointState& state) {
@@ -52,15 +35,6 @@ void write_checkpoint(const std::string& path, const TensorSets& sets, const Che
   file.close();
 }
 
-// "a, b, c ... (12 more)": the first few of a long list, and how many were left out.
-std::string first_few(const std::vector<std::string>& items) {
-  constexpr size_t kShown = 5;
-  std::string out;
-  for (size_t i = 0; i < items.size() && i < kShown; ++i) out += (i ? ", " : "") + items[i];
-  if (items.size() > kShown) out += " ... (" + std::to_string(items.size() - kShown) + " more)";
-  return out;
-}
-
 template <class T>
 T state_as(const Checkpoint& checkpoint, const std::string& key, const char* wanted) {
   const auto it = checkpoint.state.find(key);
@@ -71,27 +45,8 @@ T state_as(const Checkpoint& checkpoint, const std::string& key, const char* wan
 
 }  // namespace
 
-std::string checkpoint_temp_path(const std::string& path) {
-  const fs::path target(path);
-  return (target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()))).string();
-}
-
 void save_checkpoint(const std::string& path, const TensorSets& sets, const CheckpointState& state) {
-  const std::string temp = checkpoint_temp_path(path);
-  try {
-    write_checkpoint(temp, sets, state);
-    fsync_path(temp, O_RDONLY);
-    if (std::rename(temp.c_str(), path.c_str()) != 0) {
-      throw std::runtime_error(path + ": cannot rename " + temp + " over it: " + std::strerror(errno));
-    }
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    throw;
-  }
-  // The rename itself is durable only once the directory is synced.
-  const fs::path parent = fs::path(path).parent_path();
-  fsync_path(parent.empty() ? "." : parent.string(), O_RDONLY | O_DIRECTORY);
+  replace_atomically(path, [&](const std::string& temp) { write_checkpoint(temp, sets, state); });
 }
 
 Checkpoint load_checkpoint(const std::string& path) {

@@ -12,7 +12,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::regex kCheckpointName(R"(step-(\d+)\.h5)");
-// What save_checkpoint's temporary files for those names look like.
+// What temp_path_for (io/atomic_file.h) names save_checkpoint's temporary
+// files for those.
 const std::regex kTempName(R"(\.step-\d+\.h5\.tmp-\d+)");
 
 // (step, path) of every complete checkpoint, by step.

@@ -6,9 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -17,6 +15,7 @@
 
 #include "shape_text.h"
 #include "tandem/error.h"
+#include "tandem/io/atomic_file.h"
 
 // The format is little-endian and tensors are copied byte for byte.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors I/O assumes a little-endian host");
@@ -24,7 +23,6 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors I/O assume
 namespace tandem {
 namespace {
 
-namespace fs = std::filesystem;
 using io::shape_text;
 
 // The reference implementation refuses larger headers; so do we, rather than
@@ -225,9 +223,11 @@ void write_all(int fd, const void* bytes, size_t size, const std::string& path) 
   }
 }
 
+// Owns the descriptor, so that a write that throws still closes it.
 class File {
  public:
-  File(const std::string& path, int flags) : path_(path), fd_(::open(path.c_str(), flags | O_CLOEXEC, 0644)) {
+  explicit File(const std::string& path)
+      : path_(path), fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) {
     if (fd_ < 0) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
   }
   ~File() {
@@ -237,14 +237,10 @@ class File {
   File& operator=(const File&) = delete;
 
   int fd() const { return fd_; }
-  // Forces the data to the disk, so that a rename never becomes visible
-  // before the bytes it points to.
-  void sync_and_close() {
-    const bool synced = ::fsync(fd_) == 0;
-    const int sync_errno = errno;
+  void close() {
     const bool closed = ::close(fd_) == 0;
     fd_ = -1;
-    if (!synced || !closed) throw std::runtime_error(path_ + ": fsync/close failed: " + std::strerror(synced ? errno : sync_errno));
+    if (!closed) throw std::runtime_error(path_ + ": close failed: " + std::strerror(errno));
   }
 
  private:
@@ -319,26 +315,15 @@ void write_safetensors(const std::string& path, const NamedTensors& tensors, con
   const std::vector<Prepared> prepared = prepare(path, tensors);
   const std::string header = header_text(prepared, metadata);
 
-  const std::string temp = checkpoint_temp_path(path);
-  try {
-    File file(temp, O_WRONLY | O_CREAT | O_TRUNC);
+  replace_atomically(path, [&](const std::string& temp) {
+    File file(temp);
     unsigned char length[8];
     for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(static_cast<uint64_t>(header.size()) >> (8 * i));
     write_all(file.fd(), length, sizeof length, temp);
     write_all(file.fd(), header.data(), header.size(), temp);
     for (const Prepared& p : prepared) write_all(file.fd(), p.tensor.data_ptr(), p.tensor.numel() * p.tensor.element_size(), temp);
-    file.sync_and_close();
-    if (std::rename(temp.c_str(), path.c_str()) != 0) {
-      throw std::runtime_error(path + ": cannot rename " + temp + " over it: " + std::strerror(errno));
-    }
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    throw;
-  }
-  // The rename itself is durable only once the directory is synced.
-  const fs::path parent = fs::path(path).parent_path();
-  File(parent.empty() ? "." : parent.string(), O_RDONLY | O_DIRECTORY).sync_and_close();
+    file.close();
+  });
 }
 
 }  // namespace tandem

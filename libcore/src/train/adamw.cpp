@@ -9,17 +9,10 @@
 #include <utility>
 
 #include "tandem/error.h"
+#include "tandem/text/first_few.h"
 
 namespace tandem {
 namespace {
-
-std::string first_few(const std::vector<std::string>& items) {
-  constexpr size_t kShown = 5;
-  std::string out;
-  for (size_t i = 0; i < items.size() && i < kShown; ++i) out += (i ? ", " : "") + items[i];
-  if (items.size() > kShown) out += " ... (" + std::to_string(items.size() - kShown) + " more)";
-  return out;
-}
 
 std::string describe(const at::Tensor& tensor) {
   std::string shape = "[";

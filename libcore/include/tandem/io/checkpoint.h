@@ -41,13 +41,11 @@ struct Checkpoint {
   std::string get_string(const std::string& key) const;
 };
 
-// Writes to checkpoint_temp_path(path), flushes and fsyncs it, then renames it
-// over `path`: a crash at any point leaves the previous file at `path` whole.
-// Set and tensor names must be non-empty and free of '/'.
+// Written through replace_atomically (io/atomic_file.h): a crash at any point
+// leaves the previous file at `path` whole, and at worst a temporary file
+// named by temp_path_for(path) beside it. Set and tensor names must be
+// non-empty and free of '/'.
 void save_checkpoint(const std::string& path, const TensorSets& sets, const CheckpointState& state);
-
-// A hidden name beside `path`, unique to this process: "dir/.name.tmp-<pid>".
-std::string checkpoint_temp_path(const std::string& path);
 
 Checkpoint load_checkpoint(const std::string& path);
 

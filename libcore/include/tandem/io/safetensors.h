@@ -24,8 +24,8 @@ SafetensorsMetadata read_safetensors_metadata(const std::string& path);
 // tensors sorted by element size (largest first, which keeps every tensor
 // aligned), then by name; the header padded with spaces to a multiple of 8;
 // "__metadata__" only when `metadata` is non-empty. Tensors may live on any
-// device and have any strides. Written to checkpoint_temp_path(path), synced
-// and renamed over `path`. Throws std::invalid_argument for duplicate or empty
+// device and have any strides. Written through replace_atomically
+// (io/atomic_file.h). Throws std::invalid_argument for duplicate or empty
 // names and for dtypes the format lacks.
 void write_safetensors(const std::string& path, const NamedTensors& tensors,
                        const SafetensorsMetadata& metadata = {});
