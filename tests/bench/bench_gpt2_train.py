@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""The Python baseline of bench_gpt2_train: the same GPT-2 trained in plain
+PyTorch eager mode, printed as one JSON line. Run by build/tests/bench/
+bench_gpt2_train with the shape, batch, threads and device it uses itself:
+
+  /usr/bin/python3 tests/bench/bench_gpt2_train.py --n-layer 4 --n-head 4 \
+      --n-embd 128 --vocab 50257 --block 256 --batch 8 --seq 256 \
+      --steps 10 --warmup 2 --threads 2 [--device cpu|cuda]
+
+The model is GPT-2 as our C++ one (apps/summarize/model/gpt2.h) builds it:
+learned position embeddings, pre-LayerNorm blocks with biases, tanh GELU, a
+head tied to the token embedding, GPT-2's initialisation. One step is forward,
+a cross-entropy over every next-token position, backward, and AdamW (weight
+decay on matrices only), as the C++ bench does. On an error the JSON line
+carries "error" and the exit status is 1.
+"""
+import argparse
+import json
+import math
+import sys
+import time
+
+try:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+except ImportError as error:  # Debian's python3-torch is missing
+    print(json.dumps({"error": f"cannot import torch: {error}"}))
+    sys.exit(1)
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, n_embd, n_head, block):
+        super().__init__()
+        self.n_head = n_head
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+        # Fused attention arrived in torch 2.0; before it, the masked softmax.
+        self.fused = hasattr(F, "scaled_dot_product_attention")
+        if not self.fused:
+            mask = torch.ones(block, block, dtype=torch.bool).tril()
+            self.register_buffer("allowed", mask.view(1, 1, block, block), persistent=False)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.c_attn(x).split(c, dim=2)
+        q, k, v = (y.view(b, t, self.n_head, c // self.n_head).transpose(1, 2) for y in (q, k, v))
+        if self.fused:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            scores = (q * (1.0 / math.sqrt(k.size(-1)))) @ k.transpose(-2, -1)
+            scores = scores.masked_fill(~self.allowed[:, :, :t, :t], float("-inf"))
+            y = scores.softmax(dim=-1) @ v
+        return self.c_proj(y.transpose(1, 2).reshape(b, t, c))
+
+
+class Block(nn.Module):
+    def __init__(self, n_embd, n_head, block):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(n_embd, eps=1e-5)
+        self.attn = SelfAttention(n_embd, n_head, block)
+        self.ln_2 = nn.LayerNorm(n_embd, eps=1e-5)
+        self.c_fc = nn.Linear(n_embd, 4 * n_embd)
+        self.c_proj = nn.Linear(4 * n_embd, n_embd)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.c_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+
+
+class GPT(nn.Module):
+    def __init__(self, n_layer, n_head, n_embd, vocab, block):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, n_embd)
+        self.wpe = nn.Embedding(block, n_embd)
+        self.h = nn.ModuleList(Block(n_embd, n_head, block) for _ in range(n_layer))
+        self.ln_f = nn.LayerNorm(n_embd, eps=1e-5)
+        for module in self.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, 0.0, 0.02)
+            if isinstance(module, nn.Linear):
+                nn.init.zeros_(module.bias)
+        for block_ in self.h:  # residual projections, scaled for depth
+            for proj in (block_.attn.c_proj, block_.c_proj):
+                nn.init.normal_(proj.weight, 0.0, 0.02 / math.sqrt(2 * n_layer))
+
+    def forward(self, idx):
+        pos = torch.arange(idx.size(1), device=idx.device)
+        x = self.wte(idx) + self.wpe(pos)
+        for block_ in self.h:
+            x = block_(x)
+        return F.linear(self.ln_f(x), self.wte.weight)  # head tied to wte
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    for name in ("n-layer", "n-head", "n-embd", "vocab", "block", "batch", "seq", "steps", "warmup", "threads"):
+        parser.add_argument("--" + name, type=int, required=True)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--seed", type=int, default=0)
+    a = parser.parse_args()
+
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    device = torch.device(a.device)
+    model = GPT(a.n_layer, a.n_head, a.n_embd, a.vocab, a.block).to(device).train()
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=6e-4, betas=(0.9, 0.95), eps=1e-8)
+    idx = torch.randint(0, a.vocab, (a.batch, a.seq), device=device)
+
+    # Phases timed on a CPU only, as the C++ bench does (on a GPU that would
+    # take a synchronisation each).
+    phases = device.type == "cpu"
+    phase_s = [0.0, 0.0, 0.0]
+
+    def step():
+        t0 = time.perf_counter()
+        logits = model(idx)
+        loss = F.cross_entropy(logits[:, :-1].reshape(-1, a.vocab), idx[:, 1:].reshape(-1))
+        t1 = time.perf_counter()
+        loss.backward()
+        t2 = time.perf_counter()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        value = loss.item()  # after the step: waits for the device to finish it
+        for i, seconds in enumerate((t1 - t0, t2 - t1, time.perf_counter() - t2)):
+            phase_s[i] += seconds
+        return value
+
+    losses = [step() for _ in range(a.warmup)]
+    phase_s = [0.0, 0.0, 0.0]
+    start = time.perf_counter()
+    losses += [step() for _ in range(a.steps)]
+    seconds = time.perf_counter() - start
+    split = {}
+    if phases:
+        split = {key: s * 1e3 / a.steps for key, s in zip(("forward_ms", "backward_ms", "optimizer_ms"), phase_s)}
+    print(json.dumps({
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "seconds": seconds,
+        "tokens_per_s": a.batch * a.seq * a.steps / seconds,
+        "loss_first": losses[0],
+        "loss_last": losses[-1],
+        **split,
+    }))
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception as error:  # noqa: BLE001 - reported to the C++ bench
+        print(json.dumps({"error": f"{type(error).__name__}: {error}"}))
+        sys.exit(1)
