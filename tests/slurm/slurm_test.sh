@@ -1,0 +1,412 @@
+#!/bin/bash
+# The slurm/ scripts on a real Slurm: a private one-node cluster (munged,
+# slurmctld, slurmd on loopback, everything under a temporary directory),
+# jobs submitted with sbatch as a user would, and every daemon stopped by its
+# pid at the end, also when a check fails.
+#
+#   tests/slurm/slurm_test.sh CASE REPO BUILD
+#     CASE   train     2-rank summarize job completes; mpirun fallback; failures keep their status
+#            preempt   USR1 mid-run -> checkpoint, exit 75, requeue, resume, right final step;
+#                      USR1 with --no-requeue and a plain scancel: checkpoint, 75, no requeue
+#            preempt-mpirun   the same through mpirun and scancel --full
+#            pipeline  slurm/vavae-pipeline.sh: dependency chain in order (stand-in stages)
+#     REPO   the source tree (slurm/, jobs/)
+#     BUILD  the build tree (apps/summarize, apps/envcheck)
+#
+# Needs root (or passwordless sudo) and Debian's slurm-wlm and munge; skips
+# (status 77) with the reason otherwise. TANDEM_SLURM_KEEP=1 keeps the
+# temporary directory (logs, run directories) even when every check passes;
+# TANDEM_SLURM_TIMEOUT (default 600 s) bounds the waiting for jobs.
+set -uo pipefail
+
+case_name=${1:?usage: slurm_test.sh CASE REPO BUILD}
+repo=$(cd "${2:?REPO}" && pwd)
+build=$(cd "${3:?BUILD}" && pwd)
+SKIP=77
+case $case_name in
+  train | preempt | preempt-mpirun | pipeline) ;;
+  *)
+    echo "unknown case '$case_name' (train, preempt, preempt-mpirun, pipeline)"
+    exit 2
+    ;;
+esac
+
+say() { echo "[slurm-test $(date +%T)] $*"; }
+skip() {
+  echo "SKIPPED: $*"
+  exit $SKIP
+}
+
+for tool in munged slurmctld slurmd sbatch squeue scontrol scancel sinfo python3; do
+  command -v "$tool" >/dev/null 2>&1 ||
+    skip "$tool not found: install Slurm and MUNGE (apt-get install -y slurm-wlm munge, or env/setup.sh)"
+done
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    say "not root: running the test through sudo (slurmd starts jobs as their users, so it runs as root)"
+    exec sudo -n --preserve-env=PATH,TANDEM_SLURM_KEEP,TANDEM_SLURM_TIMEOUT bash "$0" "$@"
+  fi
+  skip "the test cluster's slurmd must run as root: run as root, or allow passwordless sudo"
+fi
+
+# Short path: the MUNGE socket path must fit in a UNIX socket address.
+tmp=$(mktemp -d /tmp/tandem-slurm.XXXXXX)
+chmod 755 "$tmp"
+# shellcheck source=tests/slurm/cluster.sh
+source "$(dirname "$0")/cluster.sh"
+
+failed=0
+fail() {
+  echo "FAIL: $*"
+  failed=1
+}
+
+finish() {
+  local status=$?
+  [ $failed -eq 1 ] && status=1
+  # Jobs first (their processes belong to slurmstepd), then the daemons.
+  if [ -n "${SLURM_CONF:-}" ] && [ ${#cluster_pids[@]} -gt 0 ]; then
+    local left
+    left=$(squeue -h -o %i 2>/dev/null | tr '\n' ' ')
+    if [ -n "${left// /}" ]; then
+      say "cancelling jobs still queued: $left"
+      # shellcheck disable=SC2086
+      scancel $left 2>/dev/null
+      for _ in $(seq 60); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.5; done
+    fi
+  fi
+  if [ $status -ne 0 ] && [ $status -ne $SKIP ] && [ -d "$tmp/cluster/log" ]; then
+    for f in "$tmp"/cluster/log/slurmctld.log "$tmp"/cluster/log/slurmd.log; do
+      echo "---- last lines of $f"
+      tail -n 25 "$f"
+    done
+  fi
+  cluster_stop
+  cluster_sweep
+  if [ $status -eq 0 ] && [ -z "${TANDEM_SLURM_KEEP:-}" ]; then
+    rm -rf "$tmp"
+  else
+    say "kept $tmp (logs, run directories)"
+  fi
+  if [ $status -eq 0 ]; then say "PASS ($case_name, ${SECONDS}s)"; fi
+  exit $status
+}
+trap finish EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+# Every wait below ends by this deadline, well inside ctest's TIMEOUT, so the
+# cleanup above always runs (ctest's timeout kill would skip it).
+deadline=$((SECONDS + ${TANDEM_SLURM_TIMEOUT:-600}))
+
+cluster_start "$tmp/cluster" || exit 1
+
+submit=$tmp/submit
+mkdir -p "$submit/logs"
+cd "$submit" || exit 1
+export TANDEM_BUILD=$build
+export OMPI_MCA_rmaps_base_oversubscribe=1
+export TANDEM_TOKENIZER_DIR=${TANDEM_TOKENIZER_DIR:-}
+[ -n "$TANDEM_TOKENIZER_DIR" ] || unset TANDEM_TOKENIZER_DIR
+# The test node has no GPUs and 2 CPUs: resources of the scripts' defaults
+# that it cannot give are overridden on the sbatch line, as a user would.
+cpu_only=(--gpus-per-node=0 --cpus-per-task=1)
+tiny=("$repo/jobs/summarize-tiny.toml" --set data.cache_dir="$tmp/token-cache"
+  --set train.warmup_steps=1 --set gen.max_new_tokens=8)
+
+# --- helpers --------------------------------------------------------------------
+job_field() { # job_field ID FIELD: JobState, ExitCode, Restarts, ... from scontrol
+  scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
+}
+wait_jobs() { # wait_jobs ID...: until none is queued or running (or the deadline)
+  local ids
+  ids=$(IFS=, && echo "$*")
+  while [ $SECONDS -lt $deadline ]; do
+    [ -z "$(squeue -h -j "$ids" -o %i 2>/dev/null)" ] && return 0
+    sleep 1
+  done
+  fail "jobs $* still queued at the test's deadline: $(squeue -h -o '%i %j %T %r' | tr '\n' ';')"
+  return 1
+}
+expect_job() { # expect_job ID STATE EXITCODE RESTARTS
+  local st ex rs
+  if [ -z "$1" ]; then
+    fail "no job id (sbatch refused the job?)"
+    return
+  fi
+  st=$(job_field "$1" JobState)
+  ex=$(job_field "$1" ExitCode)
+  rs=$(job_field "$1" Restarts)
+  say "job $1: JobState=$st ExitCode=$ex Restarts=$rs"
+  [ "$st" = "$2" ] || fail "job $1: state $st, wanted $2"
+  [ "$ex" = "$3" ] || fail "job $1: exit code $ex, wanted $3"
+  [ "$rs" = "$4" ] || fail "job $1: $rs restarts, wanted $4"
+}
+expect_line() { # expect_line FILE REGEX: some line of FILE matches
+  if grep -Eq -- "$2" "$1" 2>/dev/null; then
+    say "  ok: $(grep -Em1 -- "$2" "$1")"
+  else
+    fail "no line of $1 matches: $2"
+    [ -f "$1" ] && sed 's/^/    | /' "$1" | grep -v '^    | train [0-9]' | tail -n 40
+  fi
+}
+loss_steps() { # loss_steps METRICS: the step of every training line, in order
+  python3 -c 'import json,sys
+print(" ".join(str(r["step"]) for r in map(json.loads, open(sys.argv[1])) if "loss" in r))' "$1"
+}
+expect_steps() { # expect_steps METRICS N: training lines are exactly steps 1..N
+  local got want
+  got=$(loss_steps "$1")
+  want=$(seq -s ' ' 1 "$2")
+  if [ "$got" = "$want" ]; then say "  ok: $1 has steps 1..$2, each once"; else
+    fail "$1: training steps '$got', wanted '$want'"
+  fi
+}
+wait_steps() { # wait_steps METRICS N JOB: until N training steps are logged (or the job ended)
+  while [ $SECONDS -lt $deadline ]; do
+    if [ -f "$1" ] && [ "$(grep -c '"loss"' "$1")" -ge "$2" ]; then return 0; fi
+    [ -z "$(squeue -h -j "$3" -o %i 2>/dev/null)" ] && break
+    sleep 0.5
+  done
+  fail "job $3 never logged $2 steps in $1"
+  return 1
+}
+launcher_line() { # what train.sh should pick here
+  if srun --mpi=list 2>&1 | grep -Eq '^[[:space:]]*pmix'; then echo "launch: srun --mpi=pmix"; else
+    echo "launch: mpirun"
+  fi
+}
+
+# --- cases ------------------------------------------------------------------------
+case_train() {
+  local a b c d e
+  say "A: sbatch slurm/train.sh summarize jobs/summarize-tiny.toml, 2 tasks, 6 steps (train, eval, predict)"
+  a=$(sbatch --parsable --ntasks-per-node=2 "${cpu_only[@]}" "$repo/slurm/train.sh" summarize \
+    "${tiny[@]}" --set train.max_steps=6 --set train.out_dir="$tmp/run-a")
+  say "B: envcheck through the mpirun fallback (TANDEM_LAUNCHER=mpirun)"
+  b=$(TANDEM_LAUNCHER=mpirun sbatch --parsable --job-name=envcheck --ntasks-per-node=2 "${cpu_only[@]}" \
+    "$repo/slurm/train.sh" envcheck)
+  say "C: bad input (warmup past the run's steps): status 2, no requeue"
+  c=$(sbatch --parsable --job-name=bad --ntasks-per-node=2 "${cpu_only[@]}" "$repo/slurm/train.sh" summarize \
+    "${tiny[@]}" --set train.max_steps=3 --set train.warmup_steps=5 --set train.out_dir="$tmp/run-c")
+  say "D: a program that is not built: status 2"
+  d=$(TANDEM_BUILD=$tmp/nowhere sbatch --parsable --job-name=nobuild --ntasks-per-node=1 "${cpu_only[@]}" \
+    "$repo/slurm/train.sh" summarize)
+  say "E: 2 tasks per node on 1 GPU: refused before launch, status 2"
+  e=$(CUDA_VISIBLE_DEVICES=0 sbatch --parsable --job-name=gpus --ntasks-per-node=2 "${cpu_only[@]}" \
+    "$repo/slurm/train.sh" envcheck)
+  say "submitted A=$a B=$b C=$c D=$d E=$e; waiting"
+  wait_jobs "$a" "$b" "$c" "$d" "$e"
+
+  expect_job "$a" COMPLETED 0:0 0
+  expect_line "logs/tandem-$a.out" "\] tasks: 2 \(2 per node\)"
+  expect_line "logs/tandem-$a.out" "$(launcher_line)"
+  expect_line "logs/tandem-$a.out" "training on 2 rank\(s\)"
+  expect_line "logs/tandem-$a.out" "done: 6 steps"
+  expect_line "logs/tandem-$a.out" "submission: 100 rows"
+  expect_line "logs/tandem-$a.out" "done \(status 0\)"
+  expect_steps "$tmp/run-a/metrics.jsonl" 6
+
+  expect_job "$b" COMPLETED 0:0 0
+  expect_line "logs/envcheck-$b.out" "launch: mpirun -np 2 .*--bind-to none"
+  expect_line "logs/envcheck-$b.out" "Ranks: 2 on 1 node"
+
+  expect_job "$c" FAILED 2:0 0
+  expect_line "logs/bad-$c.out" "warmup_steps \(5\) must be less than"
+  expect_line "logs/bad-$c.out" "failed with status 2; not requeueing"
+
+  expect_job "$d" FAILED 2:0 0
+  expect_line "logs/nobuild-$d.out" "no program 'summarize'"
+
+  expect_job "$e" FAILED 2:0 0
+  expect_line "logs/gpus-$e.out" "2 tasks per node but 1 GPU\(s\) per node.*--ntasks-per-node=1"
+
+  say "F: train.sh outside a job tells how to submit it"
+  local out
+  out=$(env -u SLURM_JOB_ID bash "$repo/slurm/train.sh" summarize 2>&1)
+  local st=$?
+  [ $st -eq 2 ] || fail "train.sh outside Slurm: status $st, wanted 2"
+  if grep -q "sbatch slurm/train.sh summarize" <<<"$out"; then say "  ok: $out"; else
+    fail "train.sh outside Slurm said: $out"
+  fi
+}
+
+# preempt LAUNCHER SCANCEL_FLAG
+run_preempt() {
+  local launcher=$1 flag=$2 steps=14 id run=$tmp/run-preempt out
+  say "sbatch slurm/train.sh summarize train jobs/summarize-tiny.toml, $steps steps, launcher $launcher"
+  id=$(TANDEM_LAUNCHER=$launcher sbatch --parsable --job-name=preempt --ntasks-per-node=2 "${cpu_only[@]}" \
+    "$repo/slurm/train.sh" summarize train "${tiny[@]}" --set train.max_steps=$steps \
+    --set train.out_dir="$run")
+  out=logs/preempt-$id.out
+  wait_steps "$run/metrics.jsonl" 3 "$id" || return
+  say "job $id at step $(loss_steps "$run/metrics.jsonl" | wc -w): scancel --signal=USR1 $flag $id"
+  scancel --signal=USR1 "$flag" "$id" || fail "scancel failed"
+  wait_jobs "$id"
+
+  expect_job "$id" COMPLETED 0:0 1
+  expect_line "$out" "received SIGUSR1: forwarding it to the ranks"
+  expect_line "$out" "signal 10 received: checkpointing at step [0-9]+ and exiting with status 75"
+  expect_line "$out" "checkpointed and stopped \(status 75\): requeueing job $id"
+  expect_line "$out" "job $id \(preempt\), start 2 \(restarts: 1\)"
+  expect_line "$run/logs/rank-0.log" "resumed from .*/checkpoints/step-[0-9]+\.h5 at step [1-9][0-9]* \(was 2 ranks, now 2\)"
+  expect_line "$out" "done: $steps steps"
+  expect_line "$out" "done \(status 0\)"
+  expect_steps "$run/metrics.jsonl" $steps
+  local resumed saved
+  saved=$(sed -nE 's/.*checkpointing at step ([0-9]+).*/\1/p' "$out" | head -n 1)
+  resumed=$(sed -nE 's/.*resumed from .* at step ([0-9]+).*/\1/p' "$run/logs/rank-0.log" | head -n 1)
+  if [ -n "$saved" ] && [ "$saved" = "$resumed" ] && [ "$saved" -lt $steps ]; then
+    say "  ok: checkpointed at step $saved, resumed at step $resumed, finished at step $steps"
+  else
+    fail "checkpointed at step '$saved' but resumed at step '$resumed'"
+  fi
+  if [ -f "$run/checkpoints/step-$(printf %08d $steps).h5" ] && [ -f "$run/models/final.h5" ]; then
+    say "  ok: $(cd "$run" && echo checkpoints/*.h5 models/final.h5)"
+  else
+    fail "no final checkpoint / models/final.h5 in $run"
+  fi
+}
+
+case_pipeline() {
+  local fake=$tmp/fakebuild standin_log=$tmp/standin.log job=$tmp/vavae-standin.toml
+  mkdir -p "$fake/apps"
+  cp "$repo/tests/slurm/standin-vavae.sh" "$fake/apps/vavae"
+  chmod +x "$fake/apps/vavae"
+  echo "# stand-in job file: apps/vavae does not exist yet" >"$job"
+  export STANDIN_LOG=$standin_log STANDIN_ENVCHECK=$build/apps/envcheck TANDEM_BUILD=$fake
+  # The test node: 2 CPUs, no GPUs. Stages keep their own task counts (the
+  # sample stage's single task comes from the pipeline's defaults).
+  export VAVAE_SBATCH_TRAIN_VAE="--nodes=1 --ntasks-per-node=2 --time=10"
+  export VAVAE_SBATCH_EXTRACT="--nodes=1 --ntasks-per-node=2 --time=10"
+  export VAVAE_SBATCH_TRAIN_DIT="--nodes=1 --ntasks-per-node=2 --time=10"
+  local common="--gpus-per-node=0 --cpus-per-task=1"
+
+  say "dry run prints the chain"
+  "$repo/slurm/vavae-pipeline.sh" --dry-run --sbatch "$common" "$job" >"$tmp/dry.txt" 2>&1 ||
+    fail "dry run failed"
+  cat "$tmp/dry.txt"
+  expect_line "$tmp/dry.txt" "^JOB_SAMPLE=.*--dependency=afterok:\\\$JOB_TRAIN_DIT .*train.sh vavae sample"
+  [ ! -s "$standin_log" ] || fail "the dry run ran something"
+
+  say "pipeline 1: train-vae is preempted once (exit 75, requeued), then every stage runs in order"
+  STANDIN_PREEMPT=train-vae "$repo/slurm/vavae-pipeline.sh" --sbatch "$common" "$job" \
+    --set train.max_steps=3 | tee "$tmp/p1.txt"
+  say "pipeline 2: extract fails; train-dit and sample must never start"
+  STANDIN_FAIL=extract "$repo/slurm/vavae-pipeline.sh" --app vavae --sbatch "$common" "$job" | tee "$tmp/p2.txt"
+  local -A p1 p2
+  local s
+  for s in train-vae extract train-dit sample; do
+    p1[$s]=$(awk -v s="$s" '$1 == s {print $3}' "$tmp/p1.txt")
+    p2[$s]=$(awk -v s="$s" '$1 == s {print $3}' "$tmp/p2.txt")
+  done
+  wait_jobs "${p1[@]}" "${p2[@]}"
+  sort -n "$standin_log" | sed 's/^/    /'
+
+  # Pipeline 1: the same order in time as in the chain, each stage complete.
+  python3 - "$standin_log" "${p1[train-vae]}" "${p1[extract]}" "${p1[train-dit]}" "${p1[sample]}" <<'EOF' || fail "pipeline 1 order"
+import sys
+log, ids = sys.argv[1], sys.argv[2:]
+names = ["train-vae", "extract", "train-dit", "sample"]
+rows = []
+for line in open(log):
+    head, _, args = line.rstrip("\n").partition(" args=")
+    f = head.split()
+    kv = dict(x.split("=", 1) for x in f[1:] if "=" in x)
+    kv["args"] = args
+    rows.append((float(f[0]), kv["job"], kv["stage"], f[3], kv))
+ok = True
+def check(cond, msg):
+    global ok
+    print(("  ok: " if cond else "FAIL: ") + msg)
+    ok = ok and bool(cond)
+for i, (job, name) in enumerate(zip(ids, names)):
+    mine = [r for r in rows if r[1] == job]
+    check(bool(mine) and all(r[2] == name for r in mine), f"job {job} ran stage {name}")
+    ntasks = "1" if name == "sample" else "2"
+    ends = [r for r in mine if r[3] == "end"]
+    check(len(ends) == int(ntasks) and all(r[4]["ntasks"] == ntasks for r in mine),
+          f"{name}: {ntasks} rank(s) ended")
+    if name == "train-vae":
+        pre = [r for r in mine if r[3] == "preempted"]
+        check(len(pre) == 2 and all(r[4]["restart"] == "0" for r in pre)
+              and all(r[4]["restart"] == "1" for r in ends),
+              "train-vae: preempted on its first start (exit 75), ended after its requeue")
+    if i:
+        before = [r[0] for r in rows if r[1] == ids[i - 1] and r[3] == "end"]
+        starts = [r[0] for r in mine if r[3] == "start"]
+        if not (before and starts):
+            check(False, f"{name} or {names[i - 1]} has no start/end")
+        else:
+            check(min(starts) > max(before),
+                  f"{name} started {min(starts) - max(before):.1f}s after {names[i - 1]} ended")
+    check(any("--config" in r[4]["args"] and "train.max_steps=3" in r[4]["args"] for r in mine),
+          f"{name} got --config JOB.toml and the --set")
+sys.exit(0 if ok else 1)
+EOF
+  expect_job "${p1[train-vae]}" COMPLETED 0:0 1
+  for s in extract train-dit sample; do expect_job "${p1[$s]}" COMPLETED 0:0 0; done
+  expect_line "$tmp/standin.log.envcheck.train-vae.0" "Ranks: 2 on 1 node"
+
+  # Pipeline 2: stops at the failed stage; the rest are cancelled unstarted.
+  expect_job "${p2[train-vae]}" COMPLETED 0:0 0
+  expect_job "${p2[extract]}" FAILED 1:0 0
+  for s in train-dit sample; do
+    expect_job "${p2[$s]}" CANCELLED 0:0 0
+    if grep -q "job=${p2[$s]} " "$standin_log"; then fail "pipeline 2: $s ran after a failed stage"; else
+      say "  ok: pipeline 2: $s (job ${p2[$s]}) never started"
+    fi
+  done
+}
+
+# USR1 to a job submitted with --no-requeue, and a plain scancel (SIGTERM):
+# both checkpoint and end with status 75; neither is requeued.
+run_stop_variants() {
+  local id out run
+  for variant in no-requeue cancel; do
+    run=$tmp/run-$variant
+    if [ $variant = no-requeue ]; then
+      id=$(sbatch --parsable --job-name=$variant --no-requeue --ntasks-per-node=2 "${cpu_only[@]}" \
+        "$repo/slurm/train.sh" summarize train "${tiny[@]}" --set train.max_steps=40 --set train.out_dir="$run")
+    else
+      id=$(sbatch --parsable --job-name=$variant --ntasks-per-node=2 "${cpu_only[@]}" \
+        "$repo/slurm/train.sh" summarize train "${tiny[@]}" --set train.max_steps=40 --set train.out_dir="$run")
+    fi
+    out=logs/$variant-$id.out
+    wait_steps "$run/metrics.jsonl" 2 "$id" || return
+    if [ $variant = no-requeue ]; then
+      say "$variant: job $id submitted with --no-requeue: scancel --signal=USR1 --batch $id"
+      scancel --signal=USR1 --batch "$id"
+    else
+      say "$variant: scancel $id (SIGTERM)"
+      scancel "$id"
+    fi
+    wait_jobs "$id"
+    if [ $variant = no-requeue ]; then
+      expect_job "$id" FAILED 75:0 0
+      expect_line "$out" "scontrol requeue failed \(submitted with --no-requeue\?\)"
+    else
+      expect_job "$id" CANCELLED 75:0 0
+      expect_line "$out" "stopped by SIGTERM after a checkpoint \(status 75\): not requeueing"
+    fi
+    expect_line "$out" "checkpointing at step [0-9]+ and exiting with status 75"
+    if compgen -G "$run/checkpoints/step-*.h5" >/dev/null; then
+      say "  ok: $(cd "$run" && echo checkpoints/step-*.h5)"
+    else
+      fail "$variant: no checkpoint in $run"
+    fi
+  done
+}
+
+case $case_name in
+  train) case_train ;;
+  preempt)
+    run_preempt auto --batch
+    run_stop_variants
+    ;;
+  preempt-mpirun) run_preempt mpirun --full ;;
+  pipeline) case_pipeline ;;
+  *)
+    echo "unknown case '$case_name'"
+    exit 2
+    ;;
+esac

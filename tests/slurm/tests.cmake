@@ -1,0 +1,21 @@
+# The launch scripts as users start them: slurm/ on a private one-node Slurm
+# (label slurm; needs root or passwordless sudo and Debian's slurm-wlm and
+# munge, else skipped), kaggle/run.sh on this machine (label kaggle).
+#   ctest -L slurm     ctest -L kaggle
+# Each Slurm case starts and stops its own daemons; they share a lock so two
+# clusters never compete for this machine's CPUs.
+foreach(case train preempt preempt-mpirun pipeline)
+  add_test(NAME slurm_${case}
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/slurm_test.sh ${case} ${CMAKE_SOURCE_DIR}
+                   ${CMAKE_BINARY_DIR})
+  set_tests_properties(slurm_${case} PROPERTIES LABELS slurm TIMEOUT 900
+                       SKIP_RETURN_CODE 77 RESOURCE_LOCK tandem_slurm_cluster)
+endforeach()
+
+foreach(case dry-run-t4x2 dry-run-cpu dry-run-one-gpu run-cpu run-monitor interrupt)
+  add_test(NAME kaggle_${case}
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/kaggle_test.sh ${case} ${CMAKE_SOURCE_DIR}
+                   ${CMAKE_BINARY_DIR})
+  set_tests_properties(kaggle_${case} PROPERTIES LABELS kaggle TIMEOUT 600
+                       SKIP_RETURN_CODE 77)
+endforeach()
