@@ -1,5 +1,7 @@
 #include "tandem/data/loader.h"
 
+#include <torch/torch.h>
+
 #include <utility>
 
 namespace tandem {
@@ -32,6 +34,11 @@ Batch to_device(const Batch& batch, const c10::Device& device) {
 Loader::Make pinned_for(Loader::Make make, const c10::Device& target) {
   if (!target.is_cuda()) return make;
   return [make = std::move(make)](int64_t i) { return pin(make(i)); };
+}
+
+at::Tensor valid_mask(const std::vector<uint8_t>& valid) {
+  return torch::tensor(std::vector<int64_t>(valid.begin(), valid.end()), torch::kLong)
+      .to(torch::kBool);
 }
 
 }  // namespace tandem

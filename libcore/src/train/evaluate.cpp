@@ -8,14 +8,6 @@
 #include "tandem/train/autocast_guard.h"
 
 namespace tandem {
-namespace {
-
-at::Tensor valid_tensor(const std::vector<uint8_t>& valid) {
-  return torch::tensor(std::vector<int64_t>(valid.begin(), valid.end()), torch::kLong)
-      .to(torch::kBool);
-}
-
-}  // namespace
 
 Metrics evaluate(Task& task, torch::nn::Module& model, const EvalContext& ctx) {
   const int64_t n = task.eval_size();
@@ -31,7 +23,7 @@ Metrics evaluate(Task& task, torch::nn::Module& model, const EvalContext& ctx) {
     torch::NoGradGuard no_grad;
     for (const auto& mb : shard.micro_batches(ctx.micro_batch)) {
       auto batch = task.make_batch(mb.indices, false, ctx.seed);
-      batch["valid"] = valid_tensor(mb.valid);
+      batch["valid"] = valid_mask(mb.valid);
       batch = to_device(batch, ctx.device);
       EvalRows rows;
       {
@@ -52,7 +44,7 @@ Metrics evaluate(Task& task, torch::nn::Module& model, const EvalContext& ctx) {
   // column-major restores the dataset's order, padding last.
   MpiComm host(world);
   const int64_t len = static_cast<int64_t>(shard.indices.size());
-  auto valid = valid_tensor(shard.valid).to(torch::kByte);
+  auto valid = valid_mask(shard.valid).to(torch::kByte);
   auto all_valid = torch::empty({size, len}, valid.options());
   host.allgather(valid, all_valid);
   auto keep = all_valid.t().reshape({-1}).to(torch::kBool);

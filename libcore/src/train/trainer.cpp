@@ -47,11 +47,6 @@ double peak_memory_mb() {
 // seed and the epoch only, hence the same on any world size.
 uint64_t epoch_seed(uint64_t seed, int64_t epoch) { return rank_seed(seed, static_cast<int>(epoch) + 1000003); }
 
-at::Tensor valid_mask(const std::vector<uint8_t>& valid) {
-  return torch::tensor(std::vector<int64_t>(valid.begin(), valid.end()), torch::kLong)
-      .to(torch::kBool);
-}
-
 }  // namespace
 
 struct Trainer::Impl {
@@ -295,8 +290,10 @@ int Trainer::Impl::loop() {
     auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
     int64_t tokens = 0;
     for (int64_t a = 0; a < accum; ++a) {
-      auto batch = to_device(*loader.next(), device);
-      tokens += task.tokens_in(batch);
+      auto host_batch = *loader.next();
+      // Counted on the host copy: on a GPU the count would wait for the device.
+      tokens += task.tokens_in(host_batch);
+      auto batch = to_device(host_batch, device);
       if (sync) sync->prepare(a == accum - 1);
       at::Tensor loss;
       {

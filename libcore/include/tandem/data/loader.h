@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "tandem/data/prefetcher.h"
 
@@ -14,6 +15,9 @@ namespace tandem {
 
 using Batch = std::map<std::string, at::Tensor>;
 using Loader = Prefetcher<Batch>;
+
+// The bool mask a batch carries as batch["valid"]: false marks padding.
+at::Tensor valid_mask(const std::vector<uint8_t>& valid);
 
 // Host tensors moved to page-locked memory (needs a CUDA build at run time);
 // tensors already pinned or on a device are kept as they are.

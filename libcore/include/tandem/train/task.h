@@ -53,7 +53,8 @@ class Task {
 
   // Training FLOPs per sample (forward + backward), for MFU; 0 if unknown.
   virtual double flops_per_sample() const { return 0; }
-  // Tokens in a batch, for tokens/s; 0 when the task does not count tokens.
+  // Tokens in a batch (its host tensors, before the copy to the device), for
+  // tokens/s; 0 when the task does not count tokens.
   virtual int64_t tokens_in(const Batch& batch) const { return 0; }
   // What happens to the epoch's last, partial global batch: dropped (true), or
   // filled up with samples marked invalid in batch["valid"], identically on
