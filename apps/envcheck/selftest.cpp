@@ -47,28 +47,24 @@ int run_selftest(tandem::World& world, tandem::Communicator& comm,
   const int root = size - 1;
   using tandem::ReduceOp;
 
-  const std::vector<Check> checks = {
-      {"allreduce(sum)",
-       [&](int64_t n, c10::ScalarType t) {
-         auto v = pattern(n, t, device);
-         auto x = v * (r + 1);
-         comm.allreduce(x, ReduceOp::Sum);
-         return torch::equal(x, v * tri);
-       }},
-      {"allreduce(avg)",
-       [&](int64_t n, c10::ScalarType t) {
-         auto v = pattern(n, t, device);
-         auto x = v * (2 * (r + 1));
-         comm.allreduce(x, ReduceOp::Avg);
-         return torch::equal(x, v * (size + 1));
-       }},
-      {"allreduce(max)",
-       [&](int64_t n, c10::ScalarType t) {
-         auto v = pattern(n, t, device);
-         auto x = v * (r + 1);
-         comm.allreduce(x, ReduceOp::Max);
-         return torch::equal(x, v * size);
-       }},
+  struct AllreduceCase {
+    const char* name;
+    ReduceOp op;
+    int64_t in_scale;  // rank r sends (r + 1) * in_scale * v
+    int64_t expected;  // ... and every rank gets expected * v
+  };
+  const AllreduceCase allreduces[] = {{"allreduce(sum)", ReduceOp::Sum, 1, tri},
+                                      {"allreduce(avg)", ReduceOp::Avg, 2, size + 1},
+                                      {"allreduce(max)", ReduceOp::Max, 1, size}};
+  std::vector<Check> checks;
+  for (const auto& c : allreduces)
+    checks.push_back({c.name, [&, c](int64_t n, c10::ScalarType t) {
+                        auto v = pattern(n, t, device);
+                        auto x = v * ((r + 1) * c.in_scale);
+                        comm.allreduce(x, c.op);
+                        return torch::equal(x, v * c.expected);
+                      }});
+  const std::vector<Check> others = {
       {"broadcast",
        [&](int64_t n, c10::ScalarType t) {
          auto v = pattern(n, t, device);
@@ -85,6 +81,7 @@ int run_selftest(tandem::World& world, tandem::Communicator& comm,
          return torch::equal(out, expected);
        }},
   };
+  checks.insert(checks.end(), others.begin(), others.end());
   const std::vector<c10::ScalarType> types = {torch::kFloat32, torch::kFloat16, torch::kBFloat16,
                                               torch::kFloat64, torch::kInt64};
 

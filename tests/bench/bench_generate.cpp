@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "model/generate.h"
+#include "bench_args.h"
 #include "model/gpt2.h"
 #include "tandem/error.h"
 
@@ -86,14 +87,6 @@ int64_t agreeing(const Rows& a, const Rows& b) {
   return n;
 }
 
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> items;
-  std::stringstream in(list);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) items.push_back(item);
-  return items;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -125,7 +118,7 @@ int main(int argc, char** argv) {
                 device_name.c_str(), threads, repeats);
     std::printf("%-6s %5s %7s %5s %-9s %10s %10s %9s %s\n", "preset", "batch", "prompt", "new", "mode", "seconds",
                 "tokens/s", "vs no-kv", "same tokens");
-    for (const auto& preset : split(presets)) {
+    for (const auto& preset : bench::split(presets)) {
       const GPTConfig config = GPTConfig::preset(preset);
       const bool tiny = preset == "tiny";
       const int64_t prompt_len = prompt_flag > 0 ? prompt_flag : (tiny ? 64 : 32);
@@ -138,7 +131,7 @@ int main(int argc, char** argv) {
       summarize::GenerateOptions options;
       options.max_new_tokens = new_tokens;
 
-      for (const auto& b : split(batches)) {
+      for (const auto& b : bench::split(batches)) {
         const int64_t batch = std::atoll(b.c_str());
         const at::Tensor ids = torch::randint(config.vocab_size - 1, {batch, prompt_len}, torch::kLong);  // no eot
         Rows prompts(batch);

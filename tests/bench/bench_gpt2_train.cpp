@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_args.h"
 #include "model/gpt2.h"
 #include "tandem/dist/cuda_info.h"
 #include "tandem/error.h"
@@ -178,14 +179,6 @@ std::string mfu_text(double flops_per_s, const std::string& gpu_name) {
   return text;
 }
 
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> items;
-  std::stringstream in(list);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) items.push_back(item);
-  return items;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -226,7 +219,7 @@ int main(int argc, char** argv) {
     std::printf("%-6s %7s %7s %5s %-11s %10s %15s %6s %14s  %s\n", "preset", "params", "BxT", "steps", "impl", "tokens/s",
                 "model FLOP/s", "MFU", "loss 1st>last", "ms/step: fwd+loss bwd adamw");
     std::vector<std::string> unavailable;
-    for (const auto& preset : split(presets)) {
+    for (const auto& preset : bench::split(presets)) {
       const GPTConfig config = GPTConfig::preset(preset);
       const Shape s = shape_for(preset, flags);
       if (s.seq > config.block_size) throw tandem::UsageError("--seq exceeds " + preset + "'s block_size " + std::to_string(config.block_size));
