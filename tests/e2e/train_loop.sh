@@ -21,7 +21,7 @@ invariance)
   run 1 "${common[@]}" --set train.out_dir=one >/dev/null
   run 2 "${common[@]}" --set train.out_dir=two >/dev/null
   "$compare" losses one/metrics.jsonl two/metrics.jsonl 1e-5
-  "$compare" models one/models/final.h5 two/models/final.h5 1e-5
+  "$compare" models one/models/final_model.h5 two/models/final_model.h5 1e-5
   ;;
 resume)
   # 20 steps straight vs 10, SIGUSR1, resume to 20: bitwise equal weights.
@@ -31,7 +31,7 @@ resume)
   [ "$s" = 75 ] || fail "preempted run exited $s, wanted 75"
   [ -f split/checkpoints/step-00000010.h5 ] || fail "no checkpoint at step 10"
   run 2 "${common[@]}" --set train.out_dir=split >/dev/null
-  "$compare" models straight/models/final.h5 split/models/final.h5 0
+  "$compare" models straight/models/final_model.h5 split/models/final_model.h5 0
   ;;
 resume_other_world)
   # A 2-rank checkpoint resumed on 1 rank continues the same sample order.
@@ -41,7 +41,7 @@ resume_other_world)
   [ "$s" = 75 ] || fail "preempted run exited $s, wanted 75"
   run 1 "${common[@]}" --set train.out_dir=moved >/dev/null
   "$compare" losses straight/metrics.jsonl moved/metrics.jsonl 1e-5
-  "$compare" models straight/models/final.h5 moved/models/final.h5 1e-5
+  "$compare" models straight/models/final_model.h5 moved/models/final_model.h5 1e-5
   ;;
 preempt_one_rank)
   # SIGUSR1 on rank 1 alone: every rank stops at the same step boundary.
@@ -50,7 +50,7 @@ preempt_one_rank)
   [ "$s" = 75 ] || fail "exited $s, wanted 75"
   [ -f p/checkpoints/step-00000007.h5 ] || fail "no checkpoint at step 7: $(ls p/checkpoints)"
   run 2 --set train.max_steps=30 --set train.out_dir=p >/dev/null
-  [ -f p/models/final.h5 ] || fail "resumed run did not finish"
+  [ -f p/models/final_model.h5 ] || fail "resumed run did not finish"
   [ -f p/checkpoints/step-00000030.h5 ] || fail "no final checkpoint"
   ;;
 bad_input)

@@ -260,10 +260,10 @@ run_preempt() {
   else
     fail "checkpointed at step '$saved' but resumed at step '$resumed'"
   fi
-  if [ -f "$run/checkpoints/step-$(printf %08d $steps).h5" ] && [ -f "$run/models/final.h5" ]; then
-    say "  ok: $(cd "$run" && echo checkpoints/*.h5 models/final.h5)"
+  if [ -f "$run/checkpoints/step-$(printf %08d $steps).h5" ] && [ -f "$run/models/final_model.h5" ]; then
+    say "  ok: $(cd "$run" && echo checkpoints/*.h5 models/final_model.h5)"
   else
-    fail "no final checkpoint / models/final.h5 in $run"
+    fail "no final checkpoint / models/final_model.h5 in $run"
   fi
 }
 

@@ -67,8 +67,8 @@ GPT load_model(tandem::World& world, const tandem::Config& c, const GPTConfig& s
 std::string default_checkpoint(const tandem::Config& c) {
   const std::string given = c.get_string("cmd.checkpoint");
   if (!given.empty()) return given;
-  const auto best = fs::path(out_dir(c)) / "models" / "best.h5";
-  return fs::exists(best) ? best.string() : (fs::path(out_dir(c)) / "models" / "final.h5").string();
+  const auto best = fs::path(out_dir(c)) / "models" / "best_model.h5";
+  return fs::exists(best) ? best.string() : (fs::path(out_dir(c)) / "models" / "final_model.h5").string();
 }
 
 int evaluate_and_predict(tandem::World& world, const tandem::Config& c, GPT& model,

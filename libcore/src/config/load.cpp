@@ -140,8 +140,9 @@ std::string read_file(const std::string& path) {
 
 }  // namespace
 
-void merge_file(Config& config, const std::string& path) {
-  const std::string text = read_file(path);
+void merge_file(Config& config, const std::string& path) { merge_text(config, read_file(path), path); }
+
+void merge_text(Config& config, const std::string& text, const std::string& path) {
   toml::table root;
   try {
     root = toml::parse(text, path);

@@ -1,23 +1,15 @@
 #include "tandem/obs/plot.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <stdlib.h>
-#include <sys/wait.h>
-
 #include <cctype>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <stdexcept>
 
 #include "tandem/error.h"
+#include "tandem/io/temp_dir.h"
+#include "tandem/obs/gnuplot.h"
 #include "tandem/obs/metrics_series.h"
-
-extern char** environ;
 
 namespace tandem {
 namespace fs = std::filesystem;
@@ -67,34 +59,6 @@ std::vector<Chart> charts_for(const MetricSeries& series) {
   return charts;
 }
 
-// A gnuplot string literal: single quotes take no escapes but a doubled quote.
-std::string quoted(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
-}
-
-class TempDir {
- public:
-  explicit TempDir(const fs::path& parent) {
-    std::string pattern = (fs::absolute(parent) / ".plot-XXXXXX").string();
-    if (!::mkdtemp(pattern.data()))
-      throw std::runtime_error(parent.string() + ": cannot create a temporary directory: " +
-                               std::strerror(errno));
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
 void write_data(const fs::path& path, const std::vector<MetricPoint>& points) {
   std::ofstream out(path);
   out.precision(10);
@@ -110,54 +74,21 @@ std::string script_for(const std::vector<Chart>& charts, const MetricSeries& ser
       "set terminal pngcairo size 960,540 noenhanced\n"
       "set grid\nset xlabel 'step'\nset format y '%g'\n";
   for (const Chart& chart : charts) {
-    s += "set output " + quoted((dir / chart.file).string()) + "\n";
-    s += "set title " + quoted(chart.title) + "\nset ylabel " + quoted(chart.ylabel) + "\n";
+    s += "set output " + gnuplot_quoted((dir / chart.file).string()) + "\n";
+    s += "set title " + gnuplot_quoted(chart.title) + "\nset ylabel " + gnuplot_quoted(chart.ylabel) + "\n";
     s += chart.lines.size() > 1 ? "set key top right\n" : "unset key\n";
     s += "plot ";
     for (size_t i = 0; i < chart.lines.size(); ++i) {
       const Line& line = chart.lines[i];
       // Evaluations are few and far apart: points show where they were taken.
       const bool points = is_eval(line.field) || series.at(line.field).size() == 1;
-      s += (i ? ", " : "") + quoted(data.at(line.field).string()) + " using 1:2 with " +
+      s += (i ? ", " : "") + gnuplot_quoted(data.at(line.field).string()) + " using 1:2 with " +
            (points ? "linespoints pt 7 ps 0.8" : "lines lw 1.5") + " title " +
-           quoted(line.title);
+           gnuplot_quoted(line.title);
     }
     s += "\n";
   }
   return s + "unset output\n";
-}
-
-std::string tail_of(const fs::path& path) {
-  std::ifstream in(path);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  constexpr size_t kMax = 1000;
-  return text.size() <= kMax ? text : "..." + text.substr(text.size() - kMax);
-}
-
-void run_gnuplot(const fs::path& script, const fs::path& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::string program = "gnuplot", script_arg = script.string();
-  char* argv[] = {program.data(), script_arg.data(), nullptr};
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, "gnuplot", &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc == ENOENT)
-    throw std::runtime_error(
-        "gnuplot is not installed (not found on PATH): install gnuplot-nox, e.g. "
-        "`apt-get install gnuplot-nox` (env/setup.sh does)");
-  if (rc != 0) throw std::runtime_error(std::string("cannot start gnuplot: ") + std::strerror(rc));
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR)
-      throw std::runtime_error(std::string("waiting for gnuplot: ") + std::strerror(errno));
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
-  const std::string how = WIFEXITED(status)
-                              ? "exited with status " + std::to_string(WEXITSTATUS(status))
-                              : "was killed by signal " + std::to_string(WTERMSIG(status));
-  throw std::runtime_error("gnuplot " + how + ":\n" + tail_of(log));
 }
 
 }  // namespace
@@ -174,7 +105,7 @@ std::vector<std::string> plot_run(const std::string& run_dir, const std::string&
   fs::create_directories(out);
 
   // Drawn aside, then renamed over the old ones: a viewer never sees half a PNG.
-  TempDir tmp(out);
+  TempDir tmp(out, "plot");
   std::map<std::string, fs::path> data;
   for (const Chart& chart : charts)
     for (const Line& line : chart.lines) {
@@ -189,7 +120,7 @@ std::vector<std::string> plot_run(const std::string& run_dir, const std::string&
     f << script_for(charts, series, data, tmp.path());
     if (!f.flush()) throw std::runtime_error(script.string() + ": write failed");
   }
-  run_gnuplot(script, tmp.path() / "gnuplot.log");
+  run_gnuplot(script.string(), (tmp.path() / "gnuplot.log").string());
 
   std::vector<std::string> written;
   for (const Chart& chart : charts) {

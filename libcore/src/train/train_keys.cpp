@@ -41,7 +41,7 @@ void add_train_keys(Schema& s, const TrainDefaults& d) {
   s.add("train.resume", std::string("auto"),
         "\"auto\": continue from the latest checkpoint in out_dir if any; \"none\": start fresh "
         "(refused if out_dir has checkpoints); or a checkpoint file");
-  s.add("train.best_metric", d.best_metric, "metric that picks models/best.h5");
+  s.add("train.best_metric", d.best_metric, "metric that picks models/best_model.h5");
   s.add("train.best_mode", d.best_mode, "whether a smaller or larger best_metric is better",
         {"min", "max"});
   s.add("dist.bucket_mb", 25.0, "size of the gradient buckets all-reduced during backward, MiB");

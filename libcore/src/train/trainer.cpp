@@ -236,8 +236,8 @@ bool Trainer::Impl::evaluate_and_track(int64_t steps_done, MetricsWriter* metric
   const bool better = std::isnan(best) || (s.best_mode == "min" ? it->second < best : it->second > best);
   if (better) {
     best = it->second;
-    save_model("best", steps_done);
-    log::info("new best ", s.best_metric, " ", best, ": models/best.h5");
+    save_model("best_model", steps_done);
+    log::info("new best ", s.best_metric, " ", best, ": models/best_model.h5");
   }
   return better;
 }
@@ -376,7 +376,7 @@ int Trainer::Impl::loop() {
     if ((s.ckpt_every > 0 && done % s.ckpt_every == 0) || done == total_steps) save(done);
   }
   if (progress) progress->finish();
-  save_model("final", total_steps);
+  save_model("final_model", total_steps);
   if (world.rank() == 0) log::info("done: ", total_steps, " steps; models in ", (out_dir / "models").string());
   return kExitOk;
 }
