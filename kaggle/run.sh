@@ -16,7 +16,7 @@
 # the CPU (one rank using every core beats two ranks splitting them).
 # train.precision = "auto" is fp16 with loss scaling on a T4.
 #
-# Arguments: APP (summarize; carotid and vavae to come), then the app's: a
+# Arguments: APP (summarize or carotid; vavae to come), then the app's: a
 # bare JOB.toml becomes --config JOB.toml (looked for in the current directory,
 # then in the repository), everything else goes as is. Options, anywhere:
 #   --dry-run     print the environment and the exact command, then stop
@@ -241,7 +241,8 @@ ensure_build() {
   if [ -n "$torch_version" ]; then
     # LibTorch comes from the notebook's torch; the rest from apt.
     apt_install build-essential cmake ninja-build ccache pkg-config git openmpi-bin libopenmpi-dev \
-      libhdf5-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libpcre2-dev
+      libhdf5-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libpcre2-dev \
+      liborcus-dev libstb-dev
     fetch_dep tomlplusplus libtomlplusplus-dev https://github.com/marzer/tomlplusplus.git v3.4.0
     fetch_dep CLI11 libcli11-dev https://github.com/CLIUtils/CLI11.git v2.4.2
   else

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The shared training loop, end to end, on the toy task:
 #   train_loop.sh TOY COMPARE MPIEXEC CASE
-# CASE is one of: invariance, resume, resume_other_world, preempt_one_rank,
+# CASE is one of: invariance, resume, ema, resume_other_world, preempt_one_rank,
 # bad_input, nonfinite. Each runs in a fresh directory and cleans up.
 set -euo pipefail
 toy=$1 compare=$2 mpiexec=$3 case=$4
@@ -32,6 +32,17 @@ resume)
   [ -f split/checkpoints/step-00000010.h5 ] || fail "no checkpoint at step 10"
   run 2 "${common[@]}" --set train.out_dir=split >/dev/null
   "$compare" models straight/models/final_model.h5 split/models/final_model.h5 0
+  ;;
+ema)
+  # train.ema_decay keeps an average that a resume continues exactly, and
+  # that is not the model itself.
+  common=(--set train.max_steps=20 --set train.global_batch=8 --set train.ema_decay=0.9)
+  run 2 "${common[@]}" --set train.out_dir=straight >/dev/null
+  s=$(status run 2 "${common[@]}" --set train.out_dir=split --set toy.signal_at_call=10)
+  [ "$s" = 75 ] || fail "preempted run exited $s, wanted 75"
+  run 2 "${common[@]}" --set train.out_dir=split >/dev/null
+  "$compare" ema straight/models/final_model.h5 split/models/final_model.h5 0
+  ! "$compare" ema-vs-model straight/models/final_model.h5 - 1e-6 || fail "the EMA equals the model"
   ;;
 resume_other_world)
   # A 2-rank checkpoint resumed on 1 rank continues the same sample order.

@@ -4,6 +4,10 @@
 // compare_runs models A.h5 B.h5 TOL
 //   every tensor of the "model" set differs by at most TOL; TOL 0 means
 //   bitwise equal.
+// compare_runs ema A.h5 B.h5 TOL
+//   the same for the "ema" set (runs with train.ema_decay > 0).
+// compare_runs ema-vs-model A.h5 - TOL
+//   A's "ema" set against its own "model" set.
 #include <torch/torch.h>
 
 #include <cstdio>
@@ -45,10 +49,11 @@ int compare_losses(const std::string& a, const std::string& b, double tol) {
   return worst <= tol ? 0 : 1;
 }
 
-int compare_models(const std::string& a, const std::string& b, double tol) {
+int compare_sets(const std::string& a, const std::string& set_a, const std::string& b,
+                 const std::string& set_b, double tol) {
   auto ca = tandem::load_checkpoint(a), cb = tandem::load_checkpoint(b);
-  const auto& ma = ca.set("model");
-  const auto& mb = cb.set("model");
+  const auto& ma = ca.set(set_a);
+  const auto& mb = cb.set(set_b);
   if (ma.size() != mb.size()) {
     std::printf("tensor counts differ\n");
     return 1;
@@ -73,11 +78,13 @@ int compare_models(const std::string& a, const std::string& b, double tol) {
 
 int main(int argc, char** argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: compare_runs losses|models A B TOL\n");
+    std::fprintf(stderr, "usage: compare_runs losses|models|ema|ema-vs-model A B TOL\n");
     return 2;
   }
   const std::string what = argv[1];
   const double tol = std::stod(argv[4]);
-  return what == "losses" ? compare_losses(argv[2], argv[3], tol)
-                          : compare_models(argv[2], argv[3], tol);
+  if (what == "losses") return compare_losses(argv[2], argv[3], tol);
+  if (what == "ema") return compare_sets(argv[2], "ema", argv[3], "ema", tol);
+  if (what == "ema-vs-model") return compare_sets(argv[2], "ema", argv[2], "model", tol);
+  return compare_sets(argv[2], "model", argv[3], "model", tol);
 }

@@ -41,6 +41,9 @@ void add_train_keys(Schema& s, const TrainDefaults& d) {
   s.add("train.resume", std::string("auto"),
         "\"auto\": continue from the latest checkpoint in out_dir if any; \"none\": start fresh "
         "(refused if out_dir has checkpoints); or a checkpoint file");
+  s.add("train.ema_decay", d.ema_decay,
+        "keep an exponential moving average of the weights with this decay per step (0: none); "
+        "saved as the set ema/ in checkpoints and model files");
   s.add("train.best_metric", d.best_metric, "metric that picks models/best_model.h5");
   s.add("train.best_mode", d.best_mode, "whether a smaller or larger best_metric is better",
         {"min", "max"});
@@ -81,6 +84,7 @@ TrainSettings train_settings(const Config& c) {
   t.log_every = c.get_int("train.log_every");
   t.max_bad_steps = c.get_int("train.max_bad_steps");
   t.resume = c.get_string("train.resume");
+  t.ema_decay = c.get_double("train.ema_decay");
   t.best_metric = c.get_string("train.best_metric");
   t.best_mode = c.get_string("train.best_mode");
   t.bucket_mb = c.get_double("dist.bucket_mb");
@@ -98,6 +102,7 @@ TrainSettings train_settings(const Config& c) {
   require(t.beta2 >= 0 && t.beta2 < 1, c, "train.beta2", "must be in [0, 1)");
   require(t.eps > 0, c, "train.eps", "must be > 0");
   require(t.grad_clip >= 0, c, "train.grad_clip", "must be >= 0");
+  require(t.ema_decay >= 0 && t.ema_decay < 1, c, "train.ema_decay", "must be in [0, 1)");
   require(t.eval_every >= 0, c, "train.eval_every", "must be >= 0");
   require(t.ckpt_every >= 0, c, "train.ckpt_every", "must be >= 0");
   require(t.keep_last >= 0, c, "train.keep_last", "must be >= 0");

@@ -26,6 +26,7 @@
 #include "tandem/obs/progress.h"
 #include "tandem/train/adamw.h"
 #include "tandem/train/autocast_guard.h"
+#include "tandem/train/ema.h"
 #include "tandem/train/evaluate.h"
 #include "tandem/train/loss_scaler.h"
 #include "tandem/train/preemption.h"
@@ -69,6 +70,7 @@ struct Trainer::Impl {
   std::unique_ptr<AdamW> optimizer;
   std::unique_ptr<LossScaler> scaler;
   std::unique_ptr<GradSync> sync;
+  std::unique_ptr<Ema> ema;  // only with train.ema_decay > 0
   std::unique_ptr<Sampler> sampler;
   Schedule schedule;
   int64_t accum = 1, total_steps = 0, start_step = 0;
@@ -159,6 +161,15 @@ void Trainer::Impl::build() {
   for (auto& [name, t] : weights) all.push_back(t);
   broadcast_from_rank0(*comm, all);
   if (world.size() > 1) sync = std::make_unique<GradSync>(*comm, params, s.bucket_mb);
+  // Built from the synchronised weights, so every rank averages the same
+  // values; a resumed run continues the average it saved.
+  if (s.ema_decay > 0) {
+    ema = std::make_unique<Ema>(*model);
+    if (resume_from) {
+      const auto ckpt = load_checkpoint(*resume_from);
+      if (ckpt.sets.count("ema")) tandem::restore(ckpt, "ema", ema->named_tensors());
+    }
+  }
 }
 
 void Trainer::Impl::restore(const std::string& path) {
@@ -197,7 +208,9 @@ void Trainer::Impl::save(int64_t steps_done) {
     state["best_value"] = best;
     state["config"] = config.to_toml();
     CheckpointDir dir((out_dir / "checkpoints").string(), static_cast<int>(s.keep_last));
-    const auto path = dir.save(steps_done, {{"model", weights}, {"optim", optimizer->state()}}, state);
+    TensorSets sets = {{"model", weights}, {"optim", optimizer->state()}};
+    if (ema) sets["ema"] = ema->named_tensors();
+    const auto path = dir.save(steps_done, sets, state);
     log::info("checkpoint ", path);
   }
   // Nobody leaves before rank 0 has written: a rank that exits early makes
@@ -211,7 +224,9 @@ void Trainer::Impl::save_model(const std::string& name, int64_t steps_done) {
   state["step"] = steps_done;
   state["config"] = config.to_toml();
   fs::create_directories(out_dir / "models");
-  save_checkpoint((out_dir / "models" / (name + ".h5")).string(), {{"model", weights}}, state);
+  TensorSets sets = {{"model", weights}};
+  if (ema) sets["ema"] = ema->named_tensors();
+  save_checkpoint((out_dir / "models" / (name + ".h5")).string(), sets, state);
 }
 
 bool Trainer::Impl::evaluate_and_track(int64_t steps_done, MetricsWriter* metrics) {
@@ -317,7 +332,10 @@ int Trainer::Impl::loop() {
     const double grad_norm = torch::nn::utils::clip_grad_norm_(trainable, max_norm);
     const bool finite = std::isfinite(grad_norm);
     const bool apply = scaler->update(finite) && finite;
-    if (apply) optimizer->step(lr);
+    if (apply) {
+      optimizer->step(lr);
+      if (ema) ema->update(*model, s.ema_decay);
+    }
     optimizer->zero_grad();
     if (!apply) {
       ++skipped;

@@ -23,6 +23,7 @@ struct TrainDefaults {
   double weight_decay = 0.1;
   double beta1 = 0.9;
   double beta2 = 0.999;
+  double ema_decay = 0.0;
   std::string best_metric = "eval_loss";
   std::string best_mode = "min";
 };
@@ -39,6 +40,7 @@ struct TrainSettings {
   std::string precision;
   int64_t eval_every, ckpt_every, keep_last, log_every, max_bad_steps;
   std::string resume;
+  double ema_decay;
   std::string best_metric, best_mode;
   double bucket_mb;
   double gpu_every_s;

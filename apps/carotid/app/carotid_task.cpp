@@ -1,0 +1,159 @@
+#include "app/carotid_task.h"
+
+#include <torch/torch.h>
+
+#include "data/random.h"
+#include "images/for_each_index.h"
+#include "metrics/classification.h"
+
+namespace carotid {
+
+namespace {
+
+// ImageNet's channel statistics, which torchvision weights expect; a gray
+// image gets their mean, as a gray copy of ImageNet would have.
+at::Tensor channel_mean(int64_t channels) {
+  return channels == 3 ? torch::tensor({0.485, 0.456, 0.406}) : torch::tensor({0.449});
+}
+at::Tensor channel_std(int64_t channels) {
+  return channels == 3 ? torch::tensor({0.229, 0.224, 0.225}) : torch::tensor({0.226});
+}
+
+std::vector<double> column(const at::Tensor& t) {
+  const auto c = t.to(at::kDouble).contiguous();
+  return {c.data_ptr<double>(), c.data_ptr<double>() + c.numel()};
+}
+
+// Counts (tp, count, ...) are for the report; the per-epoch metrics keep rates.
+bool is_count(const std::string& name) {
+  return name == "tp" || name == "fp" || name == "tn" || name == "fn" || name == "count";
+}
+
+void add_named(tandem::Metrics& out, const std::string& prefix,
+               const std::vector<std::pair<std::string, double>>& named) {
+  for (const auto& [k, v] : named)
+    if (!is_count(k) && k != "loss") out[prefix + k] = v;
+}
+
+void add_scores(tandem::Metrics& out, const std::string& prefix,
+                const std::vector<std::vector<double>>& probs, const std::vector<int64_t>& labels,
+                int64_t classes) {
+  if (classes == 2) {
+    std::vector<double> positive;
+    for (const auto& row : probs) positive.push_back(row[1]);
+    add_named(out, prefix, binary_metrics(positive, labels).named());
+  } else {
+    add_named(out, prefix, multiclass_metrics(probs, labels, classes).named());
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> table_rows(const at::Tensor& t) {
+  const auto c = t.to(at::kDouble).contiguous();
+  std::vector<std::vector<double>> out(c.size(0));
+  for (int64_t i = 0; i < c.size(0); ++i)
+    out[i].assign(c[i].data_ptr<double>(), c[i].data_ptr<double>() + c.size(1));
+  return out;
+}
+
+std::vector<double> balanced_class_weights(const std::vector<Sample>& samples, int64_t num_classes) {
+  std::vector<double> count(num_classes, 0), weight(num_classes, 0);
+  for (const auto& s : samples) count[s.label] += 1;
+  for (int64_t k = 0; k < num_classes; ++k)
+    if (count[k] > 0) weight[k] = static_cast<double>(samples.size()) / (num_classes * count[k]);
+  return weight;
+}
+
+CarotidTask::CarotidTask(TaskOptions options, const ImageStore& store, std::vector<std::string> persons,
+                         std::vector<Sample> train, std::vector<Sample> eval)
+    : options_(std::move(options)),
+      store_(store),
+      persons_(std::move(persons)),
+      train_(std::move(train)),
+      eval_(std::move(eval)) {
+  const int64_t channels = options_.model.resnet.in_channels;
+  mean_ = channel_mean(channels).to(at::kFloat).view({channels, 1, 1});
+  std_ = channel_std(channels).to(at::kFloat).view({channels, 1, 1});
+  if (!options_.class_weights.empty())
+    class_weights_ = torch::tensor(options_.class_weights, torch::kFloat);
+}
+
+void CarotidTask::set_eval(std::vector<Sample> eval) { eval_ = std::move(eval); }
+
+std::shared_ptr<torch::nn::Module> CarotidTask::build_model() {
+  return build_classifier(options_.model).ptr();
+}
+
+tandem::Batch CarotidTask::make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) {
+  const auto& samples = train ? train_ : eval_;
+  const int64_t n = static_cast<int64_t>(indices.size());
+  std::vector<int64_t> images(n), labels(n);
+  for (int64_t k = 0; k < n; ++k) {
+    images[k] = samples.at(indices[k]).image;
+    labels[k] = samples[indices[k]].label;
+  }
+  const auto raw = store_.images(images);
+  std::vector<at::Tensor> views(n);
+  const bool augment = train && options_.augment.enabled;
+  for_each_index(n, augment ? options_.threads : 1, [&](int64_t k) {
+    at::Tensor image = raw[k].to(at::kFloat).div_(255);
+    // Seeded by the sample, not by its place in a batch, so an image is
+    // augmented alike on any number of ranks.
+    if (augment)
+      image = tandem::image::augment(image, options_.image_size, options_.augment,
+                                     mix_seed(seed, static_cast<uint64_t>(indices[k])));
+    views[k] = image.sub_(mean_).div_(std_);
+  });
+  return {{"image", torch::stack(views)},
+          {"label", torch::tensor(labels, torch::kLong)},
+          {"sample", torch::tensor(indices, torch::kLong)}};
+}
+
+at::Tensor CarotidTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {
+  auto& net = dynamic_cast<tandem::nn::ResNetImpl&>(model);
+  const at::Tensor logits = net.forward(batch.at("image")).to(at::kFloat);
+  const at::Tensor labels = batch.at("label");
+  const at::Tensor each = torch::nn::functional::cross_entropy(
+      logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+  at::Tensor weight = batch.at("valid").to(at::kFloat);
+  if (class_weights_.defined()) weight = weight * class_weights_.to(logits.device()).index_select(0, labels);
+  // The weighted mean torch's cross_entropy(weight=...) takes; clamped so a
+  // batch of padding only gives 0, not NaN.
+  return (each * weight).sum() / weight.sum().clamp_min(1e-12);
+}
+
+tandem::EvalRows CarotidTask::eval_rows(torch::nn::Module& model, const tandem::Batch& batch) {
+  auto& net = dynamic_cast<tandem::nn::ResNetImpl&>(model);
+  const at::Tensor logits = net.forward(batch.at("image")).to(at::kFloat);
+  const at::Tensor labels = batch.at("label");
+  const at::Tensor each = torch::nn::functional::cross_entropy(
+      logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+  return {{"prob", torch::softmax(logits, 1).cpu()},
+          {"loss", each.cpu()},
+          {"label", labels.cpu()},
+          {"sample", batch.at("sample").cpu()}};
+}
+
+tandem::Metrics CarotidTask::eval_metrics(const tandem::EvalRows& rows) {
+  last_rows_ = rows;
+  return classification_metrics(rows, eval_, persons_);
+}
+
+tandem::Metrics classification_metrics(const tandem::EvalRows& rows, const std::vector<Sample>& samples,
+                                       const std::vector<std::string>& persons) {
+  const auto probs = table_rows(rows.at("prob"));
+  const int64_t classes = rows.at("prob").size(1);
+  const auto label_values = column(rows.at("label"));
+  const std::vector<int64_t> labels(label_values.begin(), label_values.end());
+  tandem::Metrics out;
+  if (rows.count("loss")) out["loss"] = rows.at("loss").to(at::kDouble).mean().item<double>();
+  add_scores(out, "image_", probs, labels, classes);
+  std::vector<std::string> person_of;
+  for (double s : column(rows.at("sample"))) person_of.push_back(persons.at(samples.at(static_cast<int64_t>(s)).person));
+  const auto scores = aggregate_by_person(person_of, probs, labels);
+  add_scores(out, "person_", scores.probs, scores.labels, classes);
+  return out;
+}
+
+}  // namespace carotid

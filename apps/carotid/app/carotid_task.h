@@ -1,0 +1,73 @@
+#pragma once
+// apps/carotid's part of the shared training loop: images of persons in,
+// class probabilities out; cross-entropy (optionally class-weighted) to learn
+// from, and metrics at image and at person level (a person's probabilities
+// are the mean of their images') to judge by.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app/model.h"
+#include "images/image_store.h"
+#include "tandem/image/transform.h"
+#include "tandem/train/task.h"
+
+namespace carotid {
+
+struct Sample {
+  int64_t image = 0;   // index into the ImageStore
+  int64_t person = 0;  // index into `persons` below
+  int64_t label = 0;
+};
+
+struct TaskOptions {
+  ModelSpec model;
+  tandem::image::AugmentOptions augment;
+  int64_t image_size = 224;
+  std::vector<double> class_weights;  // empty: unweighted
+  int64_t threads = 1;                // augmenting threads per rank
+};
+
+// Per-class weights n / (k * n_c) over the samples' labels, as scikit-learn's
+// compute_class_weight("balanced"); a class without samples gets 0.
+std::vector<double> balanced_class_weights(const std::vector<Sample>& samples, int64_t num_classes);
+
+class CarotidTask : public tandem::Task {
+ public:
+  CarotidTask(TaskOptions options, const ImageStore& store, std::vector<std::string> persons,
+              std::vector<Sample> train, std::vector<Sample> eval);
+
+  // What evaluation runs on: validation while training, then the test set.
+  void set_eval(std::vector<Sample> eval);
+  // The rows of the last evaluation ("prob" [N, K], "label", "sample"): the
+  // report's confusion matrix and ROC curve come from them.
+  const tandem::EvalRows& last_rows() const { return last_rows_; }
+  const std::vector<Sample>& eval_samples() const { return eval_; }
+
+  std::shared_ptr<torch::nn::Module> build_model() override;
+  int64_t train_size() const override { return static_cast<int64_t>(train_.size()); }
+  int64_t eval_size() const override { return static_cast<int64_t>(eval_.size()); }
+  tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
+  at::Tensor loss(torch::nn::Module& model, const tandem::Batch& batch) override;
+  tandem::EvalRows eval_rows(torch::nn::Module& model, const tandem::Batch& batch) override;
+  tandem::Metrics eval_metrics(const tandem::EvalRows& rows) override;
+
+ private:
+  TaskOptions options_;
+  const ImageStore& store_;
+  std::vector<std::string> persons_;
+  std::vector<Sample> train_, eval_;
+  at::Tensor mean_, std_, class_weights_;
+  tandem::EvalRows last_rows_;
+};
+
+// A [N, K] tensor as N rows of K doubles.
+std::vector<std::vector<double>> table_rows(const at::Tensor& t);
+
+// The metrics of evaluation rows ("prob", "label", "sample" indexing
+// `samples`): "loss", then image_* and person_* (accuracy, balanced_accuracy,
+// auc and, for two classes, precision, recall, specificity, f1 of class 1).
+tandem::Metrics classification_metrics(const tandem::EvalRows& rows, const std::vector<Sample>& samples,
+                                       const std::vector<std::string>& persons);
+
+}  // namespace carotid

@@ -1,0 +1,67 @@
+#include "app/model.h"
+
+#include <torch/torch.h>
+
+#include "tandem/config/config.h"
+#include "tandem/error.h"
+#include "tandem/io/checkpoint.h"
+#include "tandem/nn/init_from.h"
+#include "tandem/obs/log.h"
+
+namespace carotid {
+
+namespace {
+
+// Below this size the ImageNet stem would shrink a 28-pixel image to 7 pixels
+// before the first block, and to 1 pixel by layer4.
+constexpr int64_t kSmallStemBelow = 96;
+
+}  // namespace
+
+ModelSpec model_spec(const tandem::Config& c, int64_t num_classes) {
+  ModelSpec spec;
+  spec.resnet.depth = c.get_int("model.depth");
+  if (spec.resnet.depth != 18 && spec.resnet.depth != 34)
+    throw tandem::UsageError("model.depth must be 18 or 34, not " + std::to_string(spec.resnet.depth));
+  spec.resnet.in_channels = c.get_int("data.channels");
+  if (spec.resnet.in_channels != 1 && spec.resnet.in_channels != 3)
+    throw tandem::UsageError("data.channels must be 1 or 3, not " + std::to_string(spec.resnet.in_channels));
+  const int64_t size = c.get_int("data.image_size");
+  if (size < 16 || size > 4096)
+    throw tandem::UsageError("data.image_size must be between 16 and 4096 pixels, not " + std::to_string(size));
+  spec.resnet.num_classes = num_classes;
+  spec.resnet.dropout = c.get_double("model.dropout");
+  if (spec.resnet.dropout < 0 || spec.resnet.dropout >= 1)
+    throw tandem::UsageError("model.dropout must be in [0, 1), not " + std::to_string(spec.resnet.dropout));
+  const std::string stem = c.get_string("model.stem");
+  spec.resnet.stem = stem != "auto" ? stem : size < kSmallStemBelow ? "small" : "imagenet";
+  const std::string init = c.get_string("model.init_from");
+  const std::string prefix = "safetensors:";
+  if (!init.empty()) {
+    if (init.rfind(prefix, 0) != 0)
+      throw tandem::UsageError("model.init_from must be \"safetensors:FILE\", not \"" + init + "\"");
+    spec.init_from = init.substr(prefix.size());
+  }
+  spec.load = c.get_string("model.load");
+  return spec;
+}
+
+tandem::nn::ResNet build_classifier(const ModelSpec& spec, bool quiet) {
+  tandem::nn::ResNet model(spec.resnet);
+  if (!spec.load.empty()) {
+    const auto ckpt = tandem::load_checkpoint(spec.load);
+    tandem::NamedTensors targets = tandem::named_tensors(model->named_parameters());
+    for (const auto& b : model->named_buffers()) targets.emplace_back(b.key(), b.value());
+    tandem::restore(ckpt, "model", targets);
+    if (!quiet) tandem::log::info("model: weights from ", spec.load);
+  } else if (!spec.init_from.empty()) {
+    tandem::nn::InitOptions options;
+    options.may_differ = {"fc."};
+    options.adapt_in_channels = {"conv1.weight"};
+    const auto report = tandem::nn::init_from_safetensors(*model, spec.init_from, options);
+    if (!quiet) tandem::log::info("model: ", spec.init_from, ": ", report.summary());
+  }
+  return model;
+}
+
+}  // namespace carotid

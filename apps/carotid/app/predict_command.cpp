@@ -1,0 +1,202 @@
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "app/carotid_task.h"
+#include "app/commands.h"
+#include "app/image_settings.h"
+#include "app/model.h"
+#include "data/person_folders.h"
+#include "keys.h"
+#include "labels/label_sheet.h"
+#include "metrics/classification.h"
+#include "tandem/config/config.h"
+#include "tandem/config/load.h"
+#include "tandem/data/csv.h"
+#include "tandem/dist/dist_keys.h"
+#include "tandem/dist/placement.h"
+#include "tandem/dist/world.h"
+#include "tandem/error.h"
+#include "tandem/io/checkpoint.h"
+#include "tandem/obs/log.h"
+#include "tandem/text/first_few.h"
+#include "tandem/train/evaluate.h"
+
+namespace carotid {
+namespace fs = std::filesystem;
+namespace log = tandem::log;
+using tandem::UsageError;
+
+namespace {
+
+// The settings the model was trained with, from the config its file carries.
+tandem::Config model_config(const std::string& path) {
+  const auto ckpt = tandem::load_checkpoint(path);
+  tandem::Config config(carotid_schema());
+  tandem::merge_text(config, ckpt.get_string("config"), path + " (its config)");
+  if (config.get_string_list("model.classes").size() < 2)
+    throw UsageError(path + ": not a model written by `carotid train` (its config names no classes)");
+  return config;
+}
+
+// A folder of person folders (and loose images, each its own person), or
+// one image.
+std::vector<PersonFolder> input_persons(const std::string& input) {
+  if (input.empty()) throw UsageError("cmd.input is not set: give images to classify (--input DIR_OR_FILE)");
+  if (fs::is_regular_file(input)) {
+    if (!is_image_file(input)) throw UsageError("cmd.input: " + input + " is not a .png, .jpg, .jpeg or .bmp");
+    return {{fs::path(input).stem().string(), fs::path(input).parent_path().string(), {input}}};
+  }
+  std::vector<PersonFolder> persons = scan_person_folders(input, "cmd.input");
+  std::vector<std::string> loose;
+  for (const auto& entry : fs::directory_iterator(input))
+    if (entry.is_regular_file() && is_image_file(entry.path().string())) loose.push_back(entry.path().string());
+  std::sort(loose.begin(), loose.end());
+  for (const auto& file : loose) persons.push_back({fs::path(file).stem().string(), input, {file}});
+  persons.erase(std::remove_if(persons.begin(), persons.end(), [](const PersonFolder& p) { return p.images.empty(); }),
+                persons.end());
+  if (persons.empty()) throw UsageError("cmd.input: no images under " + input);
+  return persons;
+}
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6f", v);
+  return text;
+}
+
+int64_t argmax(const std::vector<double>& row) {
+  return std::max_element(row.begin(), row.end()) - row.begin();
+}
+
+}  // namespace
+
+int run_predict(tandem::World& world, const tandem::Config& c) {
+  const std::string model_path = c.get_string("cmd.model");
+  if (model_path.empty()) throw UsageError("cmd.model is not set: give a model file (--model RUN/models/best_model.h5)");
+  if (!fs::is_regular_file(model_path)) throw UsageError("cmd.model: " + model_path + ": no such file");
+  const tandem::Config mc = model_config(model_path);
+  const auto classes = mc.get_string_list("model.classes");
+  const auto folders = input_persons(c.get_string("cmd.input"));
+
+  // With labels, persons are matched to the sheet as in training; persons
+  // without a label are predicted all the same, and left out of the scores.
+  std::vector<int64_t> person_label(folders.size(), -1);
+  const std::string labels_path = c.get_string("cmd.labels");
+  if (!labels_path.empty()) {
+    LabelSheetOptions options;
+    options.sheet = c.get_string("data.label_sheet");
+    options.id_column = c.get_string("data.id_column");
+    options.label_column = c.get_string("data.label_column");
+    const LabelSheet sheet = read_label_sheet(labels_path, options);
+    if (sheet.class_names != classes && sheet.num_classes() > static_cast<int64_t>(classes.size()))
+      throw UsageError(labels_path + ": classes " + tandem::first_few(sheet.class_names) +
+                       " do not fit the model's " + tandem::first_few(classes));
+    const PersonMatch match = match_persons(sheet, folders, c.get_string("cmd.input"));
+    std::map<std::string, int64_t> label_of;
+    for (const auto& p : match.persons) label_of[p.images.front()] = p.label;
+    for (size_t i = 0; i < folders.size(); ++i) {
+      const auto it = label_of.find(folders[i].images.front());
+      if (it != label_of.end()) person_label[i] = it->second;
+    }
+    if (world.is_main()) log::info("labels: ", labels_path, ": ", match.summary());
+  }
+
+  std::vector<std::string> paths, persons;
+  std::vector<Sample> samples;
+  for (size_t i = 0; i < folders.size(); ++i) {
+    persons.push_back(folders[i].id);
+    for (const auto& image : folders[i].images) {
+      samples.push_back({static_cast<int64_t>(paths.size()), static_cast<int64_t>(i), std::max<int64_t>(0, person_label[i])});
+      paths.push_back(image);
+    }
+  }
+  ImageStoreOptions store_options = image_store_options(mc);
+  store_options.strict = c.get_bool("data.strict");
+  store_options.threads = image_store_options(c).threads;
+  store_options.persist = false;
+  const ImageStore store(world, paths, store_options);
+  samples.erase(std::remove_if(samples.begin(), samples.end(), [&](const Sample& s) { return !store.readable(s.image); }),
+                samples.end());
+  if (samples.empty()) throw UsageError("cmd.input: none of the " + std::to_string(paths.size()) + " images can be read");
+
+  TaskOptions options;
+  options.model = model_spec(mc, static_cast<int64_t>(classes.size()));
+  options.model.init_from.clear();
+  options.model.load = model_path;
+  options.image_size = store_options.size;
+  CarotidTask task(options, store, persons, {}, samples);
+  auto model = build_classifier(options.model);
+  const auto dist = tandem::dist_settings(c);
+  const auto device = torch::Device(tandem::place_rank(world, dist.device, dist.backend).torch_device());
+  model->to(device);
+  tandem::EvalContext ctx;
+  ctx.world = &world;
+  ctx.device = device;
+  ctx.micro_batch = c.get_int("train.micro_batch");
+  tandem::evaluate(task, *model, ctx);
+  if (!world.is_main()) return tandem::kExitOk;
+
+  const auto& rows = task.last_rows();
+  const auto probs = table_rows(rows.at("prob"));
+  const auto order = rows.at("sample").to(at::kLong).contiguous();
+  std::vector<std::string> header = {"image", "person"};
+  for (const auto& name : classes) header.push_back("p_" + name);
+  header.push_back("predicted");
+  std::vector<std::vector<std::string>> image_rows, person_rows;
+  std::vector<std::string> person_of;
+  std::vector<int64_t> labels;
+  for (size_t k = 0; k < probs.size(); ++k) {
+    const Sample& s = samples.at(order.data_ptr<int64_t>()[k]);
+    std::vector<std::string> row = {store.path(s.image), persons[s.person]};
+    for (double p : probs[k]) row.push_back(number(p));
+    row.push_back(classes[argmax(probs[k])]);
+    image_rows.push_back(row);
+    person_of.push_back(persons[s.person]);
+    labels.push_back(s.label);
+  }
+  const auto scores = aggregate_by_person(person_of, probs, labels);
+  for (size_t i = 0; i < scores.persons.size(); ++i) {
+    std::vector<std::string> row = {scores.persons[i], std::to_string(scores.image_counts[i])};
+    for (double p : scores.probs[i]) row.push_back(number(p));
+    row.push_back(classes[argmax(scores.probs[i])]);
+    person_rows.push_back(row);
+  }
+  const fs::path out = !c.get_string("cmd.out").empty()
+                           ? fs::path(c.get_string("cmd.out"))
+                           : fs::path(model_path).parent_path().parent_path() / "predictions";
+  fs::create_directories(out);
+  tandem::write_csv((out / "images.csv").string(), header, image_rows);
+  header[1] = "images";
+  header[0] = "person";
+  tandem::write_csv((out / "persons.csv").string(), header, person_rows);
+  log::info("predictions: ", image_rows.size(), " images, ", person_rows.size(), " persons in ",
+            (out / "images.csv").string(), " and ", (out / "persons.csv").string());
+
+  if (!labels_path.empty()) {
+    std::vector<Sample> scored;
+    std::vector<int64_t> keep;
+    for (size_t k = 0; k < probs.size(); ++k)
+      if (person_label[samples.at(order.data_ptr<int64_t>()[k]).person] >= 0) keep.push_back(static_cast<int64_t>(k));
+    if (keep.empty()) throw UsageError(labels_path + ": labels none of the persons predicted");
+    const auto index = torch::tensor(keep, torch::kLong);
+    tandem::EvalRows labelled;
+    for (const auto& key : {"prob", "label", "sample", "loss"}) labelled[key] = rows.at(key).index_select(0, index);
+    const auto metrics = classification_metrics(labelled, samples, persons);
+    nlohmann::json j;
+    for (const auto& [k, v] : metrics) j[k] = std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
+    std::ofstream(out / "metrics.json") << j.dump(2) << "\n";
+    std::string line;
+    for (const auto& [k, v] : metrics) line += " " + k + " " + number(v);
+    log::info("scored against ", labels_path, " (", keep.size(), " images):", line);
+  }
+  return tandem::kExitOk;
+}
+
+}  // namespace carotid

@@ -1,0 +1,69 @@
+#include "app/run_dir.h"
+
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include "tandem/config/config.h"
+#include "tandem/dist/world.h"
+#include "tandem/error.h"
+#include "tandem/io/atomic_file.h"
+#include "tandem/obs/log.h"
+
+namespace carotid {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string timestamp_name() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "train_%Y%m%d_%H%M%S", &local);
+  return text;
+}
+
+std::string pick(const tandem::Config& c) {
+  const std::string given = c.get_string("cmd.run_dir");
+  if (!given.empty()) return given;
+  const fs::path base = c.get_string("train.out_dir");
+  const char* job = std::getenv("SLURM_JOB_ID");
+  const fs::path marker = job && *job ? base / (".slurm-job-" + std::string(job)) : fs::path();
+  if (!marker.empty() && fs::is_regular_file(marker)) {
+    std::ifstream in(marker);
+    std::string name;
+    std::getline(in, name);
+    if (!name.empty() && fs::is_directory(base / name)) {
+      tandem::log::info("Slurm job ", job, " continues its run ", (base / name).string());
+      return (base / name).string();
+    }
+  }
+  std::string name = timestamp_name();
+  // Two runs started in the same second get train_..._2, _3, ...
+  for (int n = 2; fs::exists(base / name); ++n) name = timestamp_name() + "_" + std::to_string(n);
+  return (base / name).string();
+}
+
+}  // namespace
+
+void create_run_dir(const tandem::Config& config, const std::string& dir) {
+  fs::create_directories(dir);
+  const char* job = std::getenv("SLURM_JOB_ID");
+  if (!job || !*job || !config.get_string("cmd.run_dir").empty()) return;
+  const fs::path marker = fs::path(config.get_string("train.out_dir")) / (".slurm-job-" + std::string(job));
+  const std::string name = fs::path(dir).filename().string();
+  tandem::replace_atomically(marker.string(), [&](const std::string& temp) { std::ofstream(temp) << name << "\n"; });
+}
+
+std::string choose_run_dir(tandem::World& world, const tandem::Config& config) {
+  std::string dir = world.is_main() ? pick(config) : std::string();
+  uint64_t length = dir.size();
+  world.broadcast_bytes(&length, sizeof length, 0);
+  dir.resize(length);
+  world.broadcast_bytes(dir.data(), length, 0);
+  return dir;
+}
+
+}  // namespace carotid

@@ -1,0 +1,26 @@
+#pragma once
+// What a training run ends with: the best model judged once on the test
+// persons, written for people (confusion matrices as text and PNG, ROC curves)
+// and for programs (test_report.json), at image and at person level.
+#include <string>
+#include <vector>
+
+#include "app/carotid_task.h"
+
+namespace carotid {
+
+struct ReportInputs {
+  tandem::EvalRows rows;              // the evaluation rows of the test set
+  std::vector<Sample> samples;        // what rows["sample"] indexes
+  std::vector<std::string> persons;   // what Sample::person indexes
+  std::vector<std::string> class_names;
+  std::string model;                  // the model file judged
+};
+
+// Writes into `dir`: test_report.json, confusion_matrix.txt,
+// confusion_matrix.png and, for two classes, roc_curve.png. Returns the
+// person-level metrics. Figures need gnuplot: when it is missing or fails,
+// the JSON and text are still written and the reason is logged.
+tandem::Metrics write_test_report(const std::string& dir, const ReportInputs& inputs);
+
+}  // namespace carotid

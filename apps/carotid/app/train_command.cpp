@@ -1,0 +1,144 @@
+#include <torch/torch.h>
+
+#include <filesystem>
+
+#include "app/carotid_task.h"
+#include "app/commands.h"
+#include "app/image_settings.h"
+#include "app/model.h"
+#include "app/run_dir.h"
+#include "app/test_report.h"
+#include "data/dataset.h"
+#include "tandem/config/config.h"
+#include "tandem/dist/seed.h"
+#include "tandem/dist/world.h"
+#include "tandem/error.h"
+#include "tandem/io/checkpoint.h"
+#include "tandem/obs/log.h"
+#include "tandem/train/evaluate.h"
+#include "tandem/train/train_keys.h"
+#include "tandem/train/trainer.h"
+
+namespace carotid {
+namespace fs = std::filesystem;
+namespace log = tandem::log;
+using tandem::UsageError;
+
+namespace {
+
+// The split a run must follow: its own (a requeued or continued run), else
+// that of the run whose model it starts from, else none (a new one is drawn).
+std::string split_to_reuse(const std::string& run_dir, const std::string& load) {
+  const fs::path own = fs::path(run_dir) / "split.csv";
+  if (fs::is_regular_file(own)) return own.string();
+  if (load.empty()) return "";
+  if (!fs::is_regular_file(load)) throw UsageError("model.load: " + load + ": no such file");
+  const fs::path theirs = fs::path(load).parent_path().parent_path() / "split.csv";
+  if (!fs::is_regular_file(theirs))
+    throw UsageError("model.load: " + load + " has no split.csv in its run folder (expected " +
+                     theirs.string() + "); without it, test persons could reach training");
+  return theirs.string();
+}
+
+struct Parts {
+  std::vector<std::string> paths;  // every image, person by person
+  std::vector<Sample> train, val, test;
+};
+
+// Samples of each part, leaving out images the store could not read.
+Parts samples_of(const Dataset& d) {
+  Parts parts;
+  for (const auto& person : d.persons())
+    for (const auto& image : person.images) parts.paths.push_back(image);
+  return parts;
+}
+
+void fill_samples(const Dataset& d, const ImageStore& store, Parts& parts) {
+  int64_t image = 0;
+  for (size_t i = 0; i < d.persons().size(); ++i) {
+    const Person& person = d.persons()[i];
+    auto* list = d.parts[i] == Part::train ? &parts.train
+                 : d.parts[i] == Part::val ? &parts.val
+                 : d.parts[i] == Part::test ? &parts.test
+                                            : nullptr;
+    for (size_t k = 0; k < person.images.size(); ++k, ++image)
+      if (list && store.readable(image)) list->push_back({image, static_cast<int64_t>(i), person.label});
+  }
+}
+
+}  // namespace
+
+int run_train(tandem::World& world, tandem::Config c) {
+  const DataSettings data = data_settings(c);
+  const ImageStoreOptions store_options = image_store_options(c);
+  TaskOptions task_options;
+  task_options.augment = augment_options(c);
+  task_options.image_size = store_options.size;
+  task_options.threads = store_options.threads;
+  tandem::train_settings(c);
+  const uint64_t seed = tandem::shared_seed(world, c.get_int("train.seed"));
+
+  const std::string run_dir = choose_run_dir(world, c);
+  const std::string reuse = split_to_reuse(run_dir, c.get_string("model.load"));
+  const Dataset dataset = load_dataset(data, seed, reuse);
+  if (world.is_main()) {
+    log::info("labels: ", dataset.sheet.path, ", ", dataset.persons().size(), " persons with images; ",
+              dataset.match.summary());
+    for (const auto& line : dataset.describe()) log::info("  ", line);
+    if (!reuse.empty()) log::info("split: as in ", reuse);
+  }
+  task_options.model = model_spec(c, dataset.num_classes());
+  c.set("model.classes", dataset.sheet.class_names, dataset.sheet.path);
+  c.set("model.stem", task_options.model.resnet.stem, "data.image_size");
+  c.set("train.out_dir", run_dir, "the run folder");
+  build_classifier(task_options.model, true);
+
+  Parts parts = samples_of(dataset);
+  const ImageStore store(world, parts.paths, store_options);
+  fill_samples(dataset, store, parts);
+  if (world.is_main()) {
+    create_run_dir(c, run_dir);
+    if (reuse != (fs::path(run_dir) / "split.csv").string())
+      write_split_csv((fs::path(run_dir) / "split.csv").string(), dataset.persons(), dataset.parts);
+    log::info("run folder: ", run_dir, " (to continue it after a preemption: --run-dir ", run_dir, ")");
+  }
+  if (c.get_string("train.class_weights") == "balanced")
+    task_options.class_weights = balanced_class_weights(parts.train, dataset.num_classes());
+
+  std::vector<std::string> persons;
+  for (const auto& p : dataset.persons()) persons.push_back(p.id);
+  CarotidTask task(task_options, store, persons, parts.train, parts.val);
+  tandem::Trainer trainer(world, c, task);
+  const int status = trainer.run();
+  if (status != tandem::kExitOk) return status;
+  if (parts.test.empty()) {
+    if (world.is_main()) log::info("no test persons (data.test_ratio = 0): no test report");
+    return status;
+  }
+
+  // The test set is judged once, by the model validation picked.
+  const fs::path models = fs::path(run_dir) / "models";
+  const fs::path best = fs::exists(models / "best_model.h5") ? models / "best_model.h5" : models / "final_model.h5";
+  torch::nn::Module& model = trainer.model();
+  tandem::NamedTensors targets = tandem::named_tensors(model.named_parameters());
+  for (const auto& b : model.named_buffers()) targets.emplace_back(b.key(), b.value());
+  tandem::restore(tandem::load_checkpoint(best.string()), "model", targets);
+  task.set_eval(parts.test);
+  tandem::EvalContext ctx;
+  ctx.world = &world;
+  ctx.device = model.parameters().front().device();
+  ctx.micro_batch = c.get_int("train.micro_batch");
+  ctx.seed = seed;
+  tandem::evaluate(task, model, ctx);
+  if (world.is_main()) {
+    ReportInputs in{task.last_rows(), parts.test, persons, dataset.sheet.class_names, best.string()};
+    const auto m = write_test_report(run_dir, in);
+    log::info("test (", best.filename().string(), ", ", parts.test.size(), " images): person auc ",
+              m.at("person_auc"), ", accuracy ", m.at("person_accuracy"), ", balanced accuracy ",
+              m.at("person_balanced_accuracy"), "; report in ", run_dir, "/test_report.json");
+  }
+  world.barrier();
+  return status;
+}
+
+}  // namespace carotid

@@ -1,0 +1,39 @@
+#pragma once
+// An exponential moving average of a model's weights, kept beside the model
+// for sampling and evaluation (a DiT samples better from its EMA than from its
+// last step). Keyed by name, so it goes into a checkpoint as its own set
+// ("ema/") and comes back into a freshly built model.
+#include <torch/nn/module.h>
+
+#include "tandem/io/checkpoint.h"
+
+namespace tandem {
+
+class Ema {
+ public:
+  // Starts as a copy of the module's parameters and buffers, on their
+  // devices: build it once the model is where it will train.
+  explicit Ema(const torch::nn::Module& module);
+
+  // ema = decay * ema + (1 - decay) * param for every parameter, without
+  // recording gradients; buffers (fixed tables, running statistics) are copied,
+  // since averaging them means nothing. `module` must have the names the Ema
+  // was built from, on the same devices; throws std::invalid_argument otherwise,
+  // and for a decay outside [0, 1].
+  void update(const torch::nn::Module& module, double decay);
+
+  // Parameters, then buffers, in the module's order, under the module's names.
+  // The tensors are the Ema's own, shared: write them into a checkpoint, or
+  // restore() a checkpoint's set into them.
+  const NamedTensors& named_tensors() const { return tensors_; }
+
+  // Overwrites the module's parameters and buffers with the averages (as for
+  // sampling); the same name check as update().
+  void copy_to(torch::nn::Module& module) const;
+
+ private:
+  NamedTensors tensors_;
+  size_t num_parameters_ = 0;  // the first entries of tensors_
+};
+
+}  // namespace tandem

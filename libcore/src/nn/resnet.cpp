@@ -1,0 +1,98 @@
+#include "tandem/nn/resnet.h"
+
+#include <torch/torch.h>
+
+#include <array>
+#include <string>
+
+#include "tandem/error.h"
+
+namespace tandem::nn {
+
+namespace F = torch::nn::functional;
+
+namespace {
+
+torch::nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride) {
+  return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).bias(false));
+}
+
+std::array<int64_t, 4> blocks_per_stage(int64_t depth) {
+  return depth == 18 ? std::array<int64_t, 4>{2, 2, 2, 2} : std::array<int64_t, 4>{3, 4, 6, 3};
+}
+
+}  // namespace
+
+void ResNetOptions::validate() const {
+  if (depth != 18 && depth != 34) {
+    throw UsageError("model.depth: ResNet depth must be 18 or 34, got " + std::to_string(depth));
+  }
+  if (in_channels < 1) throw UsageError("model.in_channels: must be positive, got " + std::to_string(in_channels));
+  if (num_classes < 1) throw UsageError("model.num_classes: must be positive, got " + std::to_string(num_classes));
+  if (!(dropout >= 0 && dropout < 1)) throw UsageError("model.dropout: must be in [0, 1), got " + std::to_string(dropout));
+  if (stem != "imagenet" && stem != "small") {
+    throw UsageError("model.stem: must be \"imagenet\" (224-pixel inputs) or \"small\" (28-64 pixels), got \"" + stem + "\"");
+  }
+}
+
+BasicBlockImpl::BasicBlockImpl(int64_t in_planes, int64_t planes, int64_t stride) {
+  conv1 = register_module("conv1", conv(in_planes, planes, 3, stride));
+  bn1 = register_module("bn1", torch::nn::BatchNorm2d(planes));
+  conv2 = register_module("conv2", conv(planes, planes, 3, 1));
+  bn2 = register_module("bn2", torch::nn::BatchNorm2d(planes));
+  if (stride != 1 || in_planes != planes) {
+    downsample = register_module("downsample", torch::nn::Sequential(conv(in_planes, planes, 1, stride),
+                                                                     torch::nn::BatchNorm2d(planes)));
+  }
+}
+
+at::Tensor BasicBlockImpl::forward(const at::Tensor& x) {
+  at::Tensor out = bn1(conv1(x)).relu_();
+  out = bn2(conv2(out));
+  // In place, as torchvision's `out += identity` and ReLU(inplace=True): two
+  // fewer activation-sized tensors per block, which bounds the batch on a GPU.
+  out += downsample ? downsample->forward(x) : x;
+  return out.relu_();
+}
+
+ResNetImpl::ResNetImpl(const ResNetOptions& options) : options_(options) {
+  options_.validate();
+  const bool small = options_.stem == "small";
+  conv1 = register_module("conv1", small ? conv(options_.in_channels, 64, 3, 1) : conv(options_.in_channels, 64, 7, 2));
+  bn1 = register_module("bn1", torch::nn::BatchNorm2d(64));
+
+  const auto blocks = blocks_per_stage(options_.depth);
+  torch::nn::Sequential* stages[] = {&layer1, &layer2, &layer3, &layer4};
+  int64_t in_planes = 64;
+  for (size_t s = 0; s < 4; ++s) {
+    const int64_t planes = int64_t{64} << s;
+    torch::nn::Sequential stage;
+    for (int64_t b = 0; b < blocks[s]; ++b) {
+      stage->push_back(BasicBlock(in_planes, planes, b == 0 && s > 0 ? 2 : 1));
+      in_planes = planes;
+    }
+    *stages[s] = register_module("layer" + std::to_string(s + 1), stage);
+  }
+  dropout = register_module("dropout", torch::nn::Dropout(options_.dropout));
+  fc = register_module("fc", torch::nn::Linear(512, options_.num_classes));
+
+  // BatchNorm (ones and zeros) and fc (torch.nn.Linear's default) are already
+  // initialised as torchvision leaves them; only the convolutions differ.
+  torch::NoGradGuard no_grad;
+  for (auto& module : modules(/*include_self=*/false)) {
+    if (auto* c = module->as<torch::nn::Conv2d>()) {
+      torch::nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
+    }
+  }
+}
+
+at::Tensor ResNetImpl::features(const at::Tensor& x) {
+  at::Tensor h = bn1(conv1(x)).relu_();
+  if (options_.stem == "imagenet") h = F::max_pool2d(h, F::MaxPool2dFuncOptions(3).stride(2).padding(1));
+  h = layer4->forward(layer3->forward(layer2->forward(layer1->forward(h))));
+  return F::adaptive_avg_pool2d(h, F::AdaptiveAvgPool2dFuncOptions(1)).flatten(1);
+}
+
+at::Tensor ResNetImpl::forward(const at::Tensor& x) { return fc(dropout(features(x))); }
+
+}  // namespace tandem::nn

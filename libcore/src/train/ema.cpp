@@ -1,0 +1,69 @@
+#include "tandem/train/ema.h"
+
+#include <torch/torch.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tandem {
+namespace {
+
+NamedTensors module_tensors(const torch::nn::Module& module) {
+  NamedTensors out = named_tensors(module.named_parameters());
+  for (auto& entry : named_tensors(module.named_buffers())) out.push_back(std::move(entry));
+  return out;
+}
+
+// The module's tensors in the Ema's order; throws when the names differ.
+std::vector<at::Tensor> matching(const NamedTensors& ema, const torch::nn::Module& module) {
+  const NamedTensors current = module_tensors(module);
+  if (current.size() != ema.size()) {
+    throw std::invalid_argument("Ema: the module has " + std::to_string(current.size()) + " tensors, the average " +
+                                std::to_string(ema.size()));
+  }
+  std::vector<at::Tensor> out;
+  out.reserve(current.size());
+  for (size_t i = 0; i < current.size(); ++i) {
+    if (current[i].first != ema[i].first) {
+      throw std::invalid_argument("Ema: the module's tensor " + std::to_string(i) + " is '" + current[i].first +
+                                  "', the average's '" + ema[i].first + "'");
+    }
+    out.push_back(current[i].second);
+  }
+  return out;
+}
+
+}  // namespace
+
+Ema::Ema(const torch::nn::Module& module) {
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, tensor] : module_tensors(module)) tensors_.emplace_back(name, tensor.detach().clone());
+  num_parameters_ = module.parameters().size();
+}
+
+void Ema::update(const torch::nn::Module& module, double decay) {
+  if (!(decay >= 0.0 && decay <= 1.0)) throw std::invalid_argument("Ema: decay must be in [0, 1], got " + std::to_string(decay));
+  const std::vector<at::Tensor> current = matching(tensors_, module);
+  torch::NoGradGuard no_grad;
+  // One multi-tensor kernel per operation rather than two per parameter: a
+  // DiT-XL has hundreds of parameters, and the update runs every step.
+  std::vector<at::Tensor> averages, params;
+  for (size_t i = 0; i < num_parameters_; ++i) {
+    averages.push_back(tensors_[i].second);
+    params.push_back(current[i].detach());
+  }
+  if (!averages.empty()) {
+    at::_foreach_mul_(averages, decay);
+    at::_foreach_add_(averages, params, 1.0 - decay);
+  }
+  for (size_t i = num_parameters_; i < tensors_.size(); ++i) tensors_[i].second.copy_(current[i]);
+}
+
+void Ema::copy_to(torch::nn::Module& module) const {
+  const std::vector<at::Tensor> current = matching(tensors_, module);
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < current.size(); ++i) current[i].copy_(tensors_[i].second);
+}
+
+}  // namespace tandem

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# bad_input.sh CAROTID CASE WORK: a wrong input stops apps/carotid before
+# any work with exit status 2 and a message naming the file or key.
+set -uo pipefail
+carotid=$1 case=$2 work=$3
+rm -rf "$work"
+mkdir -p "$work/images/1" "$work/images/2" "$work/images/3" "$work/images/4"
+# A 1x1 gray PNG, and a file that only claims to be one.
+png=iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==
+for p in 1 2 3 4; do echo "$png" | base64 -d >"$work/images/$p/a.png"; done
+printf 'not a png' >"$work/images/2/broken.png"
+printf 'id,label\n1,0\n2,1\n3,0\n4,1\n' >"$work/labels.csv"
+args=(--root-dir "$work/images" --label-excel "$work/labels.csv" --output-dir "$work/out"
+      --image-size 16 --epochs 1 --set data.cache=false)
+case $case in
+  missing-root)
+    set -- --root-dir "$work/nowhere" --label-excel "$work/labels.csv" --output-dir "$work/out"
+    want="$work/nowhere.*data.root" ;;
+  missing-column)
+    set -- "${args[@]}" --set data.label_column=diagnosis
+    want="labels.csv.*diagnosis" ;;
+  ratios)
+    set -- "${args[@]}" --train-ratio 0.5 --val-ratio 0.3 --test-ratio 0.3
+    want="must sum to 1" ;;
+  corrupt-strict)
+    set -- "${args[@]}" --set data.strict=true --train-ratio 0.5 --val-ratio 0.5 --test-ratio 0
+    want="1 of 5 images cannot be read \\(data.strict = true\\).*broken.png" ;;
+  *) echo "unknown case $case"; exit 1 ;;
+esac
+out=$("$carotid" "$@" 2>&1)
+status=$?
+printf '%s\n' "$out"
+[ "$status" = 2 ] || { echo "FAIL: wanted exit status 2, got $status"; exit 1; }
+grep -Eq -- "$want" <<<"$out" || { echo "FAIL: no line matches: $want"; exit 1; }
+if [ -d "$work/out" ] && [ -n "$(ls -A "$work/out")" ]; then echo "FAIL: $work/out was written"; exit 1; fi
+echo PASS
