@@ -1,0 +1,41 @@
+#pragma once
+// evaluate's judge: a ResNet-18 (libcore's, small stem below 96 pixels)
+// trained through the shared loop to tell users apart from their real
+// images. Its evaluation set is swapped after training, from the real
+// validation images to the generated ones, so one evaluate() pass scores each.
+#include <cstdint>
+#include <vector>
+
+#include "data/user_folders.h"
+#include "tandem/nn/resnet.h"
+#include "tandem/train/task.h"
+
+namespace vavae {
+
+class ClassifierTask : public tandem::Task {
+ public:
+  ClassifierTask(tandem::nn::ResNetOptions model, int64_t image_size, bool hflip, std::vector<ImageItem> train,
+                 std::vector<ImageItem> eval);
+
+  void set_eval(std::vector<ImageItem> eval) { eval_ = std::move(eval); }
+  // The rows of the last evaluation: "pred" and "label" (0-based), per image in order.
+  const tandem::EvalRows& last_rows() const { return last_rows_; }
+
+  std::shared_ptr<torch::nn::Module> build_model() override;
+  int64_t train_size() const override { return static_cast<int64_t>(train_.size()); }
+  int64_t eval_size() const override { return static_cast<int64_t>(eval_.size()); }
+  tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
+  at::Tensor loss(torch::nn::Module& model, const tandem::Batch& batch) override;
+  tandem::EvalRows eval_rows(torch::nn::Module& model, const tandem::Batch& batch) override;
+  // "loss" and "accuracy".
+  tandem::Metrics eval_metrics(const tandem::EvalRows& rows) override;
+
+ private:
+  tandem::nn::ResNetOptions model_;
+  int64_t image_size_;
+  bool hflip_;
+  std::vector<ImageItem> train_, eval_;
+  tandem::EvalRows last_rows_;
+};
+
+}  // namespace vavae

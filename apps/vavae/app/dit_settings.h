@@ -1,0 +1,19 @@
+#pragma once
+// The DiT a config describes for given latents: train-dit builds it to
+// train, sample builds it again from the config its model file carries.
+#include "app/latent_file.h"
+#include "model/dit.h"
+#include "tandem/config/config.h"
+
+namespace vavae {
+
+// dit.* keys over the preset (a size key of 0 keeps the preset's); input size, channels and classes from the
+// latents. Throws UsageError for latents that are not square or sizes the
+// DiT cannot take.
+DitOptions dit_options(const tandem::Config& c, const LatentSet& latents);
+
+// (latents - mean) / std per channel, with train.h5's statistics.
+at::Tensor normalise(const at::Tensor& latents, const LatentSet& stats);
+at::Tensor denormalise(const at::Tensor& latents, const LatentSet& stats);
+
+}  // namespace vavae

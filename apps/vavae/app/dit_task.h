@@ -1,0 +1,43 @@
+#pragma once
+// train-dit's part of the shared training loop: normalised latents and
+// labels in, the DiT's velocity out, the rectified-flow MSE to learn from
+// and to validate by. Every draw (noise x0, timestep t, label dropout) is
+// made in make_batch from the sample's own stream (data/sample_seed.h):
+// off LibTorch's global generator, which the loader thread must not touch,
+// the same on any number of ranks, and, for validation, whose seed is fixed,
+// the same every epoch, so validation losses compare between epochs.
+#include <cstdint>
+
+#include "flow/rectified_flow.h"
+#include "model/dit.h"
+#include "tandem/train/task.h"
+
+namespace vavae {
+
+struct DitTaskOptions {
+  DitOptions dit;
+  TimestepSampling timesteps = TimestepSampling::kLogNormal;
+  double cosine_weight = 0.0;
+};
+
+class DitTask : public tandem::Task {
+ public:
+  // Latents [N, C, h, w], already normalised; labels [N] int64 0-based.
+  DitTask(DitTaskOptions options, at::Tensor train_latents, at::Tensor train_labels, at::Tensor val_latents,
+          at::Tensor val_labels);
+
+  std::shared_ptr<torch::nn::Module> build_model() override;
+  int64_t train_size() const override { return train_x_.size(0); }
+  int64_t eval_size() const override { return val_x_.defined() ? val_x_.size(0) : 0; }
+  tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
+  at::Tensor loss(torch::nn::Module& model, const tandem::Batch& batch) override;
+  // "loss": each sample's mean squared velocity error.
+  tandem::EvalRows eval_rows(torch::nn::Module& model, const tandem::Batch& batch) override;
+  double flops_per_sample() const override;
+
+ private:
+  DitTaskOptions options_;
+  at::Tensor train_x_, train_y_, val_x_, val_y_;
+};
+
+}  // namespace vavae

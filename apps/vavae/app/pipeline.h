@@ -1,0 +1,39 @@
+#pragma once
+// Where each stage of the pipeline reads and writes, under one folder OUT
+// (train.out_dir): vae/ (train-vae's run), latent_features/ (extract),
+// dit/ (train-dit's run), samples/ (sample), evaluate/ (evaluate). A stage
+// finds its inputs by these names, so stages run as separate jobs (Slurm
+// dependencies, a requeue) as well as in one `complete`.
+#include <c10/core/Device.h>
+
+#include <string>
+
+#include "tandem/config/config.h"
+
+namespace tandem {
+class World;
+}
+
+namespace vavae {
+
+std::string vae_run_dir(const tandem::Config& c);
+std::string latent_dir(const tandem::Config& c);
+std::string latent_file(const tandem::Config& c, const std::string& split);  // OUT/latent_features/<split>.h5
+std::string dit_run_dir(const tandem::Config& c);
+std::string samples_dir(const tandem::Config& c);   // sample.output_dir, or OUT/samples
+std::string eval_run_dir(const tandem::Config& c);  // OUT/evaluate
+
+// A run's models/best_model.h5, else its final_model.h5; "" when neither exists.
+std::string trained_model(const std::string& run_dir);
+
+// The config a stage trains with: train.out_dir = run_dir, the train.* keys
+// of stage_train_keys() from the stage's table ("vae", "dit", "eval"), and
+// the metric that picks its best model. Throws UsageError when the user set
+// one of those train.* keys, which no stage would read.
+tandem::Config stage_config(const tandem::Config& c, const std::string& stage, const std::string& run_dir,
+                            const std::string& best_metric, const std::string& best_mode);
+
+// The device this rank computes on (dist.device, dist.backend).
+c10::Device rank_device(const tandem::World& world, const tandem::Config& c);
+
+}  // namespace vavae

@@ -1,0 +1,169 @@
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "app/commands.h"
+#include "app/dit_settings.h"
+#include "app/latent_file.h"
+#include "app/pipeline.h"
+#include "app/vae_source.h"
+#include "data/load_image.h"
+#include "data/sample_seed.h"
+#include "flow/sampler.h"
+#include "keys.h"
+#include "tandem/config/config.h"
+#include "tandem/config/load.h"
+#include "tandem/dist/world.h"
+#include "tandem/error.h"
+#include "tandem/image/read_image.h"
+#include "tandem/image/transform.h"
+#include "tandem/image/write_png.h"
+#include "tandem/io/checkpoint.h"
+#include "tandem/obs/log.h"
+
+namespace vavae {
+namespace fs = std::filesystem;
+namespace log = tandem::log;
+using tandem::UsageError;
+
+namespace {
+
+std::string dit_checkpoint(const tandem::Config& c) {
+  const std::string given = c.get_string("sample.dit_checkpoint");
+  if (!given.empty()) {
+    if (!fs::is_regular_file(given)) throw UsageError("sample.dit_checkpoint: " + given + ": no such file");
+    return given;
+  }
+  const std::string trained = trained_model(dit_run_dir(c));
+  if (trained.empty())
+    throw UsageError("no DiT: " + dit_run_dir(c) + "/models holds no model (run train-dit first, or give --dit-checkpoint)");
+  return trained;
+}
+
+// The DiT as trained, with its EMA weights where the run kept them: they
+// sample better than the last step's.
+Dit load_dit(const std::string& path, const LatentSet& latents) {
+  const tandem::Checkpoint ckpt = tandem::load_checkpoint(path);
+  tandem::Config trained(vavae_schema());
+  tandem::merge_text(trained, ckpt.get_string("config"), path + " (its config)");
+  Dit dit(dit_options(trained, latents));
+  auto targets = tandem::named_tensors(dit->named_parameters());
+  for (const auto& b : dit->named_buffers()) targets.emplace_back(b.key(), b.value());
+  const std::string set = ckpt.sets.count("ema") ? "ema" : "model";
+  tandem::restore(ckpt, set, targets);
+  log::info("sample: DiT ", path, " (", trained.get_string("dit.preset"), ", weights: ", set, ")");
+  dit->eval();
+  return dit;
+}
+
+std::vector<int64_t> chosen_users(const tandem::Config& c, int64_t num_users) {
+  std::vector<int64_t> users = c.get_int_list("sample.user_ids");
+  if (users.empty())
+    for (int64_t u = 1; u <= num_users; ++u) users.push_back(u);
+  std::set<int64_t> seen;
+  for (const int64_t u : users) {
+    if (u < 1 || u > num_users)
+      throw UsageError("sample.user_ids: user " + std::to_string(u) + " is out of range: the latents have users 1 to " +
+                       std::to_string(num_users));
+    // Two ranks would write the same file.
+    if (!seen.insert(u).second) throw UsageError("sample.user_ids: user " + std::to_string(u) + " is given twice");
+  }
+  return users;
+}
+
+std::string image_name(int64_t user, int64_t index) {
+  char name[64];
+  std::snprintf(name, sizeof name, "user%02lld_%03lld.png", static_cast<long long>(user), static_cast<long long>(index));
+  return name;
+}
+
+SamplerOptions sampler_options(const tandem::Config& c, int64_t null_class) {
+  SamplerOptions o;
+  o.num_steps = c.get_int("sample.num_steps");
+  o.shift = c.get_double("sample.shift");
+  o.guidance_scale = c.get_double("sample.guidance_scale");
+  o.cfg_channels = c.get_int("sample.cfg_channels");
+  o.cfg_interval_start = c.get_double("sample.cfg_interval_start");
+  o.null_class = null_class;
+  o.validate();
+  return o;
+}
+
+}  // namespace
+
+int run_sample(tandem::World& world, const tandem::Config& c) {
+  const LatentSet latents = read_latents(latent_file(c, "train"));
+  const std::vector<int64_t> users = chosen_users(c, latents.num_users);
+  const int64_t per_user = c.get_int("sample.num_samples_per_user");
+  const int64_t batch = c.get_int("sample.batch");
+  if (per_user < 1) throw UsageError("sample.num_samples_per_user must be >= 1");
+  if (batch < 1) throw UsageError("sample.batch must be >= 1");
+  const std::string dit_path = dit_checkpoint(c);
+  const std::string vae_path = c.get_string("vae.checkpoint").empty() ? latents.vae_path : c.get_string("vae.checkpoint");
+  if (!fs::is_regular_file(vae_path))
+    throw UsageError("the VAE " + vae_path + " that made " + latent_file(c, "train") + " is gone (set vae.checkpoint)");
+  LoadedVae vae = load_vae(vae_path, latents.vae_preset);
+  if (vae.hash != latents.vae_hash)
+    throw UsageError("the VAE " + vae_path + " (weights " + vae.hash + ") is not the one the latents of " +
+                     latent_file(c, "train") + " came from (" + latents.vae_path + ", weights " + latents.vae_hash +
+                     "): decode with that one, or run extract and train-dit again");
+  Dit dit = load_dit(dit_path, latents);
+  const SamplerOptions options = sampler_options(c, dit->null_class());
+  const c10::Device device = rank_device(world, c);
+  dit->to(device);
+  vae.vae->to(device);
+
+  const std::string out = samples_dir(c);
+  if (world.is_main()) fs::create_directories(out);
+  world.barrier();
+  // Image i of user u starts from the same noise on any number of ranks.
+  struct Job {
+    int64_t user, index;
+  };
+  std::vector<Job> mine;
+  for (size_t k = 0; k < users.size() * per_user; ++k)
+    if (static_cast<int>(k % world.size()) == world.rank())
+      mine.push_back({users[k / per_user], static_cast<int64_t>(k % per_user)});
+  const uint64_t seed = static_cast<uint64_t>(c.get_int("sample.seed"));
+  const auto shape = latents.latents.sizes().slice(1).vec();
+  const VelocityFn velocity = [&](const at::Tensor& x, const at::Tensor& t, const at::Tensor& y) {
+    return dit->forward(x, t, y);
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  torch::NoGradGuard no_grad;
+  for (size_t begin = 0; begin < mine.size(); begin += batch) {
+    const size_t end = std::min(mine.size(), begin + static_cast<size_t>(batch));
+    std::vector<at::Tensor> noise;
+    std::vector<int64_t> labels;
+    for (size_t k = begin; k < end; ++k) {
+      noise.push_back(at::randn(shape, sample_generator(seed, static_cast<uint64_t>(mine[k].user * 1000003 + mine[k].index))));
+      labels.push_back(mine[k].user - 1);
+    }
+    const at::Tensor z = sample_euler(velocity, torch::stack(noise).to(device), torch::tensor(labels, torch::kLong).to(device),
+                                      options);
+    const at::Tensor images = vae.vae->decode(denormalise(z, latents)).cpu();
+    for (size_t k = begin; k < end; ++k)
+      tandem::image::write_png((fs::path(out) / image_name(mine[k].user, mine[k].index)).string(),
+                               to_unit_range(images[static_cast<int64_t>(k - begin)]));
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  world.barrier();
+  if (world.is_main()) {
+    std::vector<at::Tensor> tiles;
+    for (const int64_t u : users)
+      for (int64_t i = 0; i < per_user; ++i)
+        tiles.push_back(tandem::image::read_image((fs::path(out) / image_name(u, i)).string(), 3));
+    tandem::image::write_png((fs::path(out) / "grid.png").string(), tandem::image::image_grid(tiles, per_user));
+    log::info("sample: ", users.size() * per_user, " images (", users.size(), " users x ", per_user, ") in ", seconds,
+              " s on ", world.size(), " ranks, ", options.num_steps, " steps, guidance ", options.guidance_scale,
+              " (", static_cast<double>(mine.size()) / std::max(seconds, 1e-9), " images/s per rank) -> ", out,
+              "/user{UU}_{iii}.png and grid.png");
+  }
+  world.barrier();
+  return tandem::kExitOk;
+}
+
+}  // namespace vavae

@@ -1,0 +1,56 @@
+#include <torch/torch.h>
+
+#include <filesystem>
+
+#include "app/commands.h"
+#include "app/pipeline.h"
+#include "app/vae_source.h"
+#include "app/vae_task.h"
+#include "tandem/config/config.h"
+#include "tandem/dist/world.h"
+#include "tandem/error.h"
+#include "tandem/io/safetensors.h"
+#include "tandem/obs/log.h"
+#include "tandem/train/trainer.h"
+
+namespace vavae {
+namespace fs = std::filesystem;
+
+int run_train_vae(tandem::World& world, const tandem::Config& c) {
+  VaeTaskOptions options;
+  options.vae = VaeOptions::preset(c.get_string("vae.preset"));
+  options.init_from = init_from_file(c);
+  options.image_size = c.get_int("data.image_size");
+  options.hflip = c.get_bool("data.hflip");
+  options.kl_weight = c.get_double("vae.kl_weight");
+  const int64_t f = options.vae.downsample_factor();
+  if (options.image_size < f || options.image_size % f != 0)
+    throw tandem::UsageError("data.image_size " + std::to_string(options.image_size) + " must be a multiple of " +
+                             std::to_string(f) + ", the downsampling of vae.preset " + c.get_string("vae.preset"));
+  const std::string root = c.get_string("data.root");
+  const ImageSplit train = scan_split(root, "train", "data.root");
+  const ImageSplit val = scan_split(root, "val", "data.root");
+  const std::string run_dir = vae_run_dir(c);
+  const tandem::Config stage = stage_config(c, "vae", run_dir, "eval_l1", "min");
+  if (world.is_main())
+    tandem::log::info("train-vae: ", train.items.size(), " training and ", val.items.size(), " validation images of ",
+                      train.num_users, " users at ", options.image_size, " pixels, preset ", c.get_string("vae.preset"),
+                      "; run folder ", run_dir);
+
+  VaeTask task(options, train.items, val.items);
+  tandem::Trainer trainer(world, stage, task);
+  const int status = trainer.run();
+  if (status != tandem::kExitOk) return status;
+  if (world.is_main()) {
+    // The export holds the model validation picked, under the upstream names.
+    const LoadedVae best = load_vae(trained_model(run_dir), c.get_string("vae.preset"));
+    const std::string file = (fs::path(run_dir) / "vae.safetensors").string();
+    tandem::write_safetensors(file, tandem::named_tensors(best.vae->named_parameters()),
+                              {{"preset", best.preset}, {"weights_hash", best.hash}});
+    tandem::log::info("train-vae: ", best.path, " exported to ", file);
+  }
+  world.barrier();
+  return status;
+}
+
+}  // namespace vavae

@@ -1,0 +1,98 @@
+#include "app/vae_source.h"
+
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "app/pipeline.h"
+#include "keys.h"
+#include "tandem/config/load.h"
+#include "tandem/error.h"
+#include "tandem/io/checkpoint.h"
+#include "tandem/nn/init_from.h"
+
+namespace vavae {
+namespace fs = std::filesystem;
+using tandem::UsageError;
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+struct Fnv {
+  uint64_t h = 0xCBF29CE484222325ull;
+  void add(const void* data, size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001B3ull;
+  }
+};
+
+}  // namespace
+
+std::string init_from_file(const tandem::Config& c) {
+  const std::string value = c.get_string("vae.init_from");
+  if (value.empty()) return "";
+  const std::string prefix = "safetensors:";
+  if (value.rfind(prefix, 0) != 0)
+    throw UsageError("vae.init_from: '" + value + "': expected \"safetensors:FILE\"");
+  const std::string file = value.substr(prefix.size());
+  if (!fs::is_regular_file(file)) throw UsageError("vae.init_from: " + file + ": no such file");
+  return file;
+}
+
+std::string resolve_vae_path(const tandem::Config& c) {
+  const std::string given = c.get_string("vae.checkpoint");
+  if (!given.empty()) {
+    if (!fs::is_regular_file(given)) throw UsageError("vae.checkpoint: " + given + ": no such file");
+    return given;
+  }
+  const std::string trained = trained_model(vae_run_dir(c));
+  if (!trained.empty()) return trained;
+  const std::string init = init_from_file(c);
+  if (!init.empty()) return init;
+  throw UsageError("no VAE: " + vae_run_dir(c) + "/models holds no model (run train-vae first), and neither "
+                   "vae.checkpoint nor vae.init_from is set");
+}
+
+LoadedVae load_vae(const std::string& path, const std::string& preset) {
+  LoadedVae out;
+  out.path = path;
+  out.preset = preset;
+  if (ends_with(path, ".safetensors")) {
+    out.vae = Vae(VaeOptions::preset(preset));
+    tandem::nn::InitOptions options;
+    options.allow_unexpected = true;
+    tandem::nn::init_from_safetensors(*out.vae, path, options);
+  } else {
+    const tandem::Checkpoint ckpt = tandem::load_checkpoint(path);
+    if (ckpt.state.count("config")) {
+      tandem::Config trained(vavae_schema());
+      tandem::merge_text(trained, ckpt.get_string("config"), path + " (its config)");
+      out.preset = trained.get_string("vae.preset");
+    }
+    out.vae = Vae(VaeOptions::preset(out.preset));
+    tandem::restore(ckpt, "model", tandem::named_tensors(out.vae->named_parameters()));
+  }
+  out.vae->eval();
+  out.hash = weights_hash(*out.vae);
+  return out;
+}
+
+std::string weights_hash(torch::nn::Module& module) {
+  Fnv fnv;
+  for (const auto& p : module.named_parameters()) {
+    fnv.add(p.key().data(), p.key().size());
+    const auto sizes = p.value().sizes();
+    fnv.add(sizes.data(), sizes.size() * sizeof(int64_t));
+    const at::Tensor values = p.value().detach().to(torch::kCPU, torch::kFloat).contiguous();
+    fnv.add(values.data_ptr<float>(), values.numel() * sizeof(float));
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(fnv.h));
+  return text;
+}
+
+}  // namespace vavae

@@ -1,0 +1,33 @@
+#pragma once
+// The layout the users' data comes in: data_split/{train,val}/user{N}/ with
+// the images of person N (1-based) inside. The number of users is the
+// highest N, so a user missing from val keeps its label; anything else in
+// the split folder, or a user folder without images, is refused, since a
+// silently skipped person would shift what every later stage learns.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vavae {
+
+struct ImageItem {
+  std::string path;
+  int64_t user_id = 0;  // 1-based, as in the folder name; the label is user_id - 1
+};
+
+struct ImageSplit {
+  std::string folder;
+  std::vector<ImageItem> items;  // by user, then by file name
+  int64_t num_users = 0;         // the highest user id found
+};
+
+// True for names ending in .png, .jpg or .jpeg (any case).
+bool is_image_name(const std::string& name);
+
+// Scans `root`/`split`. Throws tandem::UsageError naming the folder for a
+// missing folder, a sub-folder not named user<N> with N >= 1, a file beside
+// the user folders, or a user folder without images; `key` (data.root) is
+// named in the message.
+ImageSplit scan_split(const std::string& root, const std::string& split, const std::string& key);
+
+}  // namespace vavae

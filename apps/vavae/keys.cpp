@@ -1,0 +1,163 @@
+#include "keys.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tandem/config/schema.h"
+#include "tandem/dist/dist_keys.h"
+#include "tandem/train/train_keys.h"
+
+namespace vavae {
+
+namespace {
+
+// A stage's optimizer settings; its table holds one key for each field.
+struct StageDefaults {
+  int64_t epochs = 1;
+  int64_t micro_batch = 8;
+  double lr = 1e-4;
+  std::string schedule = "constant";
+  int64_t warmup_steps = 0;
+  double weight_decay = 0.0;
+  double beta1 = 0.9, beta2 = 0.999;
+  double grad_clip = 1.0;
+  double ema_decay = 0.0;
+};
+
+void add_stage_keys(tandem::Schema& s, const std::string& stage, const std::string& what, const StageDefaults& d) {
+  s.add(stage + ".epochs", d.epochs, what + ": passes over the training set when " + stage + ".max_steps is 0");
+  s.add(stage + ".max_steps", int64_t{0}, what + ": optimizer steps; 0 means " + stage + ".epochs epochs");
+  s.add(stage + ".micro_batch", d.micro_batch, what + ": samples per rank per forward pass");
+  s.add(stage + ".lr", d.lr, what + ": peak learning rate");
+  s.add(stage + ".schedule", d.schedule, what + ": learning-rate schedule after warmup",
+        {"constant", "cosine", "linear"});
+  s.add(stage + ".warmup_steps", d.warmup_steps, what + ": steps of linear warmup");
+  s.add(stage + ".weight_decay", d.weight_decay, what + ": AdamW decoupled weight decay");
+  s.add(stage + ".beta1", d.beta1, what + ": Adam beta1");
+  s.add(stage + ".beta2", d.beta2, what + ": Adam beta2");
+  s.add(stage + ".grad_clip", d.grad_clip, what + ": clip the global gradient norm to this; 0 disables");
+  s.add(stage + ".ema_decay", d.ema_decay,
+        what + ": EMA of the weights with this decay per step, saved as the set ema/ (0: none)");
+}
+
+void add_data_keys(tandem::Schema& s) {
+  s.add("data.root", std::string("data_split"),
+        "folder with train/ and val/, each holding user1, user2, ... folders of .png/.jpg/.jpeg images");
+  s.add("data.image_size", int64_t{256}, "images are resized to this many pixels square");
+  s.add("data.hflip", false,
+        "flip training images horizontally at random (off: a flipped spectrogram reverses time)");
+}
+
+void add_vae_keys(tandem::Schema& s) {
+  s.add("vae.preset", std::string("f16d32"),
+        "VAE size: f16d32 (VA-VAE: 256x256 -> 32x16x16) or tiny (CPU: 32x32 -> 4x8x8)", {"f16d32", "tiny"});
+  s.add("vae.init_from", std::string(""),
+        "\"safetensors:FILE\": start from weights with the upstream names (a converted VA-VAE); empty: random");
+  s.add("vae.kl_weight", 1e-6, "weight of the KL term against the L1 reconstruction");
+  s.add("vae.checkpoint", std::string(""),
+        "the VAE extract and sample use: a models/*.h5 or a .safetensors; empty: OUT/vae/models/best_model.h5, "
+        "else final_model.h5, else the file of vae.init_from");
+  StageDefaults d;
+  d.epochs = 20;
+  d.micro_batch = 8;
+  d.beta1 = 0.5;
+  d.beta2 = 0.9;
+  d.grad_clip = 0.0;
+  add_stage_keys(s, "vae", "train-vae", d);
+}
+
+void add_extract_keys(tandem::Schema& s) {
+  s.add("extract.use_mean", false, "store the posterior mean instead of a sample from it (upstream samples)");
+  s.add("extract.batch", int64_t{32}, "images per rank per encoder pass");
+}
+
+void add_dit_keys(tandem::Schema& s) {
+  s.add("dit.preset", std::string("B/1"), "DiT size: B/1, XL/1, or tiny (CPU)", {"B/1", "XL/1", "tiny"});
+  s.add("dit.patch_size", int64_t{1}, "latent pixels per token side");
+  s.add("dit.depth", int64_t{0}, "transformer blocks; 0: the preset's");
+  s.add("dit.hidden_size", int64_t{0}, "token width; 0: the preset's");
+  s.add("dit.num_heads", int64_t{0}, "attention heads; 0: the preset's");
+  s.add("dit.qk_norm", false, "RMSNorm over each head's q and k");
+  s.add("dit.class_dropout", 0.1, "probability that a training label becomes the null class (for guidance)");
+  s.add("dit.timestep_sampling", std::string("lognormal"), "training timesteps: uniform, or sigmoid(N(0, 1))",
+        {"uniform", "lognormal"});
+  s.add("dit.cosine_weight", 0.0, "weight of the velocity-direction (cosine) loss added to the MSE");
+  StageDefaults d;
+  d.epochs = 80;
+  d.micro_batch = 32;
+  d.schedule = "cosine";
+  d.beta2 = 0.95;
+  d.ema_decay = 0.9999;
+  add_stage_keys(s, "dit", "train-dit", d);
+}
+
+void add_sample_keys(tandem::Schema& s) {
+  s.add("sample.dit_checkpoint", std::string(""),
+        "the DiT model file; empty: OUT/dit/models/best_model.h5, else final_model.h5");
+  s.add("sample.output_dir", std::string(""), "where the images go; empty: OUT/samples");
+  s.add("sample.user_ids", std::vector<int64_t>{}, "users (1-based) to generate for; empty: every user");
+  s.add("sample.num_samples_per_user", int64_t{4}, "images per user");
+  s.add("sample.seed", int64_t{42}, "seed of the starting noise (image i of user u gets the same on any ranks)");
+  s.add("sample.guidance_scale", 4.0, "classifier-free guidance scale; 1: no guidance");
+  s.add("sample.num_steps", int64_t{50}, "Euler steps from noise to data");
+  s.add("sample.shift", 0.3, "timestep shift s: t' = s t / (1 + (s - 1) t)");
+  s.add("sample.cfg_channels", int64_t{0}, "guide only the first N latent channels (upstream: 3); 0: all");
+  s.add("sample.cfg_interval_start", 0.125, "no guidance while t is below this");
+  s.add("sample.batch", int64_t{16}, "images per rank per sampler pass");
+}
+
+void add_eval_keys(tandem::Schema& s) {
+  s.add("eval.stem", std::string("auto"),
+        "classifier's first layers: small (3x3 conv, no pool: full detail, 16x the compute), imagenet (7x7 stride-2 "
+        "conv and max-pool); auto: small below 96 pixels",
+        {"auto", "small", "imagenet"});
+  s.add("eval.samples_dir", std::string(""), "generated images to judge; empty: sample.output_dir's default");
+  StageDefaults d;
+  d.epochs = 10;
+  d.micro_batch = 32;
+  d.lr = 1e-3;
+  d.schedule = "cosine";
+  d.weight_decay = 1e-4;
+  add_stage_keys(s, "eval", "evaluate's classifier", d);
+}
+
+}  // namespace
+
+const std::vector<std::string>& stage_train_keys() {
+  static const std::vector<std::string> keys = {"epochs",       "max_steps", "micro_batch", "lr",
+                                                "schedule",     "warmup_steps", "weight_decay", "beta1",
+                                                "beta2",        "grad_clip", "ema_decay"};
+  return keys;
+}
+
+tandem::Schema vavae_schema() {
+  tandem::Schema s;
+  tandem::add_dist_keys(s);
+  tandem::TrainDefaults d;
+  d.out_dir = "runs/vavae";
+  tandem::add_train_keys(s, d);
+  add_data_keys(s);
+  add_vae_keys(s);
+  add_extract_keys(s);
+  add_dit_keys(s);
+  add_sample_keys(s);
+  add_eval_keys(s);
+  s.add("cmd.force", false, "complete: run every stage again, even those whose outputs exist");
+  s.alias("--run-dir", "train.out_dir", "the pipeline's folder (OUT): vae/, latent_features/, dit/, samples/");
+  s.alias("--data-root", "data.root");
+  s.alias("--image-size", "data.image_size");
+  s.alias("--seed", "sample.seed");
+  s.alias("--precision", "train.precision");
+  s.alias("--vae-checkpoint", "vae.checkpoint");
+  s.alias("--dit-checkpoint", "sample.dit_checkpoint");
+  s.alias("--output-dir", "sample.output_dir");
+  s.alias("--user-ids", "sample.user_ids", "users to sample: --user-ids 1 2 3, --user-ids 1,2,3 or [1, 2, 3]");
+  s.alias("--num-samples-per-user", "sample.num_samples_per_user");
+  s.alias("--guidance-scale", "sample.guidance_scale");
+  s.alias("--num-steps", "sample.num_steps");
+  s.alias("--force", "cmd.force");
+  return s;
+}
+
+}  // namespace vavae

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# bad_input.sh VAVAE CASE WORK: a wrong input stops apps/vavae before any
+# work with exit status 2 and a message naming the folder, file or key.
+set -uo pipefail
+vavae=$1 case=$2 work=$3
+rm -rf "$work"
+# A 1x1 gray PNG.
+png=iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==
+for split in train val; do
+  for u in 1 2; do
+    mkdir -p "$work/data/$split/user$u"
+    echo "$png" | base64 -d >"$work/data/$split/user$u/a.png"
+  done
+done
+args=(--run-dir "$work/out" --data-root "$work/data" --image-size 32 --set vae.preset=tiny --set dit.preset=tiny)
+case $case in
+  missing-root)
+    set -- train-vae "${args[@]}" --data-root "$work/nowhere"
+    want="data.root.*$work/nowhere/train" ;;
+  wrong-layout)
+    mkdir -p "$work/data/train/alice"
+    set -- train-vae "${args[@]}"
+    want="data.root.*$work/data/train/alice.*user<N>" ;;
+  empty-user)
+    mkdir -p "$work/data/val/user3"
+    set -- train-vae "${args[@]}"
+    want="$work/data/val/user3 holds no .png" ;;
+  sample-without-latents)
+    set -- sample "${args[@]}" --user-ids 1 2
+    want="latent_features/train.h5 not found.*extract" ;;
+  *) echo "unknown case $case"; exit 1 ;;
+esac
+out=$("$vavae" "$@" 2>&1)
+status=$?
+printf '%s\n' "$out"
+[ "$status" = 2 ] || { echo "FAIL: wanted exit status 2, got $status"; exit 1; }
+grep -Eq -- "$want" <<<"$out" || { echo "FAIL: no line matches: $want"; exit 1; }
+if [ -d "$work/out" ] && [ -n "$(ls -A "$work/out")" ]; then echo "FAIL: $work/out was written"; exit 1; fi
+echo PASS

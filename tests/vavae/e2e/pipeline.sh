@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# pipeline.sh VAVAE FIXTURE MPIEXEC JOB FASHION_MNIST WORK: the tiny pipeline
+# on Fashion-MNIST (10 classes as 10 users, 60 training and 10 validation
+# images each, 32x32) under two ranks: every stage's outputs exist, evaluate
+# reports a conditional accuracy of at least twice chance, a second
+# `complete` skips every stage, and sample refuses a user the latents lack
+# and a VAE they did not come from. Exits 77 (skipped) without the dataset.
+set -uo pipefail
+vavae=$1 fixture=$2 mpiexec=$3 job=$4 src=$5 work=$6
+rm -rf "$work"
+"$fixture" "$src" "$work/data_split" 10 60 10 32
+status=$?
+[ "$status" = 0 ] || exit "$status"
+out="$work/out"
+fail() { echo "FAIL: $*"; exit 1; }
+log=$("$mpiexec" -n 2 "$vavae" complete --config "$job" --data-root "$work/data_split" --run-dir "$out" 2>&1)
+status=$?
+printf '%s\n' "$log"
+[ "$status" = 0 ] || fail "complete exited with $status"
+for f in vae/models/final_model.h5 vae/vae.safetensors latent_features/train.h5 latent_features/val.h5 \
+         dit/models/final_model.h5 samples/grid.png evaluate/evaluate.json; do
+  [ -s "$out/$f" ] || fail "$out/$f is missing"
+done
+[ ! -e "$out/latent_features/parts" ] || fail "extract left its part files"
+for u in 01 02 03 04 05 06 07 08 09 10; do
+  for i in 000 001 002 003; do [ -s "$out/samples/user${u}_$i.png" ] || fail "no samples/user${u}_$i.png"; done
+done
+accuracy=$(sed -n 's/^conditional accuracy: \([0-9.]*\).*/\1/p' <<<"$log")
+[ -n "$accuracy" ] || fail "evaluate printed no conditional accuracy"
+# Measured 0.29-0.41 over 80 images (chance 0.1); twice chance leaves room
+# for the spread between runs and machines.
+awk -v a="$accuracy" 'BEGIN { exit !(a > 0.2) }' || fail "conditional accuracy $accuracy is not well above chance (0.1)"
+again=$("$mpiexec" -n 2 "$vavae" complete --config "$job" --data-root "$work/data_split" --run-dir "$out" 2>&1)
+status=$?
+[ "$status" = 0 ] || { printf '%s\n' "$again"; fail "the second complete exited with $status"; }
+[ "$(grep -c 'outputs exist, skipped' <<<"$again")" = 5 ] || { printf '%s\n' "$again"; fail "a finished stage ran again"; }
+# Bad input that needs a finished pipeline: a user the latents lack, and a
+# VAE other than the one the latents came from (one step of another run).
+expect_usage() {
+  local want=$1; shift
+  local text
+  text=$("$vavae" "$@" 2>&1)
+  local code=$?
+  [ "$code" = 2 ] && grep -Eq -- "$want" <<<"$text" || { printf '%s\n' "$text"; fail "wanted exit 2 and /$want/, got $code"; }
+}
+common=(--config "$job" --data-root "$work/data_split" --run-dir "$out")
+expect_usage "user 11 is out of range" sample "${common[@]}" --user-ids 3 11 --output-dir "$work/bad-samples"
+"$vavae" train-vae --config "$job" --data-root "$work/data_split" --run-dir "$work/other" --set vae.max_steps=1 \
+  >/dev/null 2>&1 || fail "one step of train-vae failed"
+expect_usage "is not the one the latents" sample "${common[@]}" --vae-checkpoint "$work/other/vae/models/final_model.h5" \
+  --output-dir "$work/bad-samples"
+[ ! -e "$work/bad-samples" ] || fail "a refused sample wrote $work/bad-samples"
+echo "PASS: conditional accuracy $accuracy"

@@ -1,0 +1,175 @@
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "app/dit_settings.h"
+#include "app/dit_task.h"
+#include "app/latent_file.h"
+#include "app/pipeline.h"
+#include "app/user_ids_arg.h"
+#include "app/vae_source.h"
+#include "data/user_folders.h"
+#include "keys.h"
+#include "tandem/config/config.h"
+#include "tandem/config/load.h"
+#include "tandem/error.h"
+#include "../unit/test_support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using tandem::testing::message_of;
+
+class VavaeUserFolders : public tandem::testing::TempDirTest {
+ protected:
+  void touch(const std::string& name) {
+    fs::create_directories(fs::path(path(name)).parent_path());
+    std::ofstream(path(name)) << "x";
+  }
+};
+
+TEST_F(VavaeUserFolders, UsersAreOneBasedAndCountedToTheHighest) {
+  touch("d/train/user3/b.PNG");
+  touch("d/train/user3/a.jpg");
+  touch("d/train/user1/z.jpeg");
+  touch("d/train/user1/notes.txt");
+  const auto split = vavae::scan_split(path("d"), "train", "data.root");
+  EXPECT_EQ(split.num_users, 3);  // user2 is absent, but user3 keeps label 2
+  ASSERT_EQ(split.items.size(), 3u);
+  EXPECT_EQ(split.items[0].user_id, 1);
+  EXPECT_EQ(fs::path(split.items[1].path).filename(), "a.jpg");
+  EXPECT_EQ(split.items[2].user_id, 3);
+}
+
+TEST_F(VavaeUserFolders, BadLayoutsNameTheFolder) {
+  touch("a/train/user1/a.png");
+  touch("a/train/alice/a.png");
+  EXPECT_NE(message_of<tandem::UsageError>([&] { vavae::scan_split(path("a"), "train", "data.root"); }).find("alice"),
+            std::string::npos);
+  touch("b/train/user0/a.png");
+  EXPECT_THROW(vavae::scan_split(path("b"), "train", "data.root"), tandem::UsageError);
+  fs::create_directories(path("c/train/user2"));
+  touch("c/train/user1/a.png");
+  EXPECT_NE(message_of<tandem::UsageError>([&] { vavae::scan_split(path("c"), "train", "data.root"); }).find("user2 holds no"),
+            std::string::npos);
+  touch("e/train/stray.png");
+  EXPECT_THROW(vavae::scan_split(path("e"), "train", "data.root"), tandem::UsageError);
+  EXPECT_NE(message_of<tandem::UsageError>([&] { vavae::scan_split(path("none"), "val", "data.root"); }).find("none/val"),
+            std::string::npos);
+}
+
+TEST(VavaeUserIdsArg, EveryFormBecomesOneTomlList) {
+  const std::set<std::string> commands = {"sample"};
+  using V = std::vector<std::string>;
+  EXPECT_EQ(vavae::join_user_ids(V{"vavae", "sample", "--user-ids", "1", "2", "3", "--seed", "4"}, commands),
+            (V{"vavae", "sample", "--user-ids", "[1, 2, 3]", "--seed", "4"}));
+  EXPECT_EQ(vavae::join_user_ids(V{"vavae", "--user-ids", "1,2", "sample"}, commands),
+            (V{"vavae", "--user-ids", "[1, 2]", "sample"}));
+  EXPECT_EQ(vavae::join_user_ids(V{"--user-ids=[4, 5]"}, commands), (V{"--user-ids", "[4, 5]"}));
+}
+
+TEST(VavaeStageConfig, StageKeysBecomeTheTrainKeys) {
+  tandem::Config c(vavae::vavae_schema());
+  tandem::apply_set(c, "dit.lr=0.002");
+  const tandem::Config dit = vavae::stage_config(c, "dit", "OUT/dit", "eval_loss", "min");
+  EXPECT_DOUBLE_EQ(dit.get_double("train.lr"), 0.002);
+  EXPECT_DOUBLE_EQ(dit.get_double("train.beta2"), 0.95);
+  EXPECT_DOUBLE_EQ(dit.get_double("train.ema_decay"), 0.9999);
+  EXPECT_EQ(dit.get_string("train.out_dir"), "OUT/dit");
+  const tandem::Config vae = vavae::stage_config(c, "vae", "OUT/vae", "eval_l1", "min");
+  EXPECT_DOUBLE_EQ(vae.get_double("train.beta1"), 0.5);
+  EXPECT_DOUBLE_EQ(vae.get_double("train.weight_decay"), 0.0);
+  EXPECT_DOUBLE_EQ(vae.get_double("train.ema_decay"), 0.0);
+  tandem::apply_set(c, "train.lr=0.1");
+  EXPECT_NE(message_of<tandem::UsageError>([&] { vavae::stage_config(c, "vae", "x", "eval_l1", "min"); }).find("vae.lr"),
+            std::string::npos);
+}
+
+class VavaeLatentFile : public tandem::testing::TempDirTest {};
+
+TEST_F(VavaeLatentFile, RoundTripWithChannelStatistics) {
+  vavae::LatentSet set;
+  // Channel 0 holds 1, 3 (mean 2, std 1); channel 1 holds 0, 0.
+  set.latents = torch::tensor({1.0f, 0.0f, 3.0f, 0.0f}).view({2, 2, 1, 1});
+  set.user_ids = torch::tensor({1, 2}, torch::kLong);
+  std::tie(set.mean, set.std) = vavae::channel_stats(set.latents);
+  EXPECT_TRUE(torch::allclose(set.mean, torch::tensor({2.0f, 0.0f})));
+  EXPECT_TRUE(torch::allclose(set.std, torch::tensor({1.0f, 0.0f})));
+  set.num_users = 2;
+  set.image_size = 32;
+  set.vae_path = "vae.h5";
+  set.vae_hash = "abc";
+  set.vae_preset = "tiny";
+  vavae::write_latents(path("lf/train.h5"), set);
+  const vavae::LatentSet back = vavae::read_latents(path("lf/train.h5"));
+  EXPECT_TRUE(torch::equal(back.latents, set.latents));
+  EXPECT_TRUE(torch::equal(back.user_ids, set.user_ids));
+  EXPECT_EQ(back.num_users, 2);
+  EXPECT_EQ(back.vae_hash, "abc");
+  EXPECT_EQ(back.vae_preset, "tiny");
+  // Normalised channel 0 is -1, 1; a zero std is not divided by.
+  const at::Tensor n = vavae::normalise(set.latents, back);
+  EXPECT_TRUE(torch::allclose(n.select(1, 0).flatten(), torch::tensor({-1.0f, 1.0f})));
+  EXPECT_TRUE(torch::allclose(vavae::denormalise(n, back), set.latents));
+  EXPECT_NE(message_of<tandem::UsageError>([&] { vavae::read_latents(path("lf/val.h5")); }).find("run `vavae extract`"),
+            std::string::npos);
+}
+
+TEST(VavaeVaeSource, WeightsHashSeesEveryValue) {
+  torch::manual_seed(0);
+  vavae::Vae a(vavae::VaeOptions::preset("tiny"));
+  torch::manual_seed(0);
+  vavae::Vae b(vavae::VaeOptions::preset("tiny"));
+  EXPECT_EQ(vavae::weights_hash(*a), vavae::weights_hash(*b));
+  torch::NoGradGuard no_grad;
+  b->post_quant_conv->bias[0].add_(1e-6);
+  EXPECT_NE(vavae::weights_hash(*a), vavae::weights_hash(*b));
+}
+
+vavae::DitTask tiny_task(double dropout) {
+  vavae::DitTaskOptions o;
+  o.dit = vavae::DitOptions::preset("tiny");
+  o.dit.input_size = 2;
+  o.dit.in_channels = 4;
+  o.dit.num_classes = 3;
+  o.dit.class_dropout_prob = dropout;
+  const at::Tensor x = torch::arange(6 * 16, torch::kFloat).view({6, 4, 2, 2});
+  const at::Tensor y = torch::tensor({0, 1, 2, 0, 1, 2}, torch::kLong);
+  return vavae::DitTask(o, x, y, x, y);
+}
+
+// A sample's noise and timestep depend on the seed and its index only, not
+// on the batch it lands in (so not on the number of ranks).
+TEST(VavaeDitTask, DrawsArePerSample) {
+  auto task = tiny_task(0.1);
+  const auto a = task.make_batch({4, 1, 2}, true, 7);
+  const auto b = task.make_batch({1}, true, 7);
+  EXPECT_TRUE(torch::equal(a.at("x0")[1], b.at("x0")[0]));
+  EXPECT_TRUE(torch::equal(a.at("t")[1], b.at("t")[0]));
+  EXPECT_TRUE(torch::equal(a.at("x1")[0], torch::arange(64, 80, torch::kFloat).view({4, 2, 2})));
+  EXPECT_FALSE(torch::equal(a.at("x0")[0], a.at("x0")[1]));
+  const auto c = task.make_batch({1}, true, 8);
+  EXPECT_FALSE(torch::equal(b.at("x0"), c.at("x0")));
+}
+
+TEST(VavaeDitTask, LabelDropoutOnlyInTraining) {
+  auto task = tiny_task(1.0);
+  EXPECT_TRUE(torch::equal(task.make_batch({0, 1, 2}, true, 1).at("y"), torch::tensor({3, 3, 3}, torch::kLong)));
+  EXPECT_TRUE(torch::equal(task.make_batch({0, 1, 2}, false, 1).at("y"), torch::tensor({0, 1, 2}, torch::kLong)));
+}
+
+// A fresh DiT outputs zero, so its loss is the mean squared target velocity.
+TEST(VavaeDitTask, FreshModelLossIsTheTargetsPower) {
+  torch::manual_seed(0);
+  auto task = tiny_task(0.0);
+  auto model = task.build_model();
+  const auto batch = task.make_batch({0, 5}, false, 3);
+  const at::Tensor expected = (batch.at("x1") - batch.at("x0")).pow(2).mean();
+  EXPECT_NEAR(task.loss(*model, batch).item<double>(), expected.item<double>(), 1e-4);
+}
+
+}  // namespace

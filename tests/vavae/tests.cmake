@@ -1,0 +1,33 @@
+# apps/vavae's pieces (VAE, DiT, rectified flow, sampler), linked from its
+# library (apps/vavae/lib.cmake). Included from tests/CMakeLists.txt after
+# find_package(GTest); paths are taken from this file's folder.
+file(GLOB VAVAE_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cpp)
+add_executable(vavae_tests ${VAVAE_TEST_SOURCES})
+target_link_libraries(vavae_tests PRIVATE vavae_lib GTest::gtest GTest::gtest_main)
+tandem_use_pch(vavae_tests)
+gtest_discover_tests(vavae_tests PROPERTIES LABELS vavae DISCOVERY_TIMEOUT 60)
+
+# Debian's Fashion-MNIST (dataset-fashion-mnist) in the data_split layout, for
+# the pipeline test below.
+find_package(ZLIB REQUIRED)
+add_executable(vavae_fashion_mnist_split ${CMAKE_CURRENT_LIST_DIR}/fixture/fashion_mnist_split.cpp)
+target_link_libraries(vavae_fashion_mnist_split PRIVATE tandem_core ZLIB::ZLIB)
+tandem_use_pch(vavae_fashion_mnist_split)
+
+# The program as users run it: every stage of the tiny pipeline under two
+# ranks on Fashion-MNIST (skipped where the package is absent), and stopped at
+# the door by bad input.
+add_test(NAME vavae_fashion_mnist_2ranks
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/pipeline.sh $<TARGET_FILE:vavae>
+                 $<TARGET_FILE:vavae_fashion_mnist_split> ${MPIEXEC_EXECUTABLE}
+                 ${CMAKE_SOURCE_DIR}/jobs/vavae-tiny.toml /usr/share/datasets/fashion-mnist
+                 ${CMAKE_CURRENT_BINARY_DIR}/vavae-fashion)
+set_tests_properties(vavae_fashion_mnist_2ranks PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
+                     LABELS "vavae;e2e" TIMEOUT 900 SKIP_RETURN_CODE 77)
+foreach(case missing-root wrong-layout empty-user sample-without-latents)
+  add_test(NAME vavae_bad_input_${case}
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/bad_input.sh $<TARGET_FILE:vavae> ${case}
+                   ${CMAKE_CURRENT_BINARY_DIR}/vavae-bad-${case})
+  set_tests_properties(vavae_bad_input_${case} PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
+                       LABELS "vavae;e2e" TIMEOUT 120)
+endforeach()
