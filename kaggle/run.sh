@@ -16,7 +16,7 @@
 # the CPU (one rank using every core beats two ranks splitting them).
 # train.precision = "auto" is fp16 with loss scaling on a T4.
 #
-# Arguments: APP (summarize or carotid; vavae to come), then the app's: a
+# Arguments: APP (summarize, carotid or vavae), then the app's: a
 # bare JOB.toml becomes --config JOB.toml (looked for in the current directory,
 # then in the repository), everything else goes as is. Options, anywhere:
 #   --dry-run     print the environment and the exact command, then stop
