@@ -50,9 +50,7 @@ tandem::nn::ResNet build_classifier(const ModelSpec& spec, bool quiet) {
   tandem::nn::ResNet model(spec.resnet);
   if (!spec.load.empty()) {
     const auto ckpt = tandem::load_checkpoint(spec.load);
-    tandem::NamedTensors targets = tandem::named_tensors(model->named_parameters());
-    for (const auto& b : model->named_buffers()) targets.emplace_back(b.key(), b.value());
-    tandem::restore(ckpt, "model", targets);
+    tandem::restore(ckpt, "model", tandem::module_state(*model));
     if (!quiet) tandem::log::info("model: weights from ", spec.load);
   } else if (!spec.init_from.empty()) {
     tandem::nn::InitOptions options;

@@ -117,12 +117,9 @@ int run_train(tandem::World& world, tandem::Config c) {
   }
 
   // The test set is judged once, by the model validation picked.
-  const fs::path models = fs::path(run_dir) / "models";
-  const fs::path best = fs::exists(models / "best_model.h5") ? models / "best_model.h5" : models / "final_model.h5";
+  const fs::path best = tandem::trained_model(run_dir);
   torch::nn::Module& model = trainer.model();
-  tandem::NamedTensors targets = tandem::named_tensors(model.named_parameters());
-  for (const auto& b : model.named_buffers()) targets.emplace_back(b.key(), b.value());
-  tandem::restore(tandem::load_checkpoint(best.string()), "model", targets);
+  tandem::restore(tandem::load_checkpoint(best.string()), "model", tandem::module_state(model));
   task.set_eval(parts.test);
   tandem::EvalContext ctx;
   ctx.world = &world;

@@ -56,9 +56,7 @@ GPT load_model(tandem::World& world, const tandem::Config& c, const GPTConfig& s
   if (!fs::is_regular_file(path))
     throw tandem::UsageError("checkpoint '" + path + "' not found (set --checkpoint)");
   GPT model(shape);
-  auto weights = tandem::named_tensors(model->named_parameters());
-  for (const auto& b : tandem::named_tensors(model->named_buffers())) weights.push_back(b);
-  tandem::restore(tandem::load_checkpoint(path), "model", weights);
+  tandem::restore(tandem::load_checkpoint(path), "model", tandem::module_state(*model));
   const auto dist = tandem::dist_settings(c);
   model->to(torch::Device(tandem::place_rank(world, dist.device, dist.backend).torch_device()));
   return model;
@@ -67,8 +65,10 @@ GPT load_model(tandem::World& world, const tandem::Config& c, const GPTConfig& s
 std::string default_checkpoint(const tandem::Config& c) {
   const std::string given = c.get_string("cmd.checkpoint");
   if (!given.empty()) return given;
-  const auto best = fs::path(out_dir(c)) / "models" / "best_model.h5";
-  return fs::exists(best) ? best.string() : (fs::path(out_dir(c)) / "models" / "final_model.h5").string();
+  // Naming the final model when there is none yet makes the "not found"
+  // message point at the file a finished run would have.
+  const std::string trained = tandem::trained_model(out_dir(c));
+  return !trained.empty() ? trained : (fs::path(out_dir(c)) / "models" / "final_model.h5").string();
 }
 
 int evaluate_and_predict(tandem::World& world, const tandem::Config& c, GPT& model,

@@ -90,9 +90,7 @@ int run_evaluate(tandem::World& world, const tandem::Config& c) {
 
   // Both sets are judged by the classifier validation picked.
   torch::nn::Module& net = trainer.model();
-  auto targets = tandem::named_tensors(net.named_parameters());
-  for (const auto& b : net.named_buffers()) targets.emplace_back(b.key(), b.value());
-  tandem::restore(tandem::load_checkpoint(trained_model(run_dir)), "model", targets);
+  tandem::restore(tandem::load_checkpoint(tandem::trained_model(run_dir)), "model", tandem::module_state(net));
   tandem::EvalContext ctx;
   ctx.world = &world;
   ctx.device = net.parameters().front().device();
@@ -106,7 +104,7 @@ int run_evaluate(tandem::World& world, const tandem::Config& c) {
 
   if (world.is_main()) {
     nlohmann::json report;
-    report["classifier"] = trained_model(run_dir);
+    report["classifier"] = tandem::trained_model(run_dir);
     report["samples_dir"] = gen_dir;
     report["chance"] = 1.0 / static_cast<double>(num_users);
     report["real_val_accuracy"] = real;

@@ -28,14 +28,6 @@ std::string samples_dir(const tandem::Config& c) {
 }
 std::string eval_run_dir(const tandem::Config& c) { return (out(c) / "evaluate").string(); }
 
-std::string trained_model(const std::string& run_dir) {
-  for (const char* name : {"best_model.h5", "final_model.h5"}) {
-    const fs::path p = fs::path(run_dir) / "models" / name;
-    if (fs::is_regular_file(p)) return p.string();
-  }
-  return "";
-}
-
 tandem::Config stage_config(const tandem::Config& c, const std::string& stage, const std::string& run_dir,
                             const std::string& best_metric, const std::string& best_mode) {
   tandem::Config s = c;

@@ -23,8 +23,6 @@ std::string dit_run_dir(const tandem::Config& c);
 std::string samples_dir(const tandem::Config& c);   // sample.output_dir, or OUT/samples
 std::string eval_run_dir(const tandem::Config& c);  // OUT/evaluate
 
-// A run's models/best_model.h5, else its final_model.h5; "" when neither exists.
-std::string trained_model(const std::string& run_dir);
 
 // The config a stage trains with: train.out_dir = run_dir, the train.* keys
 // of stage_train_keys() from the stage's table ("vae", "dit", "eval"), and

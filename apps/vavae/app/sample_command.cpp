@@ -23,6 +23,7 @@
 #include "tandem/image/write_png.h"
 #include "tandem/io/checkpoint.h"
 #include "tandem/obs/log.h"
+#include "tandem/train/trainer.h"
 
 namespace vavae {
 namespace fs = std::filesystem;
@@ -37,7 +38,7 @@ std::string dit_checkpoint(const tandem::Config& c) {
     if (!fs::is_regular_file(given)) throw UsageError("sample.dit_checkpoint: " + given + ": no such file");
     return given;
   }
-  const std::string trained = trained_model(dit_run_dir(c));
+  const std::string trained = tandem::trained_model(dit_run_dir(c));
   if (trained.empty())
     throw UsageError("no DiT: " + dit_run_dir(c) + "/models holds no model (run train-dit first, or give --dit-checkpoint)");
   return trained;
@@ -50,10 +51,8 @@ Dit load_dit(const std::string& path, const LatentSet& latents) {
   tandem::Config trained(vavae_schema());
   tandem::merge_text(trained, ckpt.get_string("config"), path + " (its config)");
   Dit dit(dit_options(trained, latents));
-  auto targets = tandem::named_tensors(dit->named_parameters());
-  for (const auto& b : dit->named_buffers()) targets.emplace_back(b.key(), b.value());
   const std::string set = ckpt.sets.count("ema") ? "ema" : "model";
-  tandem::restore(ckpt, set, targets);
+  tandem::restore(ckpt, set, tandem::module_state(*dit));
   log::info("sample: DiT ", path, " (", trained.get_string("dit.preset"), ", weights: ", set, ")");
   dit->eval();
   return dit;

@@ -43,7 +43,7 @@ int run_train_vae(tandem::World& world, const tandem::Config& c) {
   if (status != tandem::kExitOk) return status;
   if (world.is_main()) {
     // The export holds the model validation picked, under the upstream names.
-    const LoadedVae best = load_vae(trained_model(run_dir), c.get_string("vae.preset"));
+    const LoadedVae best = load_vae(tandem::trained_model(run_dir), c.get_string("vae.preset"));
     const std::string file = (fs::path(run_dir) / "vae.safetensors").string();
     tandem::write_safetensors(file, tandem::named_tensors(best.vae->named_parameters()),
                               {{"preset", best.preset}, {"weights_hash", best.hash}});

@@ -11,6 +11,7 @@
 #include "tandem/error.h"
 #include "tandem/io/checkpoint.h"
 #include "tandem/nn/init_from.h"
+#include "tandem/train/trainer.h"
 
 namespace vavae {
 namespace fs = std::filesystem;
@@ -49,7 +50,7 @@ std::string resolve_vae_path(const tandem::Config& c) {
     if (!fs::is_regular_file(given)) throw UsageError("vae.checkpoint: " + given + ": no such file");
     return given;
   }
-  const std::string trained = trained_model(vae_run_dir(c));
+  const std::string trained = tandem::trained_model(vae_run_dir(c));
   if (!trained.empty()) return trained;
   const std::string init = init_from_file(c);
   if (!init.empty()) return init;

@@ -45,6 +45,12 @@ T state_as(const Checkpoint& checkpoint, const std::string& key, const char* wan
 
 }  // namespace
 
+NamedTensors module_state(const torch::nn::Module& module) {
+  NamedTensors out = named_tensors(module.named_parameters());
+  for (auto& entry : named_tensors(module.named_buffers())) out.push_back(std::move(entry));
+  return out;
+}
+
 void save_checkpoint(const std::string& path, const TensorSets& sets, const CheckpointState& state) {
   replace_atomically(path, [&](const std::string& temp) { write_checkpoint(temp, sets, state); });
 }

@@ -9,15 +9,9 @@
 namespace tandem {
 namespace {
 
-NamedTensors module_tensors(const torch::nn::Module& module) {
-  NamedTensors out = named_tensors(module.named_parameters());
-  for (auto& entry : named_tensors(module.named_buffers())) out.push_back(std::move(entry));
-  return out;
-}
-
 // The module's tensors in the Ema's order; throws when the names differ.
 std::vector<at::Tensor> matching(const NamedTensors& ema, const torch::nn::Module& module) {
-  const NamedTensors current = module_tensors(module);
+  const NamedTensors current = module_state(module);
   if (current.size() != ema.size()) {
     throw std::invalid_argument("Ema: the module has " + std::to_string(current.size()) + " tensors, the average " +
                                 std::to_string(ema.size()));
@@ -38,7 +32,7 @@ std::vector<at::Tensor> matching(const NamedTensors& ema, const torch::nn::Modul
 
 Ema::Ema(const torch::nn::Module& module) {
   torch::NoGradGuard no_grad;
-  for (const auto& [name, tensor] : module_tensors(module)) tensors_.emplace_back(name, tensor.detach().clone());
+  for (const auto& [name, tensor] : module_state(module)) tensors_.emplace_back(name, tensor.detach().clone());
   num_parameters_ = module.parameters().size();
 }
 

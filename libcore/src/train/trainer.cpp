@@ -399,6 +399,14 @@ int Trainer::Impl::loop() {
   return kExitOk;
 }
 
+std::string trained_model(const std::string& out_dir) {
+  for (const char* name : {"best_model.h5", "final_model.h5"}) {
+    const fs::path path = fs::path(out_dir) / "models" / name;
+    if (fs::is_regular_file(path)) return path.string();
+  }
+  return "";
+}
+
 Trainer::Trainer(World& world, const Config& config, Task& task)
     : impl_(std::make_unique<Impl>(world, config, task)) {
   impl_->check_settings();

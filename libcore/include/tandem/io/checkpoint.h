@@ -13,6 +13,10 @@
 
 #include "tandem/io/attr_value.h"
 
+namespace torch::nn {
+class Module;
+}  // namespace torch::nn
+
 namespace tandem {
 
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
@@ -40,6 +44,10 @@ struct Checkpoint {
   double get_double(const std::string& key) const;  // an int64 is accepted
   std::string get_string(const std::string& key) const;
 };
+
+// Parameters, then buffers, under the module's names: what a checkpoint's
+// "model" set holds, and what restore() copies into. The tensors are shared.
+NamedTensors module_state(const torch::nn::Module& module);
 
 // Written through replace_atomically (io/atomic_file.h): a crash at any point
 // leaves the previous file at `path` whole, and at worst a temporary file

@@ -6,6 +6,7 @@
 // schedule, evaluation on all ranks, checkpoints, exact resume (also on a
 // different number of ranks), preemption by signal, and per-step metrics.
 #include <memory>
+#include <string>
 
 #include "tandem/train/task.h"
 
@@ -13,6 +14,10 @@ namespace tandem {
 
 class World;
 class Config;
+
+// The model a run in `out_dir` left: models/best_model.h5 (the best
+// evaluation), else models/final_model.h5; "" when it has neither yet.
+std::string trained_model(const std::string& out_dir);
 
 class Trainer {
  public:
