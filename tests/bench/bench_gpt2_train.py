@@ -15,18 +15,14 @@ decay on matrices only), as the C++ bench does. On an error the JSON line
 carries "error" and the exit status is 1.
 """
 import argparse
-import json
 import math
 import sys
-import time
 
-try:
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
-except ImportError as error:  # Debian's python3-torch is missing
-    print(json.dumps({"error": f"cannot import torch: {error}"}))
-    sys.exit(1)
+sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
+import bench_timing  # noqa: E402 - first: it reports a missing torch
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 
 class SelfAttention(nn.Module):
@@ -111,48 +107,12 @@ def main():
         lr=6e-4, betas=(0.9, 0.95), eps=1e-8)
     idx = torch.randint(0, a.vocab, (a.batch, a.seq), device=device)
 
-    # Phases timed on a CPU only, as the C++ bench does (on a GPU that would
-    # take a synchronisation each).
-    phases = device.type == "cpu"
-    phase_s = [0.0, 0.0, 0.0]
-
-    def step():
-        t0 = time.perf_counter()
+    def loss():
         logits = model(idx)
-        loss = F.cross_entropy(logits[:, :-1].reshape(-1, a.vocab), idx[:, 1:].reshape(-1))
-        t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        value = loss.item()  # after the step: waits for the device to finish it
-        for i, seconds in enumerate((t1 - t0, t2 - t1, time.perf_counter() - t2)):
-            phase_s[i] += seconds
-        return value
+        return F.cross_entropy(logits[:, :-1].reshape(-1, a.vocab), idx[:, 1:].reshape(-1))
 
-    losses = [step() for _ in range(a.warmup)]
-    phase_s = [0.0, 0.0, 0.0]
-    start = time.perf_counter()
-    losses += [step() for _ in range(a.steps)]
-    seconds = time.perf_counter() - start
-    split = {}
-    if phases:
-        split = {key: s * 1e3 / a.steps for key, s in zip(("forward_ms", "backward_ms", "optimizer_ms"), phase_s)}
-    print(json.dumps({
-        "torch": torch.__version__,
-        "threads": torch.get_num_threads(),
-        "parameters": sum(p.numel() for p in model.parameters()),
-        "seconds": seconds,
-        "tokens_per_s": a.batch * a.seq * a.steps / seconds,
-        "loss_first": losses[0],
-        "loss_last": losses[-1],
-        **split,
-    }))
+    bench_timing.time_training(model, optimizer, loss, device, a.warmup, a.steps, a.batch * a.seq, "tokens_per_s")
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Exception as error:  # noqa: BLE001 - reported to the C++ bench
-        print(json.dumps({"error": f"{type(error).__name__}: {error}"}))
-        sys.exit(1)
+    bench_timing.run(main)
