@@ -94,9 +94,7 @@ int main(int argc, char** argv) {
   std::string device_name = torch::cuda::is_available() ? "cuda" : "cpu";
   int64_t prompt_flag = 0, new_flag = 0;
   int threads = 2, repeats = 2;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string key = argv[i];
-    const char* value = argv[i + 1];
+  const int bad = bench::parse_flags(argc, argv, "bench_generate", [&](const std::string& key, const char* value) {
     if (key == "--presets") presets = value;
     else if (key == "--batches") batches = value;
     else if (key == "--prompt") prompt_flag = std::atoll(value);
@@ -104,11 +102,10 @@ int main(int argc, char** argv) {
     else if (key == "--threads") threads = std::atoi(value);
     else if (key == "--repeats") repeats = std::max(1, std::atoi(value));
     else if (key == "--device") device_name = value;
-    else {
-      std::fprintf(stderr, "bench_generate: unknown flag %s\n", key.c_str());
-      return 2;
-    }
-  }
+    else return false;
+    return true;
+  });
+  if (bad) return bad;
 
   try {
     at::set_num_threads(threads);

@@ -11,13 +11,13 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <string>
 
 #include "tandem/dist/grad_sync.h"
 #include "tandem/dist/mpi_comm.h"
 #include "tandem/dist/world.h"
 #include "tandem/program.h"
+#include "bench_args.h"
 
 namespace {
 
@@ -39,10 +39,13 @@ struct Timing {
 
 int run(tandem::World& world, int argc, char** argv) {
   int steps = 10, batch = 32;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--steps")) steps = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--batch")) batch = std::atoi(argv[i + 1]);
-  }
+  const int bad = bench::parse_flags(argc, argv, "bench_grad_sync", [&](const std::string& key, const char* value) {
+    if (key == "--steps") steps = std::atoi(value);
+    else if (key == "--batch") batch = std::atoi(value);
+    else return false;
+    return true;
+  });
+  if (bad) return bad;
   // One intra-op thread per rank: the ranks share the machine's cores, as
   // they would share a node's, and timings stay comparable between modes.
   torch::set_num_threads(1);

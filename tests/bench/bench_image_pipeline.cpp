@@ -18,7 +18,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -27,6 +26,7 @@
 #include "tandem/image/read_image.h"
 #include "tandem/image/transform.h"
 #include "tandem/image/write_png.h"
+#include "bench_args.h"
 
 namespace fs = std::filesystem;
 namespace image = tandem::image;
@@ -81,12 +81,15 @@ int main(int argc, char** argv) {
   std::string dir = TANDEM_SHARED_DATA "/breast_ultrasound/images", synthetic;
   double seconds = 2;
   int64_t channels = 3;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--dir")) dir = argv[i + 1];
-    if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--channels")) channels = std::atoll(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--synthetic")) synthetic = argv[i + 1];
-  }
+  const int bad = bench::parse_flags(argc, argv, "bench_image_pipeline", [&](const std::string& key, const char* value) {
+    if (key == "--dir") dir = value;
+    else if (key == "--seconds") seconds = std::atof(value);
+    else if (key == "--channels") channels = std::atoll(value);
+    else if (key == "--synthetic") synthetic = value;
+    else return false;
+    return true;
+  });
+  if (bad) return bad;
   torch::set_num_threads(1);
 
   std::vector<std::string> files;

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -23,6 +22,7 @@
 #include <vector>
 
 #include "tokenizer/gpt2_tokenizer.h"
+#include "bench_args.h"
 
 namespace fs = std::filesystem;
 using summarize::Gpt2Tokenizer;
@@ -168,16 +168,15 @@ int main(int argc, char** argv) {
   std::string dir = summarize::default_tokenizer_dir(), text_file;
   double mb = 8;
   int threads = int(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--dir"))
-      dir = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--text"))
-      text_file = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--mb"))
-      mb = std::atof(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--threads"))
-      threads = std::atoi(argv[i + 1]);
-  }
+  const int bad = bench::parse_flags(argc, argv, "bench_tokenizer", [&](const std::string& key, const char* value) {
+    if (key == "--dir") dir = value;
+    else if (key == "--text") text_file = value;
+    else if (key == "--mb") mb = std::atof(value);
+    else if (key == "--threads") threads = std::atoi(value);
+    else return false;
+    return true;
+  });
+  if (bad) return bad;
 
   try {
     const auto load_start = std::chrono::steady_clock::now();
