@@ -5,6 +5,7 @@
 #include "data/random.h"
 #include "images/for_each_index.h"
 #include "metrics/classification.h"
+#include "tandem/train/classification.h"
 
 namespace carotid {
 
@@ -111,28 +112,15 @@ tandem::Batch CarotidTask::make_batch(const std::vector<int64_t>& indices, bool 
 }
 
 at::Tensor CarotidTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {
-  auto& net = dynamic_cast<tandem::nn::ResNetImpl&>(model);
-  const at::Tensor logits = net.forward(batch.at("image")).to(at::kFloat);
-  const at::Tensor labels = batch.at("label");
-  const at::Tensor each = torch::nn::functional::cross_entropy(
-      logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
-  at::Tensor weight = batch.at("valid").to(at::kFloat);
-  if (class_weights_.defined()) weight = weight * class_weights_.to(logits.device()).index_select(0, labels);
-  // The weighted mean torch's cross_entropy(weight=...) takes; clamped so a
-  // batch of padding only gives 0, not NaN.
-  return (each * weight).sum() / weight.sum().clamp_min(1e-12);
+  return tandem::classification_loss(tandem::resnet_logits(model, batch.at("image")), batch.at("label"),
+                                     batch.at("valid"), class_weights_);
 }
 
 tandem::EvalRows CarotidTask::eval_rows(torch::nn::Module& model, const tandem::Batch& batch) {
-  auto& net = dynamic_cast<tandem::nn::ResNetImpl&>(model);
-  const at::Tensor logits = net.forward(batch.at("image")).to(at::kFloat);
-  const at::Tensor labels = batch.at("label");
-  const at::Tensor each = torch::nn::functional::cross_entropy(
-      logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
-  return {{"prob", torch::softmax(logits, 1).cpu()},
-          {"loss", each.cpu()},
-          {"label", labels.cpu()},
-          {"sample", batch.at("sample").cpu()}};
+  const at::Tensor logits = tandem::resnet_logits(model, batch.at("image"));
+  tandem::EvalRows rows = tandem::classification_rows(logits, batch.at("label"));
+  rows["sample"] = batch.at("sample").cpu();
+  return rows;
 }
 
 tandem::Metrics CarotidTask::eval_metrics(const tandem::EvalRows& rows) {

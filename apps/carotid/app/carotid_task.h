@@ -39,8 +39,9 @@ class CarotidTask : public tandem::Task {
 
   // What evaluation runs on: validation while training, then the test set.
   void set_eval(std::vector<Sample> eval);
-  // The rows of the last evaluation ("prob" [N, K], "label", "sample"): the
-  // report's confusion matrix and ROC curve come from them.
+  // The rows of the last evaluation (tandem::classification_rows' "prob"
+  // [N, K], "pred", "label", "loss", and "sample"): the report's confusion
+  // matrix and ROC curve come from them.
   const tandem::EvalRows& last_rows() const { return last_rows_; }
   const std::vector<Sample>& eval_samples() const { return eval_; }
 

@@ -16,14 +16,13 @@
 #include "keys.h"
 #include "labels/label_sheet.h"
 #include "metrics/classification.h"
+#include "tandem/config/checkpoint_config.h"
 #include "tandem/config/config.h"
-#include "tandem/config/load.h"
 #include "tandem/data/csv.h"
 #include "tandem/dist/dist_keys.h"
 #include "tandem/dist/placement.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
-#include "tandem/io/checkpoint.h"
 #include "tandem/obs/log.h"
 #include "tandem/text/first_few.h"
 #include "tandem/train/evaluate.h"
@@ -37,9 +36,7 @@ namespace {
 
 // The settings the model was trained with, from the config its file carries.
 tandem::Config model_config(const std::string& path) {
-  const auto ckpt = tandem::load_checkpoint(path);
-  tandem::Config config(carotid_schema());
-  tandem::merge_text(config, ckpt.get_string("config"), path + " (its config)");
+  const tandem::Config config = tandem::config_from_checkpoint(carotid_schema(), path);
   if (config.get_string_list("model.classes").size() < 2)
     throw UsageError(path + ": not a model written by `carotid train` (its config names no classes)");
   return config;

@@ -4,6 +4,7 @@
 
 #include "data/load_image.h"
 #include "data/sample_seed.h"
+#include "tandem/train/classification.h"
 
 namespace vavae {
 
@@ -27,22 +28,18 @@ tandem::Batch ClassifierTask::make_batch(const std::vector<int64_t>& indices, bo
 }
 
 at::Tensor ClassifierTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {
-  auto& net = dynamic_cast<tandem::nn::ResNetImpl&>(model);
-  return torch::nn::functional::cross_entropy(net.forward(batch.at("image")).to(at::kFloat), batch.at("label"));
+  return tandem::classification_loss(tandem::resnet_logits(model, batch.at("image")), batch.at("label"),
+                                     batch.at("valid"));
 }
 
 tandem::EvalRows ClassifierTask::eval_rows(torch::nn::Module& model, const tandem::Batch& batch) {
-  auto& net = dynamic_cast<tandem::nn::ResNetImpl&>(model);
-  const at::Tensor logits = net.forward(batch.at("image")).to(at::kFloat);
-  const at::Tensor each = torch::nn::functional::cross_entropy(
-      logits, batch.at("label"), torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
-  return {{"loss", each.cpu()}, {"pred", logits.argmax(1).cpu()}, {"label", batch.at("label").cpu()}};
+  return tandem::classification_rows(tandem::resnet_logits(model, batch.at("image")), batch.at("label"));
 }
 
 tandem::Metrics ClassifierTask::eval_metrics(const tandem::EvalRows& rows) {
   last_rows_ = rows;
   return {{"loss", rows.at("loss").to(at::kDouble).mean().item<double>()},
-          {"accuracy", rows.at("pred").eq(rows.at("label")).to(at::kDouble).mean().item<double>()}};
+          {"accuracy", tandem::classification_accuracy(rows)}};
 }
 
 }  // namespace vavae

@@ -18,7 +18,8 @@ class ClassifierTask : public tandem::Task {
                  std::vector<ImageItem> eval);
 
   void set_eval(std::vector<ImageItem> eval) { eval_ = std::move(eval); }
-  // The rows of the last evaluation: "pred" and "label" (0-based), per image in order.
+  // The rows of the last evaluation (tandem::classification_rows), per image
+  // in order; evaluate reads "pred" and "label" (0-based users).
   const tandem::EvalRows& last_rows() const { return last_rows_; }
 
   std::shared_ptr<torch::nn::Module> build_model() override;

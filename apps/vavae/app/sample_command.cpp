@@ -14,8 +14,8 @@
 #include "data/sample_seed.h"
 #include "flow/sampler.h"
 #include "keys.h"
+#include "tandem/config/checkpoint_config.h"
 #include "tandem/config/config.h"
-#include "tandem/config/load.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
 #include "tandem/image/read_image.h"
@@ -48,8 +48,7 @@ std::string dit_checkpoint(const tandem::Config& c) {
 // sample better than the last step's.
 Dit load_dit(const std::string& path, const LatentSet& latents) {
   const tandem::Checkpoint ckpt = tandem::load_checkpoint(path);
-  tandem::Config trained(vavae_schema());
-  tandem::merge_text(trained, ckpt.get_string("config"), path + " (its config)");
+  const tandem::Config trained = tandem::config_from_checkpoint(vavae_schema(), ckpt);
   Dit dit(dit_options(trained, latents));
   const std::string set = ckpt.sets.count("ema") ? "ema" : "model";
   tandem::restore(ckpt, set, tandem::module_state(*dit));

@@ -7,7 +7,7 @@
 
 #include "app/pipeline.h"
 #include "keys.h"
-#include "tandem/config/load.h"
+#include "tandem/config/checkpoint_config.h"
 #include "tandem/error.h"
 #include "tandem/io/checkpoint.h"
 #include "tandem/nn/init_from.h"
@@ -69,11 +69,8 @@ LoadedVae load_vae(const std::string& path, const std::string& preset) {
     tandem::nn::init_from_safetensors(*out.vae, path, options);
   } else {
     const tandem::Checkpoint ckpt = tandem::load_checkpoint(path);
-    if (ckpt.state.count("config")) {
-      tandem::Config trained(vavae_schema());
-      tandem::merge_text(trained, ckpt.get_string("config"), path + " (its config)");
-      out.preset = trained.get_string("vae.preset");
-    }
+    if (tandem::has_config(ckpt))
+      out.preset = tandem::config_from_checkpoint(vavae_schema(), ckpt).get_string("vae.preset");
     out.vae = Vae(VaeOptions::preset(out.preset));
     tandem::restore(ckpt, "model", tandem::named_tensors(out.vae->named_parameters()));
   }

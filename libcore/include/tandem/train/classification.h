@@ -1,0 +1,37 @@
+#pragma once
+// The part of a classifier's Task that does not depend on its data: from the
+// logits of libcore's ResNet to the cross-entropy it learns from, and to the
+// per-sample rows evaluation gathers. apps/carotid (images of persons) and
+// apps/vavae (the judge of generated images) both build on it; each still
+// makes its own batches and metrics.
+#include <ATen/core/Tensor.h>
+
+#include "tandem/train/task.h"
+
+namespace torch::nn {
+class Module;
+}
+
+namespace tandem {
+
+// The logits [N, K] of `model`, a tandem::nn::ResNet, for `images`, as
+// float32: under autocast the model may compute in fp16 or bf16, and softmax
+// and cross-entropy want the full precision.
+at::Tensor resnet_logits(torch::nn::Module& model, const at::Tensor& images);
+
+// Mean cross-entropy over the samples `valid` marks (padding is not), each
+// weighted by its label's entry of `class_weights` [K] where that is defined:
+// sum_i w_i * ce_i / sum_i w_i, the mean torch's cross_entropy(weight=...)
+// takes. A batch with no weight at all (only padding) gives 0, not NaN.
+at::Tensor classification_loss(const at::Tensor& logits, const at::Tensor& labels, const at::Tensor& valid,
+                               const at::Tensor& class_weights = {});
+
+// Per-sample rows, on the CPU: "prob" [N, K] (softmax), "pred" [N] (argmax),
+// "label" [N] and "loss" [N], the unweighted cross-entropy, so the mean of
+// the rows is the plain evaluation loss whatever weights training used.
+EvalRows classification_rows(const at::Tensor& logits, const at::Tensor& labels);
+
+// The fraction of rows whose "pred" equals their "label"; NaN for no rows.
+double classification_accuracy(const EvalRows& rows);
+
+}  // namespace tandem

@@ -1,0 +1,77 @@
+// The classifier's loss and evaluation rows against numbers worked by hand.
+// Two samples, three classes, logits chosen so the softmax is exact:
+//   sample 0: logits ln[3, 1, 1] -> p = [3/5, 1/5, 1/5], label 2: ce = ln 5, predicted 0 (wrong)
+//   sample 1: logits ln[1, 2, 1] -> p = [1/4, 1/2, 1/4], label 1: ce = ln 2, predicted 1 (right)
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <vector>
+
+#include "tandem/nn/resnet.h"
+#include "tandem/train/classification.h"
+
+namespace tandem {
+namespace {
+
+at::Tensor two_logits() { return torch::tensor({3.0, 1.0, 1.0, 1.0, 2.0, 1.0}, torch::kFloat).view({2, 3}).log(); }
+at::Tensor two_labels() { return torch::tensor({2, 1}, torch::kLong); }
+at::Tensor both_valid() { return torch::tensor({true, true}); }
+
+TEST(ClassifierLoss, IsTheMeanCrossEntropy) {
+  const double loss = classification_loss(two_logits(), two_labels(), both_valid()).item<double>();
+  EXPECT_NEAR(loss, (std::log(5.0) + std::log(2.0)) / 2, 1e-6);
+}
+
+TEST(ClassifierLoss, WeighsEachSampleByItsClass) {
+  // Weights 1, 2, 3 for classes 0, 1, 2: (3 ln 5 + 2 ln 2) / (3 + 2).
+  const at::Tensor weights = torch::tensor({1.0, 2.0, 3.0}, torch::kDouble);
+  const double loss = classification_loss(two_logits(), two_labels(), both_valid(), weights).item<double>();
+  EXPECT_NEAR(loss, (3 * std::log(5.0) + 2 * std::log(2.0)) / 5, 1e-6);
+  // The mean torch's own weighted cross-entropy takes.
+  namespace F = torch::nn::functional;
+  const double torch_loss =
+      F::cross_entropy(two_logits(), two_labels(), F::CrossEntropyFuncOptions().weight(weights.to(torch::kFloat)))
+          .item<double>();
+  EXPECT_NEAR(loss, torch_loss, 1e-6);
+}
+
+TEST(ClassifierLoss, LeavesOutPadding) {
+  const at::Tensor first_only = torch::tensor({true, false});
+  EXPECT_NEAR(classification_loss(two_logits(), two_labels(), first_only).item<double>(), std::log(5.0), 1e-6);
+  // A batch of padding only (the epoch's last, filled-up batch on some rank).
+  const at::Tensor none = torch::tensor({false, false});
+  EXPECT_EQ(classification_loss(two_logits(), two_labels(), none).item<double>(), 0.0);
+}
+
+TEST(ClassifierRows, HoldProbabilitiesPredictionsLabelsAndLosses) {
+  const EvalRows rows = classification_rows(two_logits(), two_labels());
+  EXPECT_TRUE(torch::allclose(rows.at("prob"), torch::tensor({0.6, 0.2, 0.2, 0.25, 0.5, 0.25}).view({2, 3}), 0, 1e-6));
+  EXPECT_TRUE(torch::equal(rows.at("pred"), torch::tensor({0, 1}, torch::kLong)));
+  EXPECT_TRUE(torch::equal(rows.at("label"), two_labels()));
+  EXPECT_TRUE(torch::allclose(rows.at("loss"), torch::tensor({std::log(5.0), std::log(2.0)}).to(torch::kFloat), 0, 1e-6));
+  EXPECT_EQ(classification_accuracy(rows), 0.5);
+}
+
+TEST(ClassifierRows, AccuracyCountsPredictionsEqualToLabels) {
+  EvalRows rows = {{"pred", torch::tensor({0, 1, 2, 2}, torch::kLong)}, {"label", torch::tensor({0, 1, 2, 0}, torch::kLong)}};
+  EXPECT_EQ(classification_accuracy(rows), 0.75);
+}
+
+TEST(ResNetLogits, AreFloatLogitsPerClass) {
+  torch::manual_seed(0);
+  nn::ResNetOptions options;
+  options.num_classes = 3;
+  options.stem = "small";
+  nn::ResNet model(options);
+  model->eval();
+  const at::Tensor images = torch::randn({2, 3, 8, 8}).to(torch::kDouble);
+  model->to(torch::kDouble);
+  const at::Tensor logits = resnet_logits(*model, images);
+  EXPECT_EQ(logits.scalar_type(), torch::kFloat);
+  EXPECT_EQ(logits.sizes().vec(), (std::vector<int64_t>{2, 3}));
+  EXPECT_TRUE(torch::allclose(logits, model->forward(images).to(torch::kFloat)));
+}
+
+}  // namespace
+}  // namespace tandem
