@@ -44,8 +44,9 @@ die() {
   exit "$status"
 }
 
+# The header above, the #SBATCH defaults shown as they are written.
 usage() {
-  sed -n '2,/^# Exit status/p' "${BASH_SOURCE[0]}" | grep -v '^#SBATCH' | sed 's/^# \{0,1\}//'
+  sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed -e '/^#SBATCH/s/^/  /' -e 's/^# \{0,1\}//'
 }
 
 if [ $# -lt 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then

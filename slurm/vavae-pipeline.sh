@@ -13,7 +13,7 @@
 # the stages after it are cancelled (--kill-on-invalid-dep=yes).
 #
 #   slurm/vavae-pipeline.sh                                  # jobs/vavae.toml
-#   slurm/vavae-pipeline.sh jobs/vavae.toml --set train.lr=2e-4
+#   slurm/vavae-pipeline.sh jobs/vavae.toml --set dit.lr=2e-4
 #   slurm/vavae-pipeline.sh --sbatch "-p gpu -A myproject" jobs/vavae.toml
 #   slurm/vavae-pipeline.sh --stages train-dit,sample --after 12345 jobs/vavae.toml
 #   slurm/vavae-pipeline.sh --dry-run jobs/vavae.toml       # print the sbatch lines only

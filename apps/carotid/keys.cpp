@@ -71,7 +71,7 @@ void add_command_keys(tandem::Schema& s) {
   s.add("cmd.model", std::string(""), "predict: the model file (a run's models/best_model.h5)");
   s.add("cmd.input", std::string(""), "predict: a folder of person folders or images, or one image");
   s.add("cmd.labels", std::string(""), "predict: a label sheet, to score the predictions");
-  s.add("cmd.out", std::string(""), "predict: output folder; empty: predictions/ beside the model's run");
+  s.add("cmd.out", std::string(""), "predict: output folder; empty: RUN/predictions/ for a model at RUN/models/");
 }
 
 }  // namespace

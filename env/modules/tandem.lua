@@ -3,8 +3,8 @@
 --
 -- Loads the site's Open MPI, CUDA and HDF5 modules (and NCCL where the site
 -- has one), points CMake at a site LibTorch, and tells slurm/train.sh where
--- the programs are. Copy or link it onto MODULEPATH as tandem/<version>.lua,
--- or use it in place:
+-- the programs are. Use it in place (it finds the checkout from its own
+-- path, so a copy or a link elsewhere would point at the wrong tree):
 --
 --   module use /path/to/tandem/env/modules     # this directory
 --   module load tandem
@@ -58,7 +58,6 @@ end
 
 setenv("TANDEM_ROOT", root)
 setenv("TANDEM_BUILD", pathJoin(root, "build"))
-setenv("TANDEM_LIBTORCH", libtorch)
 setenv("Torch_DIR", pathJoin(libtorch, "share/cmake/Torch"))
 prepend_path("LD_LIBRARY_PATH", pathJoin(libtorch, "lib"))
 prepend_path("PATH", pathJoin(root, "build/apps"))

@@ -1,7 +1,7 @@
 #%Module1.0
 ## tandem: build and run environment for clusters with Environment Modules
-## (Tcl). The same as tandem.lua, for sites without Lmod. Copy it onto
-## MODULEPATH as tandem/<version> (no extension needed), or:
+## (Tcl). The same as tandem.lua, for sites without Lmod. Use it in place (it
+## finds the checkout from its own path, so a copy would point elsewhere):
 ##   module use /path/to/tandem/env/modules && module load tandem.tcl
 ## Site names and paths: the first lines below, or TANDEM_MODULE_MPI,
 ## TANDEM_MODULE_CUDA, TANDEM_MODULE_HDF5, TANDEM_LIBTORCH in the environment.
@@ -35,7 +35,6 @@ if {[module-info mode load] && ![file isdirectory $libtorch]} {
 
 setenv       TANDEM_ROOT     $root
 setenv       TANDEM_BUILD    $root/build
-setenv       TANDEM_LIBTORCH $libtorch
 setenv       Torch_DIR       $libtorch/share/cmake/Torch
 prepend-path LD_LIBRARY_PATH $libtorch/lib
 prepend-path PATH            $root/build/apps

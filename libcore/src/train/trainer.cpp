@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <torch/torch.h>
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -37,6 +38,28 @@ namespace fs = std::filesystem;
 
 namespace tandem {
 namespace {
+
+// An app may fill train.* keys from keys of its own (apps/vavae copies
+// dit.warmup_steps into train.warmup_steps, with that key as the source): an
+// error about such a key must name the key the user actually set.
+std::string as_user_set(const Config& config, std::string message) {
+  for (const auto& spec : config.schema().keys()) {
+    const std::string& key = spec.key;
+    if (key.rfind("train.", 0) != 0) continue;
+    const std::string& from = config.source(key);
+    if (from == key || !config.schema().has(from)) continue;
+    size_t at = message.find(key);
+    while (at != std::string::npos) {
+      const size_t end = at + key.size();
+      // "train.lr" at the start of a longer key name is not that key.
+      const bool longer =
+          end < message.size() && (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '_');
+      if (!longer) message.replace(at, key.size(), from);
+      at = message.find(key, at + (longer ? key.size() : from.size()));
+    }
+  }
+  return message;
+}
 
 double peak_memory_mb() {
   rusage usage{};
@@ -117,7 +140,11 @@ void Trainer::Impl::check_settings() {
   sampler = std::make_unique<Sampler>(so);
   total_steps = s.max_steps > 0 ? s.max_steps : s.epochs * sampler->steps_per_epoch();
   schedule = Schedule{s.schedule, s.lr, s.min_lr, s.warmup_steps, total_steps};
-  schedule.validate();
+  try {
+    schedule.validate();
+  } catch (const UsageError& e) {
+    throw UsageError(as_user_set(config, e.what()));
+  }
 
   out_dir = s.out_dir;
   CheckpointDir ckpts((out_dir / "checkpoints").string(), static_cast<int>(s.keep_last));
