@@ -3,6 +3,7 @@
 // and "--flag value" pairs.
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,14 +19,22 @@ inline std::vector<std::string> split(const std::string& list) {
 }
 
 // Hands each "--flag value" pair to take(), which returns false for a flag it
-// does not know. Returns 0, or 2 (bad input) once stderr says why: a trailing
-// flag without its value is refused rather than dropped, so that a bench never
-// runs for minutes on defaults the user meant to override.
-inline int parse_flags(int argc, char** argv, const char* program,
-                       const std::function<bool(const std::string& key, const char* value)>& take) {
+// does not know. nullopt: go on and run. Otherwise the status to exit with:
+// 0 after -h/--help printed `usage`, or 2 (bad input) once stderr says why: a
+// trailing flag without its value is refused rather than dropped, so that a
+// bench never runs for minutes on defaults the user meant to override.
+inline std::optional<int> parse_flags(int argc, char** argv, const char* program, const char* usage,
+                                      const std::function<bool(const std::string& key, const char* value)>& take) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::printf("usage: %s %s\n", program, usage);
+      return 0;
+    }
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!take(argv[i], argv[i + 1])) {
-      std::fprintf(stderr, "%s: unknown flag %s\n", program, argv[i]);
+      std::fprintf(stderr, "%s: unknown flag %s\nusage: %s %s\n", program, argv[i], program, usage);
       return 2;
     }
   }
@@ -33,7 +42,7 @@ inline int parse_flags(int argc, char** argv, const char* program,
     std::fprintf(stderr, "%s: flag %s has no value\n", program, argv[argc - 1]);
     return 2;
   }
-  return 0;
+  return std::nullopt;
 }
 
 }  // namespace bench

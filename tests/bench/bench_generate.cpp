@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   std::string device_name = torch::cuda::is_available() ? "cuda" : "cpu";
   int64_t prompt_flag = 0, new_flag = 0;
   int threads = 2, repeats = 2;
-  const int bad = bench::parse_flags(argc, argv, "bench_generate", [&](const std::string& key, const char* value) {
+  const auto take = [&](const std::string& key, const char* value) {
     if (key == "--presets") presets = value;
     else if (key == "--batches") batches = value;
     else if (key == "--prompt") prompt_flag = std::atoll(value);
@@ -104,8 +104,10 @@ int main(int argc, char** argv) {
     else if (key == "--device") device_name = value;
     else return false;
     return true;
-  });
-  if (bad) return bad;
+  };
+  const char* usage = "[--presets tiny,gpt2] [--batches 1,8] [--prompt N] [--new N] [--threads N] [--repeats N] "
+                      "[--device cpu|cuda]";
+  if (const auto stop = bench::parse_flags(argc, argv, "bench_generate", usage, take)) return *stop;
 
   try {
     at::set_num_threads(threads);

@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
   std::string presets = "tiny,gpt2";
   bench::BaselineFlags race_flags;
   Shape flags{0, 0, 0, -1};
-  const int bad = bench::parse_flags(argc, argv, "bench_gpt2_train", [&](const std::string& key, const char* value) {
+  const auto take = [&](const std::string& key, const char* value) {
     if (key == "--presets") presets = value;
     else if (key == "--steps") flags.steps = std::atoll(value);
     else if (key == "--warmup") flags.warmup = std::atoll(value);
@@ -115,8 +115,10 @@ int main(int argc, char** argv) {
     else if (key == "--seq") flags.seq = std::atoll(value);
     else return race_flags.take(key, value);
     return true;
-  });
-  if (bad) return bad;
+  };
+  const char* usage = "[--presets tiny,gpt2] [--steps N] [--warmup N] [--batch B] [--seq T] [--threads N] "
+                      "[--repeats N] [--device cpu|cuda] [--python PATH]";
+  if (const auto stop = bench::parse_flags(argc, argv, "bench_gpt2_train", usage, take)) return *stop;
 
   try {
     at::set_num_threads(race_flags.threads);

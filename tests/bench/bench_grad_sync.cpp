@@ -39,13 +39,14 @@ struct Timing {
 
 int run(tandem::World& world, int argc, char** argv) {
   int steps = 10, batch = 32;
-  const int bad = bench::parse_flags(argc, argv, "bench_grad_sync", [&](const std::string& key, const char* value) {
+  const auto take = [&](const std::string& key, const char* value) {
     if (key == "--steps") steps = std::atoi(value);
     else if (key == "--batch") batch = std::atoi(value);
     else return false;
     return true;
-  });
-  if (bad) return bad;
+  };
+  const char* usage = "[--steps N] [--batch B] (under mpirun -np 2)";
+  if (const auto stop = bench::parse_flags(argc, argv, "bench_grad_sync", usage, take)) return *stop;
   // One intra-op thread per rank: the ranks share the machine's cores, as
   // they would share a node's, and timings stay comparable between modes.
   torch::set_num_threads(1);

@@ -81,15 +81,16 @@ int main(int argc, char** argv) {
   std::string dir = TANDEM_SHARED_DATA "/breast_ultrasound/images", synthetic;
   double seconds = 2;
   int64_t channels = 3;
-  const int bad = bench::parse_flags(argc, argv, "bench_image_pipeline", [&](const std::string& key, const char* value) {
+  const auto take = [&](const std::string& key, const char* value) {
     if (key == "--dir") dir = value;
     else if (key == "--seconds") seconds = std::atof(value);
     else if (key == "--channels") channels = std::atoll(value);
     else if (key == "--synthetic") synthetic = value;
     else return false;
     return true;
-  });
-  if (bad) return bad;
+  };
+  const char* usage = "[--dir DIR] [--seconds S] [--channels 1|3] [--synthetic WxH]";
+  if (const auto stop = bench::parse_flags(argc, argv, "bench_image_pipeline", usage, take)) return *stop;
   torch::set_num_threads(1);
 
   std::vector<std::string> files;

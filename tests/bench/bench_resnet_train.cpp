@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   std::string sizes = "224,28", depths = "18", stem;
   bench::BaselineFlags race_flags;
   int64_t batch = 0, steps = 5, warmup = 2, in_channels = 3, classes = 1000;
-  const int bad = bench::parse_flags(argc, argv, "bench_resnet_train", [&](const std::string& key, const char* value) {
+  const auto take = [&](const std::string& key, const char* value) {
     if (key == "--size") sizes = value;
     else if (key == "--depth") depths = value;
     else if (key == "--batch") batch = std::atoll(value);
@@ -83,8 +83,11 @@ int main(int argc, char** argv) {
     else if (key == "--classes") classes = std::atoll(value);
     else return race_flags.take(key, value);
     return true;
-  });
-  if (bad) return bad;
+  };
+  const char* usage = "[--size 224,28] [--depth 18,34] [--batch B] [--steps N] [--warmup N] "
+                      "[--stem imagenet|small] [--in-channels C] [--classes K] [--threads N] [--repeats N] "
+                      "[--device cpu|cuda] [--python PATH]";
+  if (const auto stop = bench::parse_flags(argc, argv, "bench_resnet_train", usage, take)) return *stop;
 
   try {
     at::set_num_threads(race_flags.threads);

@@ -168,15 +168,16 @@ int main(int argc, char** argv) {
   std::string dir = summarize::default_tokenizer_dir(), text_file;
   double mb = 8;
   int threads = int(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
-  const int bad = bench::parse_flags(argc, argv, "bench_tokenizer", [&](const std::string& key, const char* value) {
+  const auto take = [&](const std::string& key, const char* value) {
     if (key == "--dir") dir = value;
     else if (key == "--text") text_file = value;
     else if (key == "--mb") mb = std::atof(value);
     else if (key == "--threads") threads = std::atoi(value);
     else return false;
     return true;
-  });
-  if (bad) return bad;
+  };
+  const char* usage = "[--dir DIR] [--text FILE] [--mb N] [--threads N]";
+  if (const auto stop = bench::parse_flags(argc, argv, "bench_tokenizer", usage, take)) return *stop;
 
   try {
     const auto load_start = std::chrono::steady_clock::now();
