@@ -19,9 +19,9 @@
 #include <cstdint>
 #include <string>
 
-#include "model/rms_norm.h"
 #include "model/rope.h"
-#include "model/swiglu.h"
+#include "tandem/nn/rms_norm.h"
+#include "tandem/nn/swiglu.h"
 
 namespace vavae {
 
@@ -98,7 +98,7 @@ class DitAttentionImpl : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& x, VisionRope& rope);
 
   torch::nn::Linear qkv{nullptr};  // with bias
-  RMSNorm q_norm{nullptr}, k_norm{nullptr};  // only with qk_norm
+  tandem::nn::RMSNorm q_norm{nullptr}, k_norm{nullptr};  // only with qk_norm
   torch::nn::Linear proj{nullptr};
 
  private:
@@ -112,10 +112,10 @@ class DitBlockImpl : public torch::nn::Module {
   // x [N, T, hidden], c [N, hidden] (timestep + label).
   at::Tensor forward(const at::Tensor& x, const at::Tensor& c, VisionRope& rope);
 
-  RMSNorm norm1{nullptr};
+  tandem::nn::RMSNorm norm1{nullptr};
   DitAttention attn{nullptr};
-  RMSNorm norm2{nullptr};
-  SwiGLU mlp{nullptr};
+  tandem::nn::RMSNorm norm2{nullptr};
+  tandem::nn::SwiGLU mlp{nullptr};
   // SiLU -> Linear(hidden, 6 hidden): shift, scale, gate for attention, then for the MLP.
   torch::nn::Sequential adaLN_modulation{nullptr};
 };
@@ -127,7 +127,7 @@ class FinalLayerImpl : public torch::nn::Module {
   // [N, T, hidden] -> [N, T, patch^2 * out_channels].
   at::Tensor forward(const at::Tensor& x, const at::Tensor& c);
 
-  RMSNorm norm_final{nullptr};
+  tandem::nn::RMSNorm norm_final{nullptr};
   torch::nn::Linear linear{nullptr};
   torch::nn::Sequential adaLN_modulation{nullptr};  // SiLU -> Linear(hidden, 2 hidden): shift, scale
 };

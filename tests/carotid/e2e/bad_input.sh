@@ -2,6 +2,7 @@
 # bad_input.sh CAROTID CASE WORK: a wrong input stops apps/carotid before
 # any work with exit status 2 and a message naming the file or key.
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../../e2e/expect_lib.sh"
 carotid=$1 case=$2 work=$3
 rm -rf "$work"
 mkdir -p "$work/images/1" "$work/images/2" "$work/images/3" "$work/images/4"
@@ -27,10 +28,7 @@ case $case in
     want="1 of 5 images cannot be read \\(data.strict = true\\).*broken.png" ;;
   *) echo "unknown case $case"; exit 1 ;;
 esac
-out=$("$carotid" "$@" 2>&1)
-status=$?
-printf '%s\n' "$out"
-[ "$status" = 2 ] || { echo "FAIL: wanted exit status 2, got $status"; exit 1; }
-grep -Eq -- "$want" <<<"$out" || { echo "FAIL: no line matches: $want"; exit 1; }
-if [ -d "$work/out" ] && [ -n "$(ls -A "$work/out")" ]; then echo "FAIL: $work/out was written"; exit 1; fi
+name=carotid_bad_input_$case
+expect_run "$name" 2 "$want" -- "$carotid" "$@" || exit 1
+expect_nothing_written "$name" "$work/out" || exit 1
 echo PASS

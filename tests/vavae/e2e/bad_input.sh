@@ -2,6 +2,7 @@
 # bad_input.sh VAVAE CASE WORK: a wrong input stops apps/vavae before any
 # work with exit status 2 and a message naming the folder, file or key.
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../../e2e/expect_lib.sh"
 vavae=$1 case=$2 work=$3
 rm -rf "$work"
 # A 1x1 gray PNG.
@@ -30,10 +31,7 @@ case $case in
     want="latent_features/train.h5 not found.*extract" ;;
   *) echo "unknown case $case"; exit 1 ;;
 esac
-out=$("$vavae" "$@" 2>&1)
-status=$?
-printf '%s\n' "$out"
-[ "$status" = 2 ] || { echo "FAIL: wanted exit status 2, got $status"; exit 1; }
-grep -Eq -- "$want" <<<"$out" || { echo "FAIL: no line matches: $want"; exit 1; }
-if [ -d "$work/out" ] && [ -n "$(ls -A "$work/out")" ]; then echo "FAIL: $work/out was written"; exit 1; fi
+name=vavae_bad_input_$case
+expect_run "$name" 2 "$want" -- "$vavae" "$@" || exit 1
+expect_nothing_written "$name" "$work/out" || exit 1
 echo PASS

@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-namespace vavae {
+namespace tandem::nn {
 
 class SwiGLUImpl : public torch::nn::Module {
  public:
@@ -20,4 +20,4 @@ class SwiGLUImpl : public torch::nn::Module {
 };
 TORCH_MODULE(SwiGLU);
 
-}  // namespace vavae
+}  // namespace tandem::nn
