@@ -24,7 +24,7 @@ add_test(NAME vavae_fashion_mnist_2ranks
                  ${CMAKE_CURRENT_BINARY_DIR}/vavae-fashion)
 set_tests_properties(vavae_fashion_mnist_2ranks PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
                      LABELS "vavae;e2e" TIMEOUT 900 SKIP_RETURN_CODE 77)
-foreach(case missing-root wrong-layout empty-user sample-without-latents)
+foreach(case missing-root wrong-layout empty-user warmup-past-steps sample-without-latents)
   add_test(NAME vavae_bad_input_${case}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/bad_input.sh $<TARGET_FILE:vavae> ${case}
                    ${CMAKE_CURRENT_BINARY_DIR}/vavae-bad-${case})

@@ -40,8 +40,8 @@ namespace tandem {
 namespace {
 
 // An app may fill train.* keys from keys of its own (apps/vavae copies
-// dit.warmup_steps into train.warmup_steps, with that key as the source): an
-// error about such a key must name the key the user actually set.
+// dit.warmup_steps into train.warmup_steps, with that key as the source): a
+// settings error about such a key must name the key the user actually set.
 std::string as_user_set(const Config& config, std::string message) {
   for (const auto& spec : config.schema().keys()) {
     const std::string& key = spec.key;
@@ -140,11 +140,7 @@ void Trainer::Impl::check_settings() {
   sampler = std::make_unique<Sampler>(so);
   total_steps = s.max_steps > 0 ? s.max_steps : s.epochs * sampler->steps_per_epoch();
   schedule = Schedule{s.schedule, s.lr, s.min_lr, s.warmup_steps, total_steps};
-  try {
-    schedule.validate();
-  } catch (const UsageError& e) {
-    throw UsageError(as_user_set(config, e.what()));
-  }
+  schedule.validate();
 
   out_dir = s.out_dir;
   CheckpointDir ckpts((out_dir / "checkpoints").string(), static_cast<int>(s.keep_last));
@@ -436,7 +432,11 @@ std::string trained_model(const std::string& out_dir) {
 
 Trainer::Trainer(World& world, const Config& config, Task& task)
     : impl_(std::make_unique<Impl>(world, config, task)) {
-  impl_->check_settings();
+  try {
+    impl_->check_settings();
+  } catch (const UsageError& e) {
+    throw UsageError(as_user_set(config, e.what()));
+  }
 }
 
 Trainer::~Trainer() = default;

@@ -26,6 +26,10 @@ case $case in
     mkdir -p "$work/data/val/user3"
     set -- train-vae "${args[@]}"
     want="$work/data/val/user3 holds no .png" ;;
+  warmup-past-steps)
+    # The stage's key, not the train.* key it fills, is the one to name.
+    set -- train-vae "${args[@]}" --set vae.micro_batch=1 --set vae.max_steps=2 --set vae.warmup_steps=5
+    want="vae.warmup_steps \(5\) must be less than the run's total steps \(2\)" ;;
   sample-without-latents)
     set -- sample "${args[@]}" --user-ids 1 2
     want="latent_features/train.h5 not found.*extract" ;;
