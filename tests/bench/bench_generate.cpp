@@ -53,17 +53,7 @@ Rows generate_no_cache(summarize::GPT& model, const Rows& prompts, const summari
   int64_t running = batch;
   for (int64_t step = 0; step < options.max_new_tokens && running > 0; ++step) {
     const at::Tensor next = model->forward(idx).select(1, -1).argmax(-1);
-    const at::Tensor host = next.to(torch::kCPU);
-    const int64_t* tokens = host.data_ptr<int64_t>();
-    for (int64_t b = 0; b < batch; ++b) {
-      if (done[b]) continue;
-      if (tokens[b] == options.eot_token) {
-        done[b] = true;
-        --running;
-      } else {
-        out[b].push_back(tokens[b]);
-      }
-    }
+    running = summarize::append_step(next.to(torch::kCPU), options.eot_token, out, done);
     idx = torch::cat({idx, next.view({batch, 1})}, 1);
   }
   return out;

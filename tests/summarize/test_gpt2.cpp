@@ -249,6 +249,18 @@ TEST(Gpt2, SamplingIsSeededAndNarrowsToGreedy) {
   EXPECT_TRUE(contains(message_of([&] { summarize::generate(model, prompts, bad); }), "top_p"));
 }
 
+TEST(Gpt2, AppendStepEndsRowsAtEot) {
+  const int64_t eot = 50256;
+  std::vector<std::vector<int64_t>> out{{1}, {2}, {3}};
+  std::vector<bool> done{false, false, true};
+  // Row 0 continues, row 1 ends (eot not kept), row 2 was done: its token is ignored.
+  EXPECT_EQ(summarize::append_step(torch::tensor(std::vector<int64_t>{5, eot, 7}), eot, out, done), 1);
+  EXPECT_EQ(out, (std::vector<std::vector<int64_t>>{{1, 5}, {2}, {3}}));
+  EXPECT_EQ(done, (std::vector<bool>{false, true, true}));
+  EXPECT_EQ(summarize::append_step(torch::tensor(std::vector<int64_t>{eot, 9, 9}), eot, out, done), 0);
+  EXPECT_EQ(out, (std::vector<std::vector<int64_t>>{{1, 5}, {2}, {3}}));
+}
+
 TEST(Gpt2, GenerateLeavesTrainingModeAsItWas) {
   GPT model = small_model();
   model->train();

@@ -110,25 +110,31 @@ std::vector<std::vector<int64_t>> generate(GPT& model, const std::vector<std::ve
   const at::Tensor positions = (torch::arange(width, idx.options()).unsqueeze(0) - pad).clamp_min(0);
   at::Tensor last = model->features(idx, &cache, positions, keys_upto(width)).select(1, -1);
   std::vector<bool> done(prompts.size(), false);
-  int64_t running = batch;
   for (int64_t step = 0;; ++step) {
     const at::Tensor next = choose(model->head(last), options, generator);
-    const int64_t* tokens = next.data_ptr<int64_t>();
-    for (int64_t b = 0; b < batch; ++b) {
-      if (done[b]) continue;
-      if (tokens[b] == options.eot_token) {
-        done[b] = true;
-        --running;
-      } else {
-        out[b].push_back(tokens[b]);
-      }
-    }
+    const int64_t running = append_step(next, options.eot_token, out, done);
     if (running == 0 || step + 1 == options.max_new_tokens) break;
     const int64_t column = width + step;
     last = model->features(next.to(device).view({batch, 1}), &cache, column - pad, keys_upto(column + 1))
                .select(1, -1);
   }
   return out;
+}
+
+int64_t append_step(const at::Tensor& tokens, int64_t eot_token, std::vector<std::vector<int64_t>>& out,
+                    std::vector<bool>& done) {
+  const int64_t* t = tokens.data_ptr<int64_t>();
+  int64_t running = 0;
+  for (size_t b = 0; b < done.size(); ++b) {
+    if (done[b]) continue;
+    if (t[b] == eot_token) {
+      done[b] = true;
+    } else {
+      out[b].push_back(t[b]);
+      ++running;
+    }
+  }
+  return running;
 }
 
 }  // namespace summarize

@@ -32,4 +32,10 @@ struct GenerateOptions {
 std::vector<std::vector<int64_t>> generate(GPT& model, const std::vector<std::vector<int64_t>>& prompts,
                                            const GenerateOptions& options = {});
 
+// One step of a batch: appends tokens[b] (CPU int64 [batch]) to out[b] for
+// each row not yet done, and marks a row done when its token is eot (which
+// is not appended). Returns how many rows are still running.
+int64_t append_step(const at::Tensor& tokens, int64_t eot_token, std::vector<std::vector<int64_t>>& out,
+                    std::vector<bool>& done);
+
 }  // namespace summarize
