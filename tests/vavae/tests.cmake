@@ -1,5 +1,5 @@
 # apps/vavae's pieces (VAE, DiT, rectified flow, sampler), linked from its
-# library (apps/vavae/lib.cmake). Included from tests/CMakeLists.txt after
+# library (vavae_lib, apps/CMakeLists.txt). Included from tests/CMakeLists.txt after
 # find_package(GTest); paths are taken from this file's folder.
 file(GLOB VAVAE_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cpp)
 add_executable(vavae_tests ${VAVAE_TEST_SOURCES})
