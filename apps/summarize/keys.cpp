@@ -32,7 +32,8 @@ tandem::Schema summarize_schema() {
   s.add("data.cache_dir", std::string(""),
         "where tokenized data is cached; empty: ~/.cache/tandem/summarize");
   s.add("tokenizer.dir", std::string(""),
-        "encoder.json + vocab.bpe (or vocab.json + merges.txt); empty: ~/.cache/tandem/gpt2");
+        "gpt2.tiktoken, encoder.json + vocab.bpe or vocab.json + merges.txt; empty: "
+        "~/.cache/tandem/gpt2 (env/tokenizer.sh)");
   s.add("model.preset", std::string("gpt2"), "model size", {"tiny", "gpt2", "gpt2-medium", "gpt2-large"});
   s.add("model.n_layer", int64_t{0}, "layers; 0: the preset's");
   s.add("model.n_head", int64_t{0}, "attention heads; 0: the preset's");

@@ -1,10 +1,12 @@
-// GPT-2 tokenizer throughput, ours against gpt-3-encoder under Node.js, in one run:
+// GPT-2 tokenizer throughput, ours against tiktoken (PyPI, one thread), in one run:
 //   build/tests/bench/bench_tokenizer [--dir DIR] [--text FILE] [--mb N] [--threads N]
+//                                     [--python PATH]
 // The corpus is FILE, else ../shared/data/scitldr's CSVs, else synthetic words,
-// repeated to N MB (default 8). Both encoders encode it line by line (gpt-3-encoder
-// is quadratic in the tokens of one call), a first pass from an empty cache and a
-// warm second pass; ours then runs the warm pass on several threads. The node side
-// needs `node` and DIR/node_modules/gpt-3-encoder (env/tokenizer.sh installs it).
+// repeated to N MB (default 8). Both encoders encode it line by line, a first
+// pass from an empty cache and a warm second pass; ours then runs the warm pass
+// on several threads. tiktoken is built from DIR's gpt2.tiktoken by
+// bench_tokenizer_tiktoken.py under PATH (default: tandem's venv, where
+// env/setup.sh --tests installs tiktoken).
 #include <unistd.h>
 
 #include <algorithm>
@@ -125,20 +127,10 @@ double run_threads(const Gpt2Tokenizer& tokenizer, const std::vector<std::string
   return seconds_since(start);
 }
 
-// The node side's figures, or why there are none.
-std::optional<Pass> run_node(const std::string& tokenizer_dir, const std::string& text,
-                             std::string* why) {
-  const auto script = find_above("tests/bench/bench_tokenizer.js");
-  const fs::path module = fs::path(tokenizer_dir) / "node_modules" / "gpt-3-encoder";
-  if (std::system("command -v node >/dev/null 2>&1") != 0) {
-    *why = "no node on PATH";
-  } else if (!script) {
-    *why = "tests/bench/bench_tokenizer.js not found above the working directory";
-  } else if (!fs::exists(module / "Encoder.js")) {
-    *why = module.string() + " is missing (env/tokenizer.sh installs it)";
-  }
-  if (!why->empty()) return std::nullopt;
-
+// tiktoken's figures, or why there are none.
+std::optional<Pass> run_tiktoken(const std::string& python, const std::string& tokenizer_dir,
+                                 const std::string& text, std::string* why) {
+  const fs::path script = fs::path(TANDEM_BENCH_DIR) / "bench_tokenizer_tiktoken.py";
   char pattern[] = "/tmp/bench-tokenizer-XXXXXX";
   const int fd = mkstemp(pattern);
   if (fd < 0 || write(fd, text.data(), text.size()) != ssize_t(text.size())) {
@@ -146,18 +138,18 @@ std::optional<Pass> run_node(const std::string& tokenizer_dir, const std::string
     return std::nullopt;
   }
   close(fd);
-  const std::string command =
-      "node '" + script->string() + "' '" + fs::absolute(module).string() + "' '" + pattern + "'";
+  const std::string command = "'" + python + "' '" + script.string() + "' '" + tokenizer_dir +
+                              "' '" + pattern + "'";
   std::string output;
   if (FILE* pipe = popen(command.c_str(), "r")) {
     char buffer[4096];
     for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
-    if (pclose(pipe) != 0) *why = "node failed: " + command;
+    if (pclose(pipe) != 0) *why = "failed (is tiktoken installed? env/setup.sh --tests): " + command;
   }
   std::remove(pattern);
   const auto json = nlohmann::json::parse(output, nullptr, false);
   if (why->empty() && (json.is_discarded() || !json.contains("tokens")))
-    *why = "unexpected output from node: " + output;
+    *why = "unexpected output from " + command + ": " + output;
   if (!why->empty()) return std::nullopt;
   return Pass{json["cold_s"], json["warm_s"], json["tokens"], json["checksum"]};
 }
@@ -165,7 +157,7 @@ std::optional<Pass> run_node(const std::string& tokenizer_dir, const std::string
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string dir = summarize::default_tokenizer_dir(), text_file;
+  std::string dir = summarize::default_tokenizer_dir(), text_file, python = TANDEM_BENCH_PYTHON;
   double mb = 8;
   int threads = int(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
   const auto take = [&](const std::string& key, const char* value) {
@@ -173,10 +165,11 @@ int main(int argc, char** argv) {
     else if (key == "--text") text_file = value;
     else if (key == "--mb") mb = std::atof(value);
     else if (key == "--threads") threads = std::atoi(value);
+    else if (key == "--python") python = value;
     else return false;
     return true;
   };
-  const char* usage = "[--dir DIR] [--text FILE] [--mb N] [--threads N]";
+  const char* usage = "[--dir DIR] [--text FILE] [--mb N] [--threads N] [--python PATH]";
   if (const auto stop = bench::parse_flags(argc, argv, "bench_tokenizer", usage, take)) return *stop;
 
   try {
@@ -192,7 +185,7 @@ int main(int argc, char** argv) {
     const Pass ours = run_ours(tokenizer, lines);
     const double threaded_s = threads > 1 ? run_threads(tokenizer, lines, threads) : 0;
     std::string why;
-    const auto node = run_node(dir, text, &why);
+    const auto peer = run_tiktoken(python, dir, text, &why);
 
     std::printf("%-28s %12s %12s %12s\n", "", "cold MB/s", "warm MB/s", "tokens");
     std::printf("%-28s %12.1f %12.1f %12lld\n", "ours (1 thread)", size_mb / ours.cold_s,
@@ -201,19 +194,16 @@ int main(int argc, char** argv) {
       const std::string label = "ours (" + std::to_string(threads) + " threads)";
       std::printf("%-28s %12s %12.1f\n", label.c_str(), "", size_mb / threaded_s);
     }
-    if (!node) {
-      std::printf("node baseline unavailable: %s\n", why.c_str());
+    if (!peer) {
+      std::printf("tiktoken baseline unavailable: %s\n", why.c_str());
       return 0;
     }
-    std::printf("%-28s %12.2f %12.2f %12lld\n", "gpt-3-encoder (node)", size_mb / node->cold_s,
-                size_mb / node->warm_s, (long long)node->tokens);
-    std::printf("%-28s %11.1fx %11.1fx\n", "ratio ours/node (1 thread)", node->cold_s / ours.cold_s,
-                node->warm_s / ours.warm_s);
-    const bool same = node->tokens == ours.tokens && node->checksum == ours.checksum;
-    std::printf("ids identical: %s\n",
-                same ? "yes"
-                     : "no (gpt-3-encoder's \\s, JavaScript's, differs from OpenAI's on U+0085 "
-                       "and U+FEFF)");
+    std::printf("%-28s %12.2f %12.2f %12lld\n", "tiktoken (1 thread)", size_mb / peer->cold_s,
+                size_mb / peer->warm_s, (long long)peer->tokens);
+    std::printf("%-28s %11.2fx %11.2fx\n", "ratio ours/tiktoken", peer->cold_s / ours.cold_s,
+                peer->warm_s / ours.warm_s);
+    const bool same = peer->tokens == ours.tokens && peer->checksum == ours.checksum;
+    std::printf("ids identical: %s\n", same ? "yes" : "NO");
   } catch (const std::exception& error) {
     std::fprintf(stderr, "bench_tokenizer: %s\n", error.what());
     return 2;

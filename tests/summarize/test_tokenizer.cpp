@@ -1,12 +1,13 @@
 // GPT-2 tokenizer: ids against the reference encoders, round trips on any
 // bytes, both file layouts, errors users read, threads, the tokenize command.
-// Expected ids come from gpt-3-encoder@1.1.4 under Node.js and agree with
-// tiktoken's "gpt2" (and OpenAI's encoder.py) except where a case says otherwise.
-// Tests that need the real vocabulary skip when env/tokenizer.sh has not run.
+// Expected ids are OpenAI's (encoder.py, tiktoken's "gpt2"); tests/peers checks
+// a larger corpus against tiktoken itself. Tests that need the real vocabulary
+// (gpt2.tiktoken) skip when env/tokenizer.sh has not run.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 
 #include "../unit/test_support.h"
 #include "tandem/error.h"
+#include "tokenizer/bpe_vocab.h"
 #include "tokenizer/gpt2_tokenizer.h"
 #include "tokenizer/tokenize_command.h"
 
@@ -37,13 +39,46 @@ void write_file(const fs::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
+// A token's bytes as OpenAI's files spell them (bytes_to_unicode()).
+std::string spell(const std::string& bytes) {
+  static const auto alphabet = [] {
+    std::vector<std::string> char_of(256);
+    int next = 256;
+    for (int b = 0; b < 256; ++b) {
+      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+      const int cp = printable ? b : next++;
+      char_of[b] = cp < 0x80 ? std::string(1, char(cp))
+                             : std::string{char(0xC0 | cp >> 6), char(0x80 | (cp & 0x3F))};
+    }
+    return char_of;
+  }();
+  std::string text;
+  for (unsigned char c : bytes) text += alphabet[c];
+  return text;
+}
+
+std::string base64(const std::string& bytes) {
+  static const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const size_t n = std::min<size_t>(3, bytes.size() - i);
+    uint32_t group = 0;
+    for (size_t j = 0; j < 3; ++j) group = group << 8 | (j < n ? uint8_t(bytes[i + j]) : 0);
+    for (size_t j = 0; j < 4; ++j) out += j <= n ? digits[group >> (18 - 6 * j) & 63] : '=';
+  }
+  return out;
+}
+
 // The real vocabulary, loaded once for the whole suite.
 class RealVocab : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = default_tokenizer_dir();
-    if (fs::exists(fs::path(dir_) / "encoder.json") || fs::exists(fs::path(dir_) / "vocab.json"))
-      tokenizer_.emplace(Gpt2Tokenizer::load(dir_));
+    for (const char* name : {"gpt2.tiktoken", "encoder.json", "vocab.json"})
+      if (fs::exists(fs::path(dir_) / name)) {
+        tokenizer_.emplace(Gpt2Tokenizer::load(dir_));
+        break;
+      }
   }
   void SetUp() override {
     if (!tokenizer_)
@@ -256,38 +291,63 @@ class Gpt2Files : public tandem::testing::TempDirTest {
   void SetUp() override {
     TempDirTest::SetUp();
     source_ = default_tokenizer_dir();
-    if (!fs::exists(fs::path(source_) / "encoder.json") ||
-        !fs::exists(fs::path(source_) / "vocab.bpe"))
-      GTEST_SKIP() << "no encoder.json + vocab.bpe in " << source_
-                   << "; env/tokenizer.sh puts them there";
+    if (!fs::exists(fs::path(source_) / "gpt2.tiktoken"))
+      GTEST_SKIP() << "no gpt2.tiktoken in " << source_ << "; env/tokenizer.sh puts it there";
   }
   std::string source_;
 };
 
-TEST_F(Gpt2Files, HuggingFaceLayoutGivesTheSameIds) {
-  // Hugging Face's gpt2 repo has the same data under other names, with the JSON
-  // laid out differently and its own version line.
-  const auto encoder = nlohmann::json::parse(read_file(fs::path(source_) / "encoder.json"));
-  write_file(dir_ / "vocab.json", encoder.dump(2));
-  std::string merges = read_file(fs::path(source_) / "vocab.bpe");
-  merges = "#version: 0.2 - Trained by `huggingface/tokenizers`" + merges.substr(merges.find('\n'));
-  write_file(dir_ / "merges.txt", merges);
+TEST_F(Gpt2Files, OpenAiAndHuggingFaceLayoutsGiveTheSameIds) {
+  // OpenAI's encoder.json + vocab.bpe and Hugging Face's vocab.json +
+  // merges.txt hold the same vocabulary as gpt2.tiktoken, written here from it.
+  const BpeVocab vocab = read_bpe_vocab(source_);
+  ASSERT_EQ(vocab.tokens.size(), 50257u);
+  ASSERT_EQ(vocab.merges.size(), 50000u);
+  nlohmann::json encoder = nlohmann::json::object();
+  for (size_t id = 0; id < vocab.tokens.size(); ++id)
+    encoder[int32_t(id) == vocab.eot ? vocab.tokens[id] : spell(vocab.tokens[id])] = id;
+  std::string merges = "#version: 0.2\n";
+  for (const BpeMerge& m : vocab.merges)
+    merges += spell(vocab.tokens[m.left]) + " " + spell(vocab.tokens[m.right]) + "\n";
+  const fs::path openai_dir = dir_ / "openai", hf_dir = dir_ / "hf";
+  fs::create_directories(openai_dir);
+  fs::create_directories(hf_dir);
+  write_file(openai_dir / "encoder.json", encoder.dump());
+  write_file(openai_dir / "vocab.bpe", merges);
+  write_file(hf_dir / "vocab.json", encoder.dump(2));
+  write_file(hf_dir / "merges.txt",
+             "#version: 0.2 - Trained by `huggingface/tokenizers`" + merges.substr(merges.find('\n')));
 
-  const auto openai = Gpt2Tokenizer::load(source_);
-  const auto hf = Gpt2Tokenizer::load(dir_.string());
-  EXPECT_EQ(hf.eot(), 50256);
-  for (const Known& k : known()) EXPECT_EQ(hf.encode(k.text), k.ids);
+  const auto tiktoken = Gpt2Tokenizer::load(source_);
   std::mt19937 rng(5);
   std::string text;
   for (int i = 0; i < 20000; ++i)
     text += char(rng() % 2 ? 'a' + rng() % 26 : " .,\n'0\xC3\xA9"[rng() % 8]);
-  EXPECT_EQ(hf.encode(text), openai.encode(text));
+  for (const fs::path& dir : {openai_dir, hf_dir}) {
+    const auto other = Gpt2Tokenizer::load(dir.string());
+    EXPECT_EQ(other.eot(), 50256);
+    for (const Known& k : known()) EXPECT_EQ(other.encode(k.text), k.ids);
+    EXPECT_EQ(other.encode(text), tiktoken.encode(text));
+  }
+}
+
+TEST_F(Gpt2Files, TiktokenRanksAreGpt2Ids) {
+  const BpeVocab vocab = read_bpe_vocab(source_);
+  EXPECT_EQ(vocab.eot, 50256);
+  EXPECT_EQ(vocab.tokens[50256], "<|endoftext|>");
+  EXPECT_EQ(vocab.tokens[995], " world");
+  EXPECT_EQ(vocab.byte_ids[uint8_t('!')], 0);
+  EXPECT_EQ(vocab.byte_ids[uint8_t(' ')], 220);
+  // GPT-2's first merge, "Ġ t", made token 256.
+  EXPECT_EQ(vocab.merges[0].result, 256);
+  EXPECT_EQ(vocab.tokens[vocab.merges[0].left] + vocab.tokens[vocab.merges[0].right], " t");
 }
 
 TEST_F(Gpt2Files, MissingFilesAreNamed) {
   const std::string missing = (dir_ / "nowhere").string();
   auto message = message_of<UsageError>([&] { Gpt2Tokenizer::load(missing); });
   EXPECT_NE(message.find(missing), std::string::npos) << message;
+  EXPECT_NE(message.find("gpt2.tiktoken"), std::string::npos) << message;
   EXPECT_NE(message.find("encoder.json + vocab.bpe"), std::string::npos) << message;
   EXPECT_NE(message.find("vocab.json + merges.txt"), std::string::npos) << message;
   EXPECT_NE(message.find("env/tokenizer.sh"), std::string::npos) << message;
@@ -295,34 +355,9 @@ TEST_F(Gpt2Files, MissingFilesAreNamed) {
   message = message_of<UsageError>([&] { Gpt2Tokenizer::load(dir_.string()); });
   EXPECT_NE(message.find("holds no vocabulary"), std::string::npos) << message;
 
-  fs::copy_file(fs::path(source_) / "encoder.json", dir_ / "encoder.json");
+  write_file(dir_ / "encoder.json", "{}");
   message = message_of<UsageError>([&] { Gpt2Tokenizer::load(dir_.string()); });
   EXPECT_NE(message.find("has encoder.json but no vocab.bpe"), std::string::npos) << message;
-}
-
-TEST_F(Gpt2Files, CorruptFilesAreNamed) {
-  fs::copy_file(fs::path(source_) / "vocab.bpe", dir_ / "vocab.bpe");
-  write_file(dir_ / "encoder.json", "{\"a\": 0,");
-  auto message = message_of<UsageError>([&] { Gpt2Tokenizer::load(dir_.string()); });
-  EXPECT_NE(message.find((dir_ / "encoder.json").string() + ": not valid JSON"), std::string::npos)
-      << message;
-
-  write_file(dir_ / "encoder.json", "[1, 2]");
-  message = message_of<UsageError>([&] { Gpt2Tokenizer::load(dir_.string()); });
-  EXPECT_NE(message.find("not a JSON object"), std::string::npos) << message;
-
-  fs::remove(dir_ / "encoder.json");
-  fs::copy_file(fs::path(source_) / "encoder.json", dir_ / "encoder.json");
-  write_file(dir_ / "vocab.bpe", "#version: 0.2\n\xC4\xA0 t\nno-space-here\n");
-  message = message_of<UsageError>([&] { Gpt2Tokenizer::load(dir_.string()); });
-  EXPECT_NE(message.find((dir_ / "vocab.bpe").string() + ":3: expected two tokens"),
-            std::string::npos)
-      << message;
-
-  write_file(dir_ / "vocab.bpe", "#version: 0.2\nqqqqq zzzzz\n");
-  message = message_of<UsageError>([&] { Gpt2Tokenizer::load(dir_.string()); });
-  EXPECT_NE(message.find("vocab.bpe:2: merge \"qqqqq zzzzz\" names a token"), std::string::npos)
-      << message;
 }
 
 TEST_F(Gpt2Files, TokenizeCommand) {
@@ -351,37 +386,52 @@ TEST_F(Gpt2Files, TokenizeCommand) {
   EXPECT_NE(message.find(nowhere), std::string::npos) << message;
 }
 
-// A tiny vocabulary written by the test: BPE mechanics with no download.
+// A tiny vocabulary written by the test: BPE mechanics with no download, in
+// Hugging Face's layout and in tiktoken's.
 class TinyVocab : public tandem::testing::TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
     nlohmann::json encoder = nlohmann::json::object();
-    int next = 256;
-    for (int b = 0; b < 256; ++b) {  // OpenAI's bytes_to_unicode()
-      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
-      const int cp = printable ? b : next++;
-      encoder[cp < 0x80 ? std::string(1, char(cp))
-                        : std::string{char(0xC0 | cp >> 6), char(0x80 | (cp & 0x3F))}] = b;
-    }
-    encoder["he"] = 256;
-    encoder["ll"] = 257;
-    encoder["hell"] = 258;
-    encoder["hello"] = 259;
+    for (int b = 0; b < 256; ++b) encoder[spell(std::string(1, char(b)))] = b;
+    for (size_t i = 0; i < merged_.size(); ++i) encoder[merged_[i]] = 256 + i;
     encoder["<|endoftext|>"] = 260;
     write_file(dir_ / "vocab.json", encoder.dump());
     write_file(dir_ / "merges.txt", "#version: 0.2\nh e\nl l\nhe ll\nhell o\n");
   }
+  // The same vocabulary as gpt2.tiktoken in `dir`, with `edit` applied to its lines.
+  fs::path write_tiktoken(const std::string& name,
+                          const std::function<void(std::vector<std::string>&)>& edit = {}) {
+    std::vector<std::string> lines;
+    for (int b = 0; b < 256; ++b) lines.push_back(base64(std::string(1, char(b))));
+    for (const auto& token : merged_) lines.push_back(base64(token));
+    for (size_t rank = 0; rank < lines.size(); ++rank) lines[rank] += " " + std::to_string(rank);
+    if (edit) edit(lines);
+    const fs::path dir = dir_ / name;
+    fs::create_directories(dir);
+    std::string text;
+    for (const auto& line : lines) text += line + "\n";
+    write_file(dir / "gpt2.tiktoken", text);
+    return dir;
+  }
+  std::string load_error(const fs::path& dir) {
+    return message_of<UsageError>([&] { Gpt2Tokenizer::load(dir.string()); });
+  }
+  const std::vector<std::string> merged_ = {"he", "ll", "hell", "hello"};
 };
 
 TEST_F(TinyVocab, MergesByRank) {
-  const auto tokenizer = Gpt2Tokenizer::load(dir_.string());
-  EXPECT_EQ(tokenizer.vocab_size(), 261);
-  EXPECT_EQ(tokenizer.eot(), 260);
-  EXPECT_EQ(tokenizer.encode("hello"), (Ids{259}));
-  EXPECT_EQ(tokenizer.encode("hellohe"), (Ids{259, 256}));
-  EXPECT_EQ(tokenizer.encode("helll"), (Ids{258, 'l'}));
-  EXPECT_EQ(tokenizer.encode("hhe"), (Ids{'h', 256}));
+  for (const fs::path& dir : {dir_, write_tiktoken("tiktoken")}) {
+    SCOPED_TRACE(dir);
+    const auto tokenizer = Gpt2Tokenizer::load(dir.string());
+    EXPECT_EQ(tokenizer.vocab_size(), 261);
+    EXPECT_EQ(tokenizer.eot(), 260);
+    EXPECT_EQ(tokenizer.encode("hello"), (Ids{259}));
+    EXPECT_EQ(tokenizer.encode("hellohe"), (Ids{259, 256}));
+    EXPECT_EQ(tokenizer.encode("helll"), (Ids{258, 'l'}));
+    EXPECT_EQ(tokenizer.encode("hhe"), (Ids{'h', 256}));
+    EXPECT_EQ(tokenizer.decode({259, 260}), "hello<|endoftext|>");
+  }
 }
 
 TEST_F(TinyVocab, RejectsIdsThatAreNotDense) {
@@ -392,6 +442,55 @@ TEST_F(TinyVocab, RejectsIdsThatAreNotDense) {
   EXPECT_NE(message.find("vocab.json: token \"hello\" has id 900, expected 0..260"),
             std::string::npos)
       << message;
+}
+
+TEST_F(TinyVocab, CorruptOpenAiFilesAreNamed) {
+  write_file(dir_ / "vocab.json", "{\"a\": 0,");
+  auto message = load_error(dir_);
+  EXPECT_NE(message.find((dir_ / "vocab.json").string() + ": not valid JSON"), std::string::npos)
+      << message;
+  write_file(dir_ / "vocab.json", "[1, 2]");
+  message = load_error(dir_);
+  EXPECT_NE(message.find("not a JSON object"), std::string::npos) << message;
+
+  SetUp();
+  write_file(dir_ / "merges.txt", "#version: 0.2\nh e\nno-space-here\n");
+  message = load_error(dir_);
+  EXPECT_NE(message.find((dir_ / "merges.txt").string() + ":3: expected two tokens"),
+            std::string::npos)
+      << message;
+  write_file(dir_ / "merges.txt", "#version: 0.2\nqqqqq zzzzz\n");
+  message = load_error(dir_);
+  EXPECT_NE(message.find("merges.txt:2: merge \"qqqqq zzzzz\" names a token"), std::string::npos)
+      << message;
+}
+
+TEST_F(TinyVocab, CorruptTiktokenFilesAreNamed) {
+  struct Case {
+    std::function<void(std::vector<std::string>&)> edit;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {[](auto& l) { l[3] = "not*base64 3"; }, "gpt2.tiktoken:4: expected \"<base64 token> <rank>\""},
+      {[](auto& l) { l[3] = "Aw=="; }, "gpt2.tiktoken:4: expected"},
+      {[](auto& l) { l[3] = "Aw== x3"; }, "gpt2.tiktoken:4: expected"},
+      {[](auto& l) { std::swap(l[5], l[6]); }, "gpt2.tiktoken:6: rank 6, expected 5"},
+      {[](auto& l) { l[7] = l[6].substr(0, l[6].find(' ')) + " 7"; },
+       "gpt2.tiktoken:8: the token of rank 7 is listed twice"},
+      {[](auto& l) { l.resize(200); }, "no token for byte 200"},
+      // "hello" before "hell": not two lower-ranked tokens merged.
+      {[](auto& l) {
+         l[258] = base64("hello") + " 258";
+         l[259] = base64("hell") + " 259";
+       },
+       "the token of rank 258 is not two tokens of lower rank merged"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const fs::path dir = write_tiktoken("case" + std::to_string(i), cases[i].edit);
+    const std::string message = load_error(dir);
+    EXPECT_NE(message.find(cases[i].expected), std::string::npos) << message;
+    EXPECT_NE(message.find((dir / "gpt2.tiktoken").string()), std::string::npos) << message;
+  }
 }
 
 // Sets an environment variable for one scope, then puts back what was there.

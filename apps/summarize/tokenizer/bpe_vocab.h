@@ -1,5 +1,6 @@
 #pragma once
-// GPT-2's byte-level BPE vocabulary as read from disk: OpenAI's encoder.json +
+// GPT-2's byte-level BPE vocabulary as read from disk: tiktoken's gpt2.tiktoken
+// (ranks; the merges are recovered from them), OpenAI's encoder.json +
 // vocab.bpe, or the same data as Hugging Face names it, vocab.json + merges.txt.
 #include <cstdint>
 #include <string>
