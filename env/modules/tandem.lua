@@ -21,8 +21,8 @@ local cuda_module = site("TANDEM_MODULE_CUDA", "cuda")      -- the CUDA your Lib
 local hdf5_module = site("TANDEM_MODULE_HDF5", "hdf5")      -- the serial C library is enough
 local nccl_module = site("TANDEM_MODULE_NCCL", "nccl")      -- loaded when the site has it
 -- An unpacked LibTorch (C++ distribution, cxx11 ABI) matching the CUDA module,
--- e.g. libtorch-cxx11-abi-shared-with-deps-2.5.1+cu124.zip from pytorch.org.
-local libtorch    = site("TANDEM_LIBTORCH", "/opt/libtorch/2.5.1-cu124")
+-- e.g. libtorch-shared-with-deps-2.9.1+cu128.zip from pytorch.org.
+local libtorch    = site("TANDEM_LIBTORCH", "/opt/libtorch/2.9.1-cu128")
 
 -- The repository this file sits in: .../tandem/env/modules/tandem.lua
 local root = myFileName():gsub("/env/modules/[^/]*$", "")

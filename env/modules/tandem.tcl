@@ -13,7 +13,7 @@ proc site {var default} {
 set mpi_module  [site TANDEM_MODULE_MPI  openmpi]
 set cuda_module [site TANDEM_MODULE_CUDA cuda]
 set hdf5_module [site TANDEM_MODULE_HDF5 hdf5]
-set libtorch    [site TANDEM_LIBTORCH    /opt/libtorch/2.5.1-cu124]
+set libtorch    [site TANDEM_LIBTORCH    /opt/libtorch/2.9.1-cu128]
 # The repository this file sits in: .../tandem/env/modules/tandem.tcl
 set root [file dirname [file dirname [file dirname [file normalize $ModulesCurrentModulefile]]]]
 

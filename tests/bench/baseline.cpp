@@ -31,7 +31,7 @@ std::optional<Figures> run_python(const std::string& script_name, const std::str
                                   const std::string& rate_key, std::string* why) {
   const fs::path script = fs::path(TANDEM_BENCH_DIR) / script_name;
   if (flags.python.find('/') != std::string::npos && !fs::exists(flags.python)) {
-    *why = flags.python + " not found (apt-get install python3-torch)";
+    *why = flags.python + " not found (env/setup.sh makes tandem's venv with torch)";
     return std::nullopt;
   }
   if (!fs::exists(script)) {

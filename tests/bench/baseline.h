@@ -1,7 +1,7 @@
 #pragma once
 // What bench_gpt2_train and bench_resnet_train share to race our C++ training
 // against the same model in PyTorch eager mode (their .py scripts here, run
-// with Debian's python3-torch, the same LibTorch): the flags that set the
+// with tandem's venv, whose torch is the LibTorch tandem builds on): the flags that set the
 // race up, running the Python side, alternating the two sides, and the rows
 // that compare them.
 #include <functional>
@@ -14,7 +14,7 @@ namespace bench {
 
 // --threads N, --repeats N, --device cpu|cuda and --python PATH.
 struct BaselineFlags {
-  std::string python = "/usr/bin/python3";
+  std::string python = TANDEM_BENCH_PYTHON;
   std::string device;  // cuda where LibTorch sees one, else cpu
   int threads = 2;
   int repeats = 2;

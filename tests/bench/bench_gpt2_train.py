@@ -3,7 +3,7 @@
 PyTorch eager mode, printed as one JSON line. Run by build/tests/bench/
 bench_gpt2_train with the shape, batch, threads and device it uses itself:
 
-  /usr/bin/python3 tests/bench/bench_gpt2_train.py --n-layer 4 --n-head 4 \
+  ~/.cache/tandem/venv/bin/python tests/bench/bench_gpt2_train.py --n-layer 4 --n-head 4 \
       --n-embd 128 --vocab 50257 --block 256 --batch 8 --seq 256 \
       --steps 10 --warmup 2 --threads 2 [--device cpu|cuda]
 

@@ -3,12 +3,12 @@
 PyTorch eager mode, printed as one JSON line. Run by build/tests/bench/
 bench_resnet_train with the shape, batch, threads and device it uses itself:
 
-  /usr/bin/python3 tests/bench/bench_resnet_train.py --depth 18 --stem imagenet \
+  ~/.cache/tandem/venv/bin/python tests/bench/bench_resnet_train.py --depth 18 --stem imagenet \
       --in-channels 3 --classes 1000 --size 224 --batch 16 --steps 5 --warmup 1 \
       --threads 2 [--device cpu|cuda]
 
 The model is torchvision's resnet18/34 (written out here, so that only
-Debian's python3-torch is needed), with the "small" stem of our C++ one
+torch is needed), with the "small" stem of our C++ one
 (libcore/include/tandem/nn/resnet.h) when asked: 3x3 stride-1 conv1, no
 maxpool. One step is forward, cross-entropy, backward and torch.optim.AdamW
 (lr 1e-3, weight decay 0.01), as the C++ bench does. On an error the JSON line

@@ -2,7 +2,7 @@
 a missing torch or any error reported as the one JSON line the C++ bench reads,
 and the timing of training steps as train_timing.cpp does it on our side.
 
-Import it before torch: without Debian's python3-torch the import itself
+Import it before torch: without torch (tandem's venv has it) the import itself
 prints the error line and exits 1.
 """
 import json
@@ -11,7 +11,7 @@ import time
 
 try:
     import torch
-except ImportError as error:  # Debian's python3-torch is missing
+except ImportError as error:  # not tandem's venv, or a Python without torch
     print(json.dumps({"error": f"cannot import torch: {error}"}))
     sys.exit(1)
 

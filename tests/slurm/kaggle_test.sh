@@ -11,6 +11,11 @@
 #                      while it runs, the monitor stopped at the end
 #     interrupt        SIGINT mid-run (the notebook's interrupt): checkpoint, status 75;
 #                      the same command again resumes and finishes
+#     build-notebook   a fresh copy of the repository built by run.sh itself against
+#                      "the notebook's" torch (TANDEM_PYTHON: tandem's venv), with
+#                      the fake T4s: CUDA LibTorch, NCCL backend, then a short run
+#     missing-libs     a kept build whose system libraries a new session lacks (a
+#                      fake ldd and apt-get): run.sh installs them, then runs
 set -uo pipefail
 case_name=${1:?usage: kaggle_test.sh CASE REPO BUILD}
 repo=$(cd "${2:?REPO}" && pwd)
@@ -160,6 +165,58 @@ os.execvp(sys.argv[1], sys.argv[1:])' "${cmd[@]}" >"$tmp/first.out" 2>&1 &
     FAKE_GPUS=0 TANDEM_BUILD=$build run again "${cmd[@]}"
     expect_status 0
     expect "resumed from .*checkpoints/step-[0-9]+\.h5 at step [1-9]" "done: 20 steps"
+    ;;
+  build-notebook)
+    # A copy laid out as the checkout is (build/ inside it), so ccache, whose
+    # paths are relative to the source folder, reuses the CI build's objects.
+    python=${TANDEM_TEST_PYTHON:?the Python whose torch stands for the notebook}
+    mkdir -p "$tmp/repo"
+    (cd "$repo" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$tmp/repo")
+    FAKE_GPUS=2 TANDEM_PYTHON=$python run real "$tmp/repo/kaggle/run.sh" summarize jobs/summarize-tiny.toml \
+      --set train.max_steps=3 --set train.warmup_steps=1 --set gen.max_new_tokens=4 \
+      --set train.out_dir="$tmp/work/run" --set data.cache_dir="$tmp/token-cache"
+    expect_status 0
+    expect "GPUs: 2" "to build, with LibTorch from the Python torch package, torch 2\." \
+      "configuring $tmp/repo/build" "LibTorch +2\.[0-9.]+ from python \($python\).*CUDA: ON" \
+      "NCCL backend built" "building summarize" "command: mpirun --allow-run-as-root -np 2 " \
+      "training on 2 rank\(s\), cpu" "done: 3 steps" "kaggle/run.sh: done"
+    if ldd "$tmp/repo/build/apps/summarize" | grep -q "libtorch_cuda.so => /"; then
+      echo "  ok: the program links libtorch_cuda"
+    else
+      fail "ldd $tmp/repo/build/apps/summarize shows no libtorch_cuda"
+    fi
+    ;;
+  missing-libs)
+    # The kept build is BUILD's; a fake ldd reports libhdf5 missing until the
+    # fake apt-get has "installed" it, as in a notebook's new session.
+    cat >"$tmp/fake/ldd" <<EOF
+#!/bin/bash
+if [ -f "$tmp/fake/installed" ]; then exec /usr/bin/ldd "\$@"; fi
+/usr/bin/ldd "\$@" | grep -v libhdf5
+echo "	libhdf5_serial.so.103 => not found"
+EOF
+    cat >"$tmp/fake/apt-get" <<EOF
+#!/bin/bash
+echo "apt-get \$*" >>"$tmp/fake/apt.log"
+case "\$*" in *install*) touch "$tmp/fake/installed" ;; esac
+EOF
+    cat >"$tmp/fake/dpkg-query" <<EOF
+#!/bin/bash
+[ -f "$tmp/fake/installed" ] && echo "install ok installed"
+exit 0
+EOF
+    cat >"$tmp/fake/apt-cache" <<EOF
+#!/bin/bash
+echo "  Candidate: 1.0"
+EOF
+    chmod +x "$tmp/fake/ldd" "$tmp/fake/apt-get" "$tmp/fake/dpkg-query" "$tmp/fake/apt-cache"
+    FAKE_GPUS=0 TANDEM_BUILD=$build run real "$repo/kaggle/run.sh" summarize train jobs/summarize-tiny.toml \
+      --set train.max_steps=2 --set train.warmup_steps=1 \
+      --set train.out_dir="$tmp/work/run" --set data.cache_dir="$tmp/token-cache"
+    expect_status 0
+    expect "cannot find libhdf5_serial.so.103: installing the system libraries again" \
+      "installing .*libhdf5-dev" "done: 2 steps" "kaggle/run.sh: done"
+    expect_not "configuring|building summarize"
     ;;
   *)
     echo "unknown case $case_name"

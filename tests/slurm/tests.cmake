@@ -12,10 +12,11 @@ foreach(case train preempt preempt-mpirun pipeline)
                        SKIP_RETURN_CODE 77 RESOURCE_LOCK tandem_slurm_cluster)
 endforeach()
 
-foreach(case dry-run-t4x2 dry-run-cpu dry-run-one-gpu run-cpu run-monitor interrupt)
+foreach(case dry-run-t4x2 dry-run-cpu dry-run-one-gpu run-cpu run-monitor interrupt build-notebook
+        missing-libs)
   add_test(NAME kaggle_${case}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/kaggle_test.sh ${case} ${CMAKE_SOURCE_DIR}
                    ${CMAKE_BINARY_DIR})
-  set_tests_properties(kaggle_${case} PROPERTIES LABELS kaggle TIMEOUT 600
-                       SKIP_RETURN_CODE 77)
+  set_tests_properties(kaggle_${case} PROPERTIES LABELS kaggle TIMEOUT 900
+                       SKIP_RETURN_CODE 77 ENVIRONMENT "TANDEM_TEST_PYTHON=${TANDEM_TEST_PYTHON}")
 endforeach()

@@ -143,6 +143,9 @@ void crash_while_saving(const std::function<void()>& save) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
+    // The parent's OpenMP team does not survive fork(), and LibTorch's next
+    // parallel region in the child would wait for it forever: one thread here.
+    at::set_num_threads(1);
     const rlimit no_core{0, 0}, small_files{256 << 10, 256 << 10};
     ::setrlimit(RLIMIT_CORE, &no_core);
     ::setrlimit(RLIMIT_FSIZE, &small_files);

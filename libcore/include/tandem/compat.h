@@ -1,7 +1,8 @@
 #pragma once
 // The one place that knows which LibTorch it is built against: tandem builds
-// with LibTorch 1.13 and 2.x, whose C++ APIs differ in a few calls. Everything
-// else calls these instead, so a new LibTorch means editing compat.cpp only.
+// with LibTorch 2.7 and newer (cmake/FindTorchOrdered.cmake checks), whose C++
+// APIs have moved in a few calls. Everything else calls these instead, so a new
+// LibTorch means editing compat.cpp only.
 #include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
 
@@ -22,9 +23,8 @@ void set_autocast_state(bool cuda, const AutocastState& state);
 // (optional) is bool, true where a query may see a key, broadcastable to
 // [B,H,Tq,Tk]; `is_causal` masks with tril(ones(Tq, Tk)), aligned top-left
 // (so right only when Tq == Tk), and takes no attn_mask; dropout applies
-// whenever dropout_p > 0. A query that may see no key gives NaN. LibTorch 2.x
-// runs fused kernels (flash, memory-efficient); 1.13 has none, and gets the
-// same formula written out.
+// whenever dropout_p > 0. A query that may see no key gives NaN. LibTorch
+// runs fused kernels (flash, memory-efficient) where the inputs allow.
 at::Tensor scaled_dot_product_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                         const at::Tensor& attn_mask, double dropout_p, bool is_causal);
 

@@ -83,7 +83,10 @@ CommandLine parse_command_line(int argc, const char* const* argv, const Schema& 
   app.allow_extras();
   // A plain flag instead of CLI11's, which would end the parse by throwing.
   app.set_help_flag();
-  const CLI::Option* help = app.add_flag("-h,--help", "print this help, with every key, and exit");
+  // A named const string: under C++20 CLI11 2.3 cannot tell a string literal
+  // description from a flag's result variable.
+  const std::string help_doc = "print this help, with every key, and exit";
+  const CLI::Option* help = app.add_flag("-h,--help", help_doc);
   const CLI::Option* config_file =
       app.add_option("--config", "TOML job file; its keys override the defaults")
           ->type_name("FILE")

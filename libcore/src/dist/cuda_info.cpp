@@ -1,13 +1,17 @@
 #include "tandem/dist/cuda_info.h"
 
-#if TANDEM_HAVE_NCCL
+#include <stdexcept>
+
+#if TANDEM_TORCH_HAS_CUDA
 #include <cuda_runtime_api.h>
+#endif
+#if TANDEM_HAVE_NCCL
 #include <nccl.h>
 #endif
 
 namespace tandem {
 
-#if TANDEM_HAVE_NCCL
+#if TANDEM_TORCH_HAS_CUDA
 namespace {
 
 // CUDA encodes versions as 1000 * major + 10 * minor.
@@ -51,29 +55,40 @@ std::string cuda_driver_version() {
   return cudaDriverGetVersion(&v) == cudaSuccess && v > 0 ? cuda_version_text(v) : "none";
 }
 
-std::string nccl_version() {
-  int code = 0;
-  if (ncclGetVersion(&code) != ncclSuccess) return "none";
-  // major * 10000 + minor * 100 + patch since NCCL 2.9.
-  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
-         std::to_string(code % 100);
-}
-
 std::string gpu_bus_id(int device_index) {
   char id[64] = {};
   if (cudaDeviceGetPCIBusId(id, sizeof id, device_index) != cudaSuccess) return "unknown";
   return id;
 }
 
+void select_gpu(int device_index) {
+  const cudaError_t rc = cudaSetDevice(device_index);
+  if (rc != cudaSuccess)
+    throw std::runtime_error("cudaSetDevice(" + std::to_string(device_index) +
+                             ") failed: " + cudaGetErrorString(rc));
+}
+
 #else
 
 bool cuda_built() { return false; }
+void select_gpu(int) {}
 std::vector<GpuInfo> visible_gpus() { return {}; }
 std::string cuda_runtime_version() { return "none"; }
 std::string cuda_driver_version() { return "none"; }
-std::string nccl_version() { return "none"; }
 std::string gpu_bus_id(int) { return "none"; }
 
 #endif
+
+std::string nccl_version() {
+#if TANDEM_HAVE_NCCL
+  int code = 0;
+  if (ncclGetVersion(&code) != ncclSuccess) return "none";
+  // major * 10000 + minor * 100 + patch since NCCL 2.9.
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
+         std::to_string(code % 100);
+#else
+  return "none";
+#endif
+}
 
 }  // namespace tandem

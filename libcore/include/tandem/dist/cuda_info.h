@@ -1,7 +1,8 @@
 #pragma once
 // What the CUDA runtime, driver and NCCL say about this machine, asked of them
-// directly (not of LibTorch, which may be a CPU build on a GPU machine). In a
-// build without the CUDA toolkit every answer is "none".
+// directly: the runtime is the one LibTorch loads (cmake/TorchCuda.cmake), so
+// these work whenever LibTorch has CUDA, NCCL or not. Against a CPU LibTorch
+// every answer is "none" (and nccl_version() without the NCCL backend).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,5 +24,12 @@ std::string cuda_runtime_version();   // "13.0", or "none"
 std::string cuda_driver_version();    // highest CUDA the driver supports, or "none"
 std::string nccl_version();           // of the loaded library, or "none"
 std::string gpu_bus_id(int device_index);
+
+// Makes `device_index` the calling thread's CUDA device. CUDA's current device
+// is per thread and starts at 0, so every thread that touches CUDA (the main
+// thread after placement, the loader's pinning threads, the watchdog polling
+// events) must call this first, or rank k opens a second context on GPU 0.
+// Throws std::runtime_error when CUDA refuses; a no-op in a CPU build.
+void select_gpu(int device_index);
 
 }  // namespace tandem
