@@ -30,6 +30,8 @@ namespace {
 int run_program(int argc, char** argv, const std::function<int(World&, int, char**)>& body) {
   World world(argc, argv);
   try {
+    if (const std::string why = launcher_disagrees(world.size()); !why.empty())
+      throw UsageError(why);
     return body(world, argc, argv);
   } catch (const UsageError& e) {
     fail(world, e.what(), kExitUsage);

@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "tandem/dist/cuda_info.h"
+
 namespace tandem {
 
 Batch pin(const Batch& batch) {
@@ -33,7 +35,12 @@ Batch to_device(const Batch& batch, const c10::Device& device) {
 
 Loader::Make pinned_for(Loader::Make make, const c10::Device& target) {
   if (!target.is_cuda()) return make;
-  return [make = std::move(make)](int64_t i) { return pin(make(i)); };
+  // Pinning allocates through the CUDA context of the thread's current device,
+  // and a loader thread starts on device 0.
+  return [make = std::move(make), index = target.index()](int64_t i) {
+    select_gpu(index);
+    return pin(make(i));
+  };
 }
 
 at::Tensor valid_mask(const std::vector<uint8_t>& valid) {

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <future>
+#include <mutex>
 #include <stdexcept>
 
 #include "describe.h"
@@ -62,15 +63,29 @@ void require_cuda(const at::Tensor& t, int device, const char* op) {
 }
 
 
+// NCCL's own words on a communicator's error: the code's name, and the last
+// error's text when NCCL kept one.
+std::string nccl_error_text(ncclResult_t rc, ncclComm_t comm) {
+  std::string text = ncclGetErrorString(rc);
+  const char* last = comm ? ncclGetLastError(comm) : nullptr;
+  if (last && *last) text += std::string(" (") + last + ")";
+  return text;
+}
+
 class NcclWork : public Work {
  public:
-  NcclWork(std::string what, int device, std::vector<at::Tensor> keep, std::function<void()> then,
-           bool host_blocking)
-      : Work(std::move(what)), device_(device), keep_(std::move(keep)), then_(std::move(then)),
-        host_blocking_(host_blocking) {
+  NcclWork(std::string what, int device, ncclComm_t comm, std::vector<at::Tensor> keep,
+           std::function<void()> then, bool host_blocking)
+      : Work(std::move(what)), device_(device), comm_(comm), keep_(std::move(keep)),
+        then_(std::move(then)), host_blocking_(host_blocking) {
     cuda_check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate");
   }
-  ~NcclWork() override { cudaEventDestroy(event_); }
+  // The last reference may go on the watchdog thread, whose current device
+  // would otherwise be 0.
+  ~NcclWork() override {
+    cudaSetDevice(device_);
+    cudaEventDestroy(event_);
+  }
 
   cudaEvent_t event() const { return event_; }
 
@@ -88,10 +103,39 @@ class NcclWork : public Work {
     // caching allocator may reuse the memory: the extra reference can go.
     keep_.clear();
   }
-  bool done() override { return cudaEventQuery(event_) == cudaSuccess; }
+  // Polled by the watchdog. Not ready is the only answer that may still
+  // become done; any other CUDA error, or an error NCCL reports for the
+  // communicator (a peer's network fault, a failed proxy), is kept for
+  // failure(), as PyTorch's ProcessGroupNCCL watchdog does.
+  bool done() override {
+    cudaSetDevice(device_);
+    const cudaError_t rc = cudaEventQuery(event_);
+    if (rc == cudaSuccess) return true;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (rc != cudaErrorNotReady) {
+      cudaGetLastError();  // a sticky error stays; a transient one must not resurface elsewhere
+      failure_ = std::string("cudaEventQuery: ") + cudaGetErrorString(rc);
+    } else {
+      ncclResult_t async = ncclSuccess;
+      if (ncclCommGetAsyncError(comm_, &async) == ncclSuccess && async != ncclSuccess &&
+          async != ncclInProgress)
+        failure_ = "NCCL: " + nccl_error_text(async, comm_);
+    }
+    return false;
+  }
+  std::string failure() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return failure_;
+  }
+  // Unblocks kernels and host threads waiting on the communicator; it cannot
+  // be used afterwards, and the job ends right after.
+  void abort() override { ncclCommAbort(comm_); }
 
  private:
   int device_;
+  ncclComm_t comm_;
+  std::mutex mu_;
+  std::string failure_;
   std::vector<at::Tensor> keep_;
   std::function<void()> then_;
   bool host_blocking_;
@@ -119,9 +163,11 @@ struct NcclComm::State {
     cuda_check(cudaEventRecord(ready, compute_stream(device)), "cudaEventRecord");
     cuda_check(cudaStreamWaitEvent(stream, ready, 0), "cudaStreamWaitEvent");
     cudaEventDestroy(ready);
-    auto work = std::make_shared<NcclWork>(std::move(what), device, std::move(keep),
+    auto work = std::make_shared<NcclWork>(std::move(what), device, comm, std::move(keep),
                                            std::move(then), host_blocking);
-    nccl_check(launch(), "NCCL collective");
+    const ncclResult_t rc = launch();
+    if (rc != ncclSuccess)
+      throw std::runtime_error(work->what() + ": " + nccl_error_text(rc, comm));
     cuda_check(cudaEventRecord(work->event(), stream), "cudaEventRecord");
     return work;
   }

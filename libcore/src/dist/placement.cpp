@@ -47,7 +47,12 @@ Placement choose_placement(int local_rank, int visible_gpus, const std::string& 
 
 Placement place_rank(const World& world, const std::string& device, const std::string& backend) {
   const int visible = static_cast<int>(torch::cuda::device_count());
-  return choose_placement(world.local_rank(), visible, device, backend, TANDEM_HAVE_NCCL != 0);
+  Placement p =
+      choose_placement(world.local_rank(), visible, device, backend, TANDEM_HAVE_NCCL != 0);
+  // Before anything allocates: LibTorch, NCCL and cudart calls that name no
+  // device all use the thread's current one.
+  if (p.cuda) select_gpu(p.device_index);
+  return p;
 }
 
 #if TANDEM_HAVE_NCCL

@@ -20,12 +20,22 @@ void abort_job(int rank, const Work& work, double waited_s) {
   MPI_Abort(MPI_COMM_WORLD, kExitWatchdog);
 }
 
+void fail_job(int rank, const Work& work, const std::string& why) {
+  log::error("watchdog: ", work.what(), " on rank ", rank, " failed: ", why,
+             ". Ending the job.");
+  MPI_Abort(MPI_COMM_WORLD, kExitWatchdog);
+}
+
 }  // namespace
 
-Watchdog::Watchdog(int rank, double timeout_s, OnTimeout on_timeout)
+Watchdog::Watchdog(int rank, double timeout_s, OnTimeout on_timeout, OnFailure on_failure)
     : rank_(rank),
       on_timeout_(on_timeout ? std::move(on_timeout)
                              : [rank](const Work& w, double s) { abort_job(rank, w, s); }),
+      on_failure_(on_failure ? std::move(on_failure)
+                             : [rank](const Work& w, const std::string& why) {
+                                 fail_job(rank, w, why);
+                               }),
       timeout_s_(timeout_s),
       thread_([this] { loop(); }) {}
 
@@ -66,15 +76,21 @@ void Watchdog::loop() {
                      in_flight_.end());
     const auto now = Work::Clock::now();
     for (const auto& w : in_flight_) {
+      // A library error ends the job at once: waiting out the timeout would
+      // only hide the reason behind "another rank probably died".
+      const std::string why = w->failure();
       const double waited = std::chrono::duration<double>(now - w->started()).count();
-      if (waited > timeout_s_) {
-        fired_ = true;
-        WorkHandle late = w;
-        lock.unlock();
-        on_timeout_(*late, waited);
-        lock.lock();
-        break;
-      }
+      if (why.empty() && waited <= timeout_s_) continue;
+      fired_ = true;
+      WorkHandle bad = w;
+      lock.unlock();
+      bad->abort();
+      if (why.empty())
+        on_timeout_(*bad, waited);
+      else
+        on_failure_(*bad, why);
+      lock.lock();
+      break;
     }
   }
 }

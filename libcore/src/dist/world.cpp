@@ -107,4 +107,18 @@ bool World::any(bool flag) {
   return all != 0;
 }
 
+std::string launcher_disagrees(int mpi_size,
+                               const std::function<const char*(const char*)>& env) {
+  if (mpi_size != 1) return "";
+  for (const char* name : {"SLURM_STEP_NUM_TASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    const char* value = env(name);
+    if (!value || std::atoi(value) <= 1) continue;
+    return std::string("the launcher started ") + value + " tasks (" + name + "=" + value +
+           ") but MPI sees a world of 1: each task would train alone. Under srun, use an MPI "
+           "that srun can wire up (srun --mpi=pmix, see `srun --mpi=list`), or start the job "
+           "with mpirun inside the allocation (TANDEM_LAUNCHER=mpirun for slurm/train.sh)";
+  }
+  return "";
+}
+
 }  // namespace tandem

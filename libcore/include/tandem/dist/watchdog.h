@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -18,8 +19,12 @@ class Watchdog {
   // Called once, from the watchdog thread, for the first operation that ran
   // past the timeout. The default logs and calls MPI_Abort.
   using OnTimeout = std::function<void(const Work& work, double waited_s)>;
+  // Called once, from the watchdog thread, for the first operation whose
+  // library reported an error (Work::failure()). The default logs and calls
+  // MPI_Abort. Either way the work's abort() has run first.
+  using OnFailure = std::function<void(const Work& work, const std::string& why)>;
 
-  Watchdog(int rank, double timeout_s, OnTimeout on_timeout = {});
+  Watchdog(int rank, double timeout_s, OnTimeout on_timeout = {}, OnFailure on_failure = {});
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -32,6 +37,7 @@ class Watchdog {
   void loop();
   int rank_;
   OnTimeout on_timeout_;
+  OnFailure on_failure_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<WorkHandle> in_flight_;

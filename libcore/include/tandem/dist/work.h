@@ -16,6 +16,12 @@ class Work {
   virtual void wait() = 0;
   // Non-blocking; the watchdog polls this from its own thread.
   virtual bool done() = 0;
+  // Why the operation can never finish ("" while it still may): an error
+  // reported by the library behind it. Polled from the watchdog thread.
+  virtual std::string failure() { return ""; }
+  // Unblocks every thread waiting in the library (ncclCommAbort), so the
+  // watchdog's report can reach the user. Called from the watchdog thread.
+  virtual void abort() {}
 
   using Clock = std::chrono::steady_clock;
   const std::string& what() const { return what_; }

@@ -3,6 +3,7 @@
 // node. MPI is the launcher-agnostic way to learn this: the same binary runs
 // alone, under `mpirun -np N`, and under `srun --mpi=pmix`.
 #include <cstddef>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -55,5 +56,16 @@ class World {
   std::unique_ptr<MpiThread> mpi_;
   std::unique_ptr<Watchdog> watchdog_;
 };
+
+// Why a 1-rank world contradicts its launcher, or "" when it does not. srun
+// with an MPI built without PMIx/PMI support starts N tasks that each
+// initialise as rank 0 of a world of one: N copies training alone, on GPU 0,
+// into the same folder. The launcher's own counts give it away: Slurm's
+// SLURM_STEP_NUM_TASKS (set for srun's tasks; a batch script's SLURM_NTASKS
+// describes the whole job, so a program started alone in it must not be
+// refused), Open MPI's OMPI_COMM_WORLD_SIZE, PMI's PMI_SIZE. `env` reads the
+// environment.
+std::string launcher_disagrees(int mpi_size,
+                               const std::function<const char*(const char*)>& env = std::getenv);
 
 }  // namespace tandem
