@@ -46,7 +46,9 @@ int run(tandem::World& world, int argc, char** argv) {
   // (at step 0) and a requeue, not to a dead job: catch it from here on.
   if (name == "all" || name == "train") tandem::install_preemption_handlers();
   const auto demo = summarize::apply_demo_defaults(cli.config);
-  if (!demo.empty() && name != "tokenize" && name != "score")
+  // Only the commands that read the data say so; generate's output is the text alone.
+  const bool reads_data = name == "all" || name == "train" || name == "eval" || name == "predict";
+  if (!demo.empty() && reads_data)
     tandem::log::info("no data.train_csv: built-in demo corpus, with ", demo);
   return it->second(world, cli.config);
 }

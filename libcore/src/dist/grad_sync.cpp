@@ -4,9 +4,14 @@
 
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 
 #include "tandem/dist/communicator.h"
+
+#if TANDEM_TORCH_HAS_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#endif
 
 namespace tandem {
 
@@ -33,6 +38,11 @@ struct GradSync::Impl {
   std::vector<Bucket> buckets;
   size_t next_launch = 0;
   std::mutex mu;
+  double host_wait_ms = 0;
+#if TANDEM_TORCH_HAS_CUDA
+  // Recorded on the compute stream around finish()'s waits, with timing on.
+  std::optional<at::cuda::CUDAEvent> wait_start, wait_end;
+#endif
 
   Impl(Communicator& c, bool o) : comm(c), overlap(o) {}
 
@@ -151,8 +161,19 @@ void GradSync::finish() {
     im.syncing = false;
   }
   const auto t0 = std::chrono::steady_clock::now();
+#if TANDEM_TORCH_HAS_CUDA
+  const bool cuda = !im.buckets.empty() && im.buckets.front().flat.is_cuda();
+  if (cuda) {
+    im.wait_start.emplace(cudaEventDefault);
+    im.wait_end.emplace(cudaEventDefault);
+    im.wait_start->record();
+  }
+#endif
   for (auto& b : im.buckets) b.work->wait();
-  last_wait_ms_ =
+#if TANDEM_TORCH_HAS_CUDA
+  if (cuda) im.wait_end->record();
+#endif
+  im.host_wait_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   torch::NoGradGuard no_grad;
   for (auto& s : im.slots) {
@@ -162,6 +183,16 @@ void GradSync::finish() {
     else
       s.param.mutable_grad() = v.clone();
   }
+}
+
+double GradSync::last_wait_ms() const {
+#if TANDEM_TORCH_HAS_CUDA
+  if (impl_->wait_end) {
+    impl_->wait_end->synchronize();
+    return impl_->wait_start->elapsed_time(*impl_->wait_end);
+  }
+#endif
+  return impl_->host_wait_ms;
 }
 
 int64_t GradSync::num_buckets() const { return static_cast<int64_t>(impl_->buckets.size()); }

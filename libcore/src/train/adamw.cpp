@@ -45,24 +45,43 @@ AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay)
 }
 
 // The operations and their order are torch::optim::AdamW's, so that results
-// agree with it to the bit rather than merely to rounding.
+// agree with it to the bit rather than merely to rounding. Each runs as one
+// multi-tensor (_foreach_) call over every parameter that shares a step count
+// (normally all of them): on a GPU that is a handful of fused launches per step
+// instead of nine per parameter, and on any device the same arithmetic per
+// element as the one-tensor-at-a-time loop.
 void AdamW::step(double lr) {
   torch::NoGradGuard no_grad;
   const double beta1 = options_.beta1;
   const double beta2 = options_.beta2;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    const at::Tensor& param = params_[i].second;
-    const at::Tensor& grad = param.grad();
-    if (!grad.defined()) continue;
-    Slot& slot = slots_[i];
-    if (slot.decay && options_.weight_decay != 0.0) param.mul_(1.0 - lr * options_.weight_decay);
-    ++slot.step;
-    const double bias_correction1 = 1.0 - std::pow(beta1, slot.step);
-    const double bias_correction2 = 1.0 - std::pow(beta2, slot.step);
-    slot.exp_avg.mul_(beta1).add_(grad, 1.0 - beta1);
-    slot.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1.0 - beta2);
-    const at::Tensor denom = (slot.exp_avg_sq.sqrt() / std::sqrt(bias_correction2)).add_(options_.eps);
-    param.addcdiv_(slot.exp_avg, denom, -lr / bias_correction1);
+  // Step count after this update -> the slots at that count.
+  std::map<int64_t, std::vector<size_t>> groups;
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].second.grad().defined()) groups[slots_[i].step + 1].push_back(i);
+
+  for (const auto& [step, members] : groups) {
+    std::vector<at::Tensor> params, grads, exp_avgs, exp_avg_sqs, decayed;
+    for (size_t i : members) {
+      Slot& slot = slots_[i];
+      slot.step = step;
+      params.push_back(params_[i].second);
+      grads.push_back(params_[i].second.grad());
+      exp_avgs.push_back(slot.exp_avg);
+      exp_avg_sqs.push_back(slot.exp_avg_sq);
+      if (slot.decay) decayed.push_back(params_[i].second);
+    }
+    if (options_.weight_decay != 0.0 && !decayed.empty())
+      at::_foreach_mul_(decayed, 1.0 - lr * options_.weight_decay);
+    const double bias_correction1 = 1.0 - std::pow(beta1, step);
+    const double bias_correction2 = 1.0 - std::pow(beta2, step);
+    at::_foreach_mul_(exp_avgs, beta1);
+    at::_foreach_add_(exp_avgs, grads, 1.0 - beta1);
+    at::_foreach_mul_(exp_avg_sqs, beta2);
+    at::_foreach_addcmul_(exp_avg_sqs, grads, grads, 1.0 - beta2);
+    std::vector<at::Tensor> denom = at::_foreach_sqrt(exp_avg_sqs);
+    at::_foreach_div_(denom, std::sqrt(bias_correction2));
+    at::_foreach_add_(denom, options_.eps);
+    at::_foreach_addcdiv_(params, exp_avgs, denom, -lr / bias_correction1);
   }
 }
 

@@ -48,11 +48,12 @@ LossScaler::LossScaler(bool enabled, LossScalerOptions options)
 
 void LossScaler::unscale(const std::vector<at::Tensor>& grads) const {
   if (!enabled_) return;
-  const double inverse = 1.0 / scale_;
   torch::NoGradGuard no_grad;
-  for (const at::Tensor& grad : grads) {
-    if (grad.defined()) grad.mul_(inverse);
-  }
+  std::vector<at::Tensor> defined;
+  for (const at::Tensor& grad : grads)
+    if (grad.defined()) defined.push_back(grad);
+  // One multi-tensor launch for every gradient.
+  if (!defined.empty()) at::_foreach_mul_(defined, 1.0 / scale_);
 }
 
 bool LossScaler::update(bool grads_finite) {

@@ -3,6 +3,10 @@
 #include <sys/resource.h>
 #include <torch/torch.h>
 
+#if TANDEM_TORCH_HAS_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -61,7 +65,28 @@ std::string as_user_set(const Config& config, std::string message) {
   return message;
 }
 
-double peak_memory_mb() {
+// The 2-norm of all gradients together, as torch.nn.utils.clip_grad_norm_
+// computes it (a norm per tensor, then the norm of those), left on the device:
+// reading it is the step's one host sync. NaN or inf when any gradient is.
+at::Tensor grad_norm_of(const std::vector<at::Tensor>& grads, const at::TensorOptions& options) {
+  if (grads.empty()) return torch::zeros({}, options);
+  torch::NoGradGuard no_grad;
+  return torch::stack(at::_foreach_norm(grads, 2.0)).norm(2.0).to(options.dtype());
+}
+
+// The peak of the memory the step's tensors live in: on a GPU the caching
+// allocator's peak of allocated bytes (torch.cuda.max_memory_allocated), on
+// the CPU the process's peak resident set.
+double peak_memory_mb(const Placement& placement) {
+#if TANDEM_TORCH_HAS_CUDA
+  if (placement.cuda) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(
+        static_cast<c10::DeviceIndex>(placement.device_index));
+    const auto all = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+    return stats.allocated_bytes[all].peak / (1024.0 * 1024.0);
+  }
+#endif
+  (void)placement;
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss / 1024.0;  // Linux reports kilobytes
@@ -343,17 +368,32 @@ int Trainer::Impl::loop() {
     }
     if (sync) sync->finish();
 
-    std::vector<at::Tensor> grads, trainable;
-    for (auto& [name, p] : params) {
-      trainable.push_back(p);
+    std::vector<at::Tensor> grads;
+    for (auto& [name, p] : params)
       if (p.grad().defined()) grads.push_back(p.grad());
-    }
     scaler->unscale(grads);
+    // The step's one device-to-host copy: the loss and token count (summed
+    // over the ranks) and the gradient norm, which the decisions below need.
     // Gradients are identical on every rank after the sync, so is the norm,
     // and with it every rank's decision to step or skip.
-    const double max_norm = s.grad_clip > 0 ? s.grad_clip : std::numeric_limits<double>::infinity();
-    const double grad_norm = torch::nn::utils::clip_grad_norm_(trainable, max_norm);
+    auto reduced = torch::stack({loss_sum / static_cast<double>(accum),
+                                 torch::full({}, double(tokens), loss_sum.options()),
+                                 grad_norm_of(grads, loss_sum.options())});
+    if (world.size() > 1) {
+      auto summed = reduced.narrow(0, 0, 2);  // the norm is the same everywhere
+      comm->allreduce(summed, ReduceOp::Sum);
+    }
+    auto host = reduced.cpu();
+    const double loss_value = host[0].item<double>() / world.size();
+    const double all_tokens = host[1].item<double>();
+    const double grad_norm = host[2].item<double>();
     const bool finite = std::isfinite(grad_norm);
+    // torch.nn.utils.clip_grad_norm_'s rule, with the norm already known.
+    const double clip = s.grad_clip > 0 ? s.grad_clip / (grad_norm + 1e-6) : 1.0;
+    if (finite && clip < 1.0 && !grads.empty()) {
+      torch::NoGradGuard no_grad;
+      at::_foreach_mul_(grads, clip);
+    }
     const bool apply = scaler->update(finite) && finite;
     if (apply) {
       optimizer->step(lr);
@@ -373,13 +413,6 @@ int Trainer::Impl::loop() {
       bad_in_row = 0;
     }
 
-    // The logged loss is the global batch's mean over every rank.
-    auto reduced = torch::stack({loss_sum / static_cast<double>(accum),
-                                 torch::full({}, double(tokens), loss_sum.options())});
-    if (world.size() > 1) comm->allreduce(reduced, ReduceOp::Sum);
-    auto host = reduced.cpu();
-    const double loss_value = host[0].item<double>() / world.size();
-    const double all_tokens = host[1].item<double>();
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     const int64_t done = step + 1;
@@ -394,7 +427,7 @@ int Trainer::Impl::loop() {
                                 {"skipped", skipped},
                                 {"ms", ms},
                                 {"samples_per_s", global_batch * 1000.0 / ms},
-                                {"peak_mem_mb", peak_memory_mb()}};
+                                {"peak_mem_mb", peak_memory_mb(placement)}};
       if (all_tokens > 0) row.emplace_back("tokens_per_s", all_tokens * 1000.0 / ms);
       if (flops > 0) {
         const double per_gpu = flops * global_batch * 1000.0 / ms / world.size();

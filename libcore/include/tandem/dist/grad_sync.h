@@ -43,15 +43,17 @@ class GradSync {
 
   int64_t num_buckets() const;
   std::vector<int64_t> bucket_sizes() const;  // elements per bucket
-  // Milliseconds finish() spent waiting for communication: the part of the
-  // all-reduce that backward did not hide.
-  double last_wait_ms() const { return last_wait_ms_; }
+  // Milliseconds the last finish() waited for communication: the part of the
+  // all-reduce that backward did not hide. On the host that is the time
+  // finish() blocked; with NCCL, finish() only orders the compute stream after
+  // the collectives, so it is the time the compute stream stalled, measured
+  // with CUDA events (asking waits for that stall to have happened).
+  double last_wait_ms() const;
 
   struct Impl;
 
  private:
   std::unique_ptr<Impl> impl_;
-  double last_wait_ms_ = 0;
 };
 
 // Makes every rank start from rank 0's weights and buffers, as DDP does at
