@@ -32,6 +32,8 @@ TEST(LauncherCheck, AcceptsWhatAgrees) {
   EXPECT_EQ(verdict(2, {{"OMPI_COMM_WORLD_SIZE", "2"}}), "");  // mpirun -np 2
   // A batch script's job-wide count says nothing about this program.
   EXPECT_EQ(verdict(1, {{"SLURM_NTASKS", "8"}}), "");
+  // mpirun -np 1 inside a 2-node allocation: Slurm counted mpirun's daemons.
+  EXPECT_EQ(verdict(1, {{"OMPI_COMM_WORLD_SIZE", "1"}, {"SLURM_STEP_NUM_TASKS", "2"}}), "");
 }
 
 }  // namespace

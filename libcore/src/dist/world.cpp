@@ -110,9 +110,12 @@ bool World::any(bool flag) {
 std::string launcher_disagrees(int mpi_size,
                                const std::function<const char*(const char*)>& env) {
   if (mpi_size != 1) return "";
-  for (const char* name : {"SLURM_STEP_NUM_TASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+  // The launcher nearest the process speaks: under mpirun inside an
+  // allocation, Slurm's count is of mpirun's daemons, not of the ranks.
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"}) {
     const char* value = env(name);
-    if (!value || std::atoi(value) <= 1) continue;
+    if (!value) continue;
+    if (std::atoi(value) <= 1) return "";
     return std::string("the launcher started ") + value + " tasks (" + name + "=" + value +
            ") but MPI sees a world of 1: each task would train alone. Under srun, use an MPI "
            "that srun can wire up (srun --mpi=pmix, see `srun --mpi=list`), or start the job "

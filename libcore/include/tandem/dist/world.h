@@ -63,8 +63,9 @@ class World {
 // into the same folder. The launcher's own counts give it away: Slurm's
 // SLURM_STEP_NUM_TASKS (set for srun's tasks; a batch script's SLURM_NTASKS
 // describes the whole job, so a program started alone in it must not be
-// refused), Open MPI's OMPI_COMM_WORLD_SIZE, PMI's PMI_SIZE. `env` reads the
-// environment.
+// refused), Open MPI's OMPI_COMM_WORLD_SIZE, PMI's PMI_SIZE; the first of
+// OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_STEP_NUM_TASKS that is set decides.
+// `env` reads the environment.
 std::string launcher_disagrees(int mpi_size,
                                const std::function<const char*(const char*)>& env = std::getenv);
 
