@@ -4,8 +4,10 @@
 # (LibTorch 2.x's is about 700 MB, several seconds per file), so files that do
 # not reach LibTorch through their #includes, following the project's own
 # headers, compile without it.
-set(TANDEM_PCH_ROOTS ${CMAKE_SOURCE_DIR}/libcore/include ${CMAKE_SOURCE_DIR}/apps/summarize
-    ${CMAKE_SOURCE_DIR}/apps/carotid ${CMAKE_SOURCE_DIR}/apps/vavae ${CMAKE_SOURCE_DIR}/apps/envcheck)
+# Where quoted includes resolve: libcore's headers and each app's folder.
+file(GLOB _tandem_app_dirs LIST_DIRECTORIES true ${CMAKE_SOURCE_DIR}/apps/*)
+list(FILTER _tandem_app_dirs EXCLUDE REGEX "\\.txt$")
+set(TANDEM_PCH_ROOTS ${CMAKE_SOURCE_DIR}/libcore/include ${_tandem_app_dirs})
 
 # Sets `out` to ON when `file` includes a LibTorch header, directly or through
 # project headers; the answer per file is kept in a global property.

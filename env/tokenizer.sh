@@ -13,15 +13,9 @@ package=openai-whisper==20250625
 member=whisper/assets/gpt2.tiktoken
 sha256=306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930
 
-if [ $# -gt 0 ]; then
-  dir=$1
-elif [ -n "${TANDEM_TOKENIZER_DIR:-}" ]; then
-  dir=$TANDEM_TOKENIZER_DIR
-elif [[ "${XDG_CACHE_HOME:-}" == /* ]]; then  # XDG: a relative value is ignored
-  dir=$XDG_CACHE_HOME/tandem/gpt2
-else
-  dir=$HOME/.cache/tandem/gpt2
-fi
+# TANDEM_CACHE, and the tandem venv's pip when env/setup.sh made one.
+source "$(dirname "$0")/python.sh"
+dir=${1:-${TANDEM_TOKENIZER_DIR:-$TANDEM_CACHE/gpt2}}
 
 verified() { [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$sha256" ]; }
 
@@ -32,8 +26,6 @@ if [ -f "$dir/gpt2.tiktoken" ]; then
 fi
 if [ -f "$dir/encoder.json" ] && [ -f "$dir/vocab.bpe" ]; then exit 0; fi
 
-# The tandem venv's pip when env/setup.sh made one, else the user's.
-source "$(dirname "$0")/python.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$TANDEM_PYTHON" -m pip download --quiet --no-deps --no-binary :all: "$package" -d "$tmp" \

@@ -55,6 +55,20 @@ tandem_e2e_test(summarize_missing_csv STATUS 2 MATCH "nowhere.csv: no such file"
   COMMAND $<TARGET_FILE:summarize> --set data.train_csv=nowhere.csv)
 tandem_e2e_test(summarize_unknown_command STATUS 2 MATCH "unknown command 'trian'"
   COMMAND $<TARGET_FILE:summarize> trian)
+# A tokenizer folder without a vocabulary, and a tiktoken file that is not one.
+tandem_e2e_test(summarize_missing_tokenizer STATUS 2
+  MATCH "tokenizer.dir '${CMAKE_CURRENT_BINARY_DIR}/no-vocab' does not exist: run env/tokenizer.sh.*gpt2.tiktoken"
+  COMMAND $<TARGET_FILE:summarize> tokenize --text-file ${CMAKE_CURRENT_LIST_DIR}/data/dialogues.csv
+          --set tokenizer.dir=${CMAKE_CURRENT_BINARY_DIR}/no-vocab)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/bad-vocab/gpt2.tiktoken "IQ== 0\nnot base64\n")
+tandem_e2e_test(summarize_corrupt_tiktoken STATUS 2
+  MATCH "bad-vocab/gpt2.tiktoken:2: expected \"<base64 token> <rank>\""
+  COMMAND $<TARGET_FILE:summarize> tokenize --text-file ${CMAKE_CURRENT_LIST_DIR}/data/dialogues.csv
+          --set tokenizer.dir=${CMAKE_CURRENT_BINARY_DIR}/bad-vocab)
+# srun without PMIx: each task would be a world of one. Refused before any work.
+tandem_e2e_test(envcheck_alone_under_srun STATUS 2
+  MATCH "SLURM_STEP_NUM_TASKS=4\) but MPI sees a world of 1"
+  COMMAND ${CMAKE_COMMAND} -E env SLURM_STEP_NUM_TASKS=4 $<TARGET_FILE:envcheck>)
 if(EXISTS ${SCITLDR}/train.csv)
   tandem_e2e_test(summarize_scitldr_submission STATUS 0 TIMEOUT 900
     MATCH "submission: 618 rows"

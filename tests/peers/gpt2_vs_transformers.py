@@ -69,7 +69,7 @@ prompt_ids = enc.encode_ordinary(prompt)
 with torch.no_grad():
     out = model.generate(torch.tensor([prompt_ids]), max_new_tokens=24, do_sample=False,
                          eos_token_id=50256, pad_token_id=50256)
-new = [t for t in out[0, len(prompt_ids):].tolist()]
+new = out[0, len(prompt_ids):].tolist()
 if 50256 in new:
     new = new[:new.index(50256)]
 want = enc.decode(new)

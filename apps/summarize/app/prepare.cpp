@@ -54,7 +54,8 @@ Gpt2Tokenizer load_tokenizer(const tandem::Config& c) {
   if (dir.empty()) dir = default_tokenizer_dir();
   if (!fs::is_directory(dir))
     throw tandem::UsageError("tokenizer.dir '" + dir + "' does not exist: run env/tokenizer.sh " +
-                             "(env/setup.sh does) or point tokenizer.dir at encoder.json + vocab.bpe");
+                             "(env/setup.sh does) or point tokenizer.dir at a folder with gpt2.tiktoken, "
+                             "encoder.json + vocab.bpe, or vocab.json + merges.txt");
   return Gpt2Tokenizer::load(dir);
 }
 
