@@ -133,7 +133,7 @@ cores=$(nproc)
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$((cores / np > 0 ? cores / np : 1))}
 
 cmd=(mpirun)
-if ! command -v mpirun >/dev/null 2>&1 || mpirun --version 2>&1 | grep -q "Open MPI"; then
+if ! command -v mpirun >/dev/null 2>&1 || [[ $(mpirun --version 2>&1) == *"Open MPI"* ]]; then
   # Open MPI (installed below when missing): root is the rule in notebooks;
   # no core binding, each rank's LibTorch threads use its share of the CPU.
   cmd+=(--allow-run-as-root)

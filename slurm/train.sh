@@ -156,7 +156,7 @@ case $launcher in
   mpirun)
     command -v mpirun >/dev/null || die 2 "srun offers no pmix here and mpirun is not on PATH"
     launch=(mpirun -np "$ntasks")
-    if mpirun --version 2>&1 | grep -q "Open MPI"; then
+    if [[ $(mpirun --version 2>&1) == *"Open MPI"* ]]; then
       # Block placement as Slurm's: ranks 0..k-1 on the first node, so MPI's
       # local rank equals SLURM_LOCALID. No core binding: a rank uses all of
       # its --cpus-per-task for LibTorch's threads.

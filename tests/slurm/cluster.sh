@@ -88,7 +88,7 @@ CONF
 
   # Up when the node is idle.
   for i in $(seq 100); do
-    if sinfo -h -N -o '%T' 2>/dev/null | grep -qx idle; then
+    if grep -qx idle <<<"$(sinfo -h -N -o '%T' 2>/dev/null)"; then
       cluster_log "up: node $node, $cpus CPUs, slurmctld :$ctld_port, slurmd :$slurmd_port"
       return 0
     fi

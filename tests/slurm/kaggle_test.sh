@@ -77,7 +77,9 @@ run() { # run NAME COMMAND...: output to $tmp/NAME.out ($out), status to $status
   shift
   "$@" >"$tmp/$name.out" 2>&1
   status=$?
-  sed 's/^/    | /' "$tmp/$name.out" | grep -Ev '^    \| (train|generate) [0-9]'
+  # Per-step lines and ninja's per-object lines are left out, so that what
+  # went wrong stays in the part of the output CI reports.
+  sed 's/^/    | /' "$tmp/$name.out" | grep -Ev '^    \| ((train|generate) [0-9]|\[[0-9]+/[0-9]+\] )'
   out=$tmp/$name.out
 }
 expect() { # expect REGEX...: lines of the last output
@@ -180,7 +182,10 @@ os.execvp(sys.argv[1], sys.argv[1:])' "${cmd[@]}" >"$tmp/first.out" 2>&1 &
       "configuring $tmp/repo/build" "LibTorch +2\.[0-9.]+ from python \($python\).*CUDA: ON" \
       "NCCL backend built" "building summarize" "command: mpirun --allow-run-as-root -np 2 " \
       "training on 2 rank\(s\), cpu" "done: 3 steps" "kaggle/run.sh: done"
-    if ldd "$tmp/repo/build/apps/summarize" | grep -q "libtorch_cuda.so => /"; then
+    # ldd's output is taken whole first: under pipefail, grep -q quitting at
+    # the first match can kill ldd with SIGPIPE and fail the pipeline.
+    libs=$(ldd "$tmp/repo/build/apps/summarize")
+    if grep -q "libtorch_cuda.so => /" <<<"$libs"; then
       echo "  ok: the program links libtorch_cuda"
     else
       fail "ldd $tmp/repo/build/apps/summarize shows no libtorch_cuda"
