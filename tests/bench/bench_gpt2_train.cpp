@@ -7,7 +7,7 @@
 // matrices), in fp32 on random tokens. Then tests/bench/bench_gpt2_train.py
 // trains the same shape, batch, sequence length and thread count with Debian's
 // python3-torch (the same LibTorch) and torch.optim.AdamW, and the table shows
-// tokens/s of both, their ratio, model FLOP/s (GPTConfig::flops_per_token) and
+// tokens/s of both, their ratio, model FLOP/s (GPTConfig::training_flops) and
 // MFU where the GPU is in tandem's peak table (n/a on a CPU), and on a CPU
 // the milliseconds of each phase of a step. The two sides
 // run alternately --repeats times (default 2) and each keeps its best.
@@ -140,7 +140,8 @@ int main(int argc, char** argv) {
       const GPTConfig config = GPTConfig::preset(preset);
       const Shape s = shape_for(preset, flags);
       if (s.seq > config.block_size) throw tandem::UsageError("--seq exceeds " + preset + "'s block_size " + std::to_string(config.block_size));
-      const double flops = config.flops_per_token(s.seq);
+      // Every position is predicted here: the head runs on all of them.
+      const double flops = config.training_flops(s.seq, s.seq) / static_cast<double>(s.seq);
       const bench::Race race = bench::race(
           race_flags.repeats, [&] { return run_ours(config, s, device); },
           [&](std::string* why) {

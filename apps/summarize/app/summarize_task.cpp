@@ -25,9 +25,7 @@ GPT make_model(const GPTConfig& config, const std::string& init_from) {
 SummarizeTask::SummarizeTask(GPTConfig config, std::string init_from, TokenSet train, TokenSet val,
                              int64_t pad)
     : config_(config), init_from_(std::move(init_from)), train_(std::move(train)),
-      val_(std::move(val)), pad_(pad) {
-  if (train_.size() > 0) mean_length_ = double(train_.ids.size()) / train_.size();
-}
+      val_(std::move(val)), pad_(pad) {}
 
 std::shared_ptr<torch::nn::Module> SummarizeTask::build_model() {
   return make_model(config_, init_from_).ptr();
@@ -67,14 +65,45 @@ at::Tensor SummarizeTask::loss(torch::nn::Module& module, const tandem::Batch& b
   return torch::nn::functional::cross_entropy(model.head(h).to(torch::kFloat), targets);
 }
 
-double SummarizeTask::flops_per_sample() const {
-  // nanoGPT's per-token estimate for a full forward and backward, the usual
-  // basis of MFU, though our head skips the prompt positions.
-  return config_.flops_per_token(static_cast<int64_t>(mean_length_)) * mean_length_;
+namespace {
+
+// What a valid row of a batch costs: its real length (the summary and its
+// <|endoftext|> end the sequence, so the last loss position is its last
+// token; the end token is also the padding, so ids cannot tell) and how many
+// positions predict a summary token, where the head runs (see loss()).
+struct RowWork {
+  int64_t length, predicted;
+};
+
+std::vector<RowWork> row_work(const tandem::Batch& batch) {
+  const auto mask = batch.at("loss_mask").accessor<bool, 2>();
+  const auto valid = batch.at("valid").accessor<bool, 1>();
+  std::vector<RowWork> rows;
+  for (int64_t r = 0; r < mask.size(0); ++r) {
+    if (!valid[r]) continue;
+    RowWork row{0, 0};
+    for (int64_t t = 0; t < mask.size(1); ++t) {
+      if (!mask[r][t]) continue;
+      row.length = t + 1;
+      if (t > 0) ++row.predicted;
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace
+
+double SummarizeTask::flops_in(const tandem::Batch& batch) const {
+  double flops = 0;
+  for (const RowWork& row : row_work(batch)) flops += config_.training_flops(row.length, row.predicted);
+  return flops;
 }
 
 int64_t SummarizeTask::tokens_in(const tandem::Batch& batch) const {
-  return (batch.at("idx") != pad_).sum().item<int64_t>();
+  int64_t tokens = 0;
+  for (const RowWork& row : row_work(batch)) tokens += row.length;
+  return tokens;
 }
 
 }  // namespace summarize

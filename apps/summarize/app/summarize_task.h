@@ -16,8 +16,8 @@ class SummarizeTask : public tandem::Task {
   int64_t eval_size() const override { return val_.size(); }
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
   at::Tensor loss(torch::nn::Module& model, const tandem::Batch& batch) override;
-  double flops_per_sample() const override;
   int64_t tokens_in(const tandem::Batch& batch) const override;
+  double flops_in(const tandem::Batch& batch) const override;
   // The loss honours batch["valid"], so no example is left out of an epoch.
   bool drop_last() const override { return false; }
 
@@ -26,7 +26,6 @@ class SummarizeTask : public tandem::Task {
   std::string init_from_;
   TokenSet train_, val_;
   int64_t pad_;
-  double mean_length_ = 0;
 };
 
 // Builds the model a run asks for: a preset or explicit sizes, from scratch

@@ -55,9 +55,14 @@ int64_t GPTConfig::num_parameters(bool non_embedding) const {
   return non_embedding ? total - block_size * c : total;
 }
 
-double GPTConfig::flops_per_token(int64_t seq_len) const {
-  return 6.0 * static_cast<double>(num_parameters(true)) +
-         12.0 * static_cast<double>(n_layer * n_head * (n_embd / n_head) * seq_len);
+double GPTConfig::training_flops(int64_t length, int64_t predicted) const {
+  const double c = static_cast<double>(n_embd), layers = static_cast<double>(n_layer);
+  const double len = static_cast<double>(length);
+  const double blocks = 2 * len * layers * 12 * c * c;
+  // Token t attends to t + 1 keys: QK^T and the weighted sum of V, c wide each.
+  const double attention = layers * 2 * 2 * c * (len * (len + 1) / 2);
+  const double head = 2 * static_cast<double>(predicted) * static_cast<double>(vocab_size) * c;
+  return 3 * (blocks + attention + head);
 }
 
 LayerNormImpl::LayerNormImpl(int64_t size, bool bias, double eps) : eps_(eps) {

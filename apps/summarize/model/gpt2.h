@@ -42,10 +42,14 @@ struct GPTConfig {
   // once; `non_embedding` leaves out the position embeddings, as nanoGPT does.
   int64_t num_parameters(bool non_embedding = false) const;
 
-  // Training FLOPs (forward and backward) per token of a seq_len-token
-  // sequence, nanoGPT's estimate for MFU: 6 per weight that multiplies (all
-  // but the position embeddings, a lookup), plus 12 L H Q T for attention.
-  double flops_per_token(int64_t seq_len) const;
+  // Training FLOPs (forward and backward, three times the forward's) of one
+  // sequence of `length` tokens whose output head runs at `predicted`
+  // positions: 2 per multiply-add of the blocks' four weight matrices (12c^2
+  // per layer and token), of the attention scores and weighted sum over each
+  // token's causal prefix (not the padded square), and of the head (vocab x
+  // c) where a token is predicted. Lookups, norms, biases and softmax are
+  // left out, as in the usual basis of MFU.
+  double training_flops(int64_t length, int64_t predicted) const;
 };
 
 // LayerNorm whose bias can be left out (torch::nn::LayerNorm has both affine

@@ -54,14 +54,17 @@ tandem::EvalRows DitTask::eval_rows(torch::nn::Module& model, const tandem::Batc
   return {{"loss", (predicted - pair.velocity).pow(2).flatten(1).mean(1).cpu()}};
 }
 
-double DitTask::flops_per_sample() const {
-  // 6 x parameters x tokens (forward + backward of the matmuls), plus the
-  // attention scores: 12 x depth x tokens^2 x hidden.
+double DitTask::flops_in(const tandem::Batch& batch) const {
+  // Per sample: 6 x parameters x tokens (forward + backward of the matmuls),
+  // plus the attention scores: 12 x depth x tokens^2 x hidden (every token
+  // attends to every other).
   const DitOptions& o = options_.dit;
   const double tokens = static_cast<double>(o.grid_size() * o.grid_size());
   const double hidden = static_cast<double>(o.hidden_size);
   const double per_block = 4 * hidden * hidden + 3 * hidden * static_cast<double>(o.mlp_hidden());
-  return 6 * tokens * per_block * static_cast<double>(o.depth) + 12 * static_cast<double>(o.depth) * tokens * tokens * hidden;
+  const double per_sample =
+      6 * tokens * per_block * static_cast<double>(o.depth) + 12 * static_cast<double>(o.depth) * tokens * tokens * hidden;
+  return per_sample * batch.at("valid").sum().item<double>();
 }
 
 }  // namespace vavae

@@ -33,7 +33,7 @@ class DitTask : public tandem::Task {
   at::Tensor loss(torch::nn::Module& model, const tandem::Batch& batch) override;
   // "loss": each sample's mean squared velocity error.
   tandem::EvalRows eval_rows(torch::nn::Module& model, const tandem::Batch& batch) override;
-  double flops_per_sample() const override;
+  double flops_in(const tandem::Batch& batch) const override;
 
  private:
   DitTaskOptions options_;

@@ -326,7 +326,6 @@ int Trainer::Impl::loop() {
     progress = std::make_unique<Progress>("train", total_steps, std::cout, console_redraws(), 10.0);
   }
   const int64_t global_batch = sampler->global_batch();
-  const double flops = task.flops_per_sample();
   std::string gpu_name;
   for (const auto& g : visible_gpus())
     if (placement.cuda && g.index == placement.device_index) gpu_name = g.name;
@@ -352,10 +351,12 @@ int Trainer::Impl::loop() {
     const double lr = schedule.at(step);
     auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
     int64_t tokens = 0;
+    double flops = 0;
     for (int64_t a = 0; a < accum; ++a) {
       auto host_batch = *loader.next();
       // Counted on the host copy: on a GPU the count would wait for the device.
       tokens += task.tokens_in(host_batch);
+      flops += task.flops_in(host_batch);
       auto batch = to_device(host_batch, device);
       if (sync) sync->prepare(a == accum - 1);
       at::Tensor loss;
@@ -372,21 +373,23 @@ int Trainer::Impl::loop() {
     for (auto& [name, p] : params)
       if (p.grad().defined()) grads.push_back(p.grad());
     scaler->unscale(grads);
-    // The step's one device-to-host copy: the loss and token count (summed
-    // over the ranks) and the gradient norm, which the decisions below need.
-    // Gradients are identical on every rank after the sync, so is the norm,
-    // and with it every rank's decision to step or skip.
+    // The step's one device-to-host copy: the loss, token and FLOP counts
+    // (summed over the ranks) and the gradient norm, which the decisions
+    // below need. Gradients are identical on every rank after the sync, so is
+    // the norm, and with it every rank's decision to step or skip.
     auto reduced = torch::stack({loss_sum / static_cast<double>(accum),
                                  torch::full({}, double(tokens), loss_sum.options()),
+                                 torch::full({}, flops, loss_sum.options()),
                                  grad_norm_of(grads, loss_sum.options())});
     if (world.size() > 1) {
-      auto summed = reduced.narrow(0, 0, 2);  // the norm is the same everywhere
+      auto summed = reduced.narrow(0, 0, 3);  // the norm is the same everywhere
       comm->allreduce(summed, ReduceOp::Sum);
     }
     auto host = reduced.cpu();
     const double loss_value = host[0].item<double>() / world.size();
     const double all_tokens = host[1].item<double>();
-    const double grad_norm = host[2].item<double>();
+    const double all_flops = host[2].item<double>();
+    const double grad_norm = host[3].item<double>();
     const bool finite = std::isfinite(grad_norm);
     // torch.nn.utils.clip_grad_norm_'s rule, with the norm already known.
     const double clip = s.grad_clip > 0 ? s.grad_clip / (grad_norm + 1e-6) : 1.0;
@@ -429,8 +432,8 @@ int Trainer::Impl::loop() {
                                 {"samples_per_s", global_batch * 1000.0 / ms},
                                 {"peak_mem_mb", peak_memory_mb(placement)}};
       if (all_tokens > 0) row.emplace_back("tokens_per_s", all_tokens * 1000.0 / ms);
-      if (flops > 0) {
-        const double per_gpu = flops * global_batch * 1000.0 / ms / world.size();
+      if (all_flops > 0) {
+        const double per_gpu = all_flops * 1000.0 / ms / world.size();
         row.emplace_back("flops_per_s", per_gpu * world.size());
         // On CPU or an unknown GPU there is no peak to compare with: no field.
         if (auto m = mfu(per_gpu, gpu_name, to_string(precision))) row.emplace_back("mfu", *m);

@@ -51,11 +51,12 @@ class Task {
   // default is {"loss": mean of rows["loss"]}.
   virtual Metrics eval_metrics(const EvalRows& rows);
 
-  // Training FLOPs per sample (forward + backward), for MFU; 0 if unknown.
-  virtual double flops_per_sample() const { return 0; }
-  // Tokens in a batch (its host tensors, before the copy to the device), for
-  // tokens/s; 0 when the task does not count tokens.
+  // Tokens in a batch's valid samples (its host tensors, before the copy to
+  // the device), for tokens_per_s; 0 when the task does not count tokens.
   virtual int64_t tokens_in(const Batch& batch) const { return 0; }
+  // Training FLOPs (forward + backward) of the work a batch's valid samples
+  // need, not of padding, for flops_per_s and MFU; 0 if unknown. Host tensors.
+  virtual double flops_in(const Batch& batch) const { return 0; }
   // What happens to the epoch's last, partial global batch: dropped (true), or
   // filled up with samples marked invalid in batch["valid"], identically on
   // every rank, for tasks whose loss honours that mask.

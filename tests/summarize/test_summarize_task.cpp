@@ -1,0 +1,97 @@
+// SummarizeTask, the part of summarize that training runs: its batches, the
+// loss that trains (against the full-logits cross-entropy it stands for), and
+// the token and FLOP counts behind tokens_per_s, flops_per_s and MFU.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "app/summarize_task.h"
+#include "model/gpt2.h"
+#include "tandem/data/loader.h"
+
+namespace {
+
+using summarize::GPTConfig;
+using summarize::SummarizeTask;
+using summarize::TokenSet;
+
+constexpr int64_t kEot = 49;
+
+GPTConfig small_config() {
+  GPTConfig config;
+  config.n_layer = 2;
+  config.n_head = 2;
+  config.n_embd = 8;
+  config.vocab_size = 50;
+  config.block_size = 16;
+  return config;
+}
+
+// Row 0: 3 prompt tokens, a 2-token summary and <|endoftext|> (length 6);
+// row 1: 2 prompt tokens, a 1-token summary and <|endoftext|> (length 4).
+TokenSet two_examples() {
+  TokenSet set;
+  set.add({5, 6, 7, 10, 11, kEot}, 3, 0);
+  set.add({8, 9, 12, kEot}, 2, 1);
+  return set;
+}
+
+SummarizeTask make_task() { return SummarizeTask(small_config(), "scratch", two_examples(), TokenSet{}, kEot); }
+
+tandem::Batch batch_of(SummarizeTask& task, std::vector<uint8_t> valid) {
+  tandem::Batch batch = task.make_batch({0, 1}, true, 0);
+  batch["valid"] = tandem::valid_mask(valid);
+  return batch;
+}
+
+TEST(SummarizeTask, BatchesPadWithTheEndTokenAndMaskTheSummary) {
+  SummarizeTask task = make_task();
+  const tandem::Batch batch = batch_of(task, {1, 1});
+  EXPECT_TRUE(torch::equal(batch.at("idx"), torch::tensor({5, 6, 7, 10, 11, 49, 8, 9, 12, 49, 49, 49}).view({2, 6})));
+  EXPECT_TRUE(torch::equal(batch.at("loss_mask"), torch::tensor({0, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0, 0}).view({2, 6}).to(torch::kBool)));
+}
+
+TEST(SummarizeTask, CountsTheTokensAndFlopsOfValidRowsOnly) {
+  SummarizeTask task = make_task();
+  // By hand, with 2 layers, c = 8 and 50 outputs; three times the forward's:
+  //   row 0, 6 tokens, the head at 3: blocks 2*6*2*12*64 = 18432, attention
+  //   2*2*2*8*(6*7/2) = 1344, head 2*3*50*8 = 2400 -> 3 * 22176 = 66528;
+  //   row 1, 4 tokens, the head at 2: 12288 + 640 + 1600 -> 3 * 14528 = 43584.
+  // Padding positions (row 1's last two) cost nothing.
+  EXPECT_EQ(task.tokens_in(batch_of(task, {1, 1})), 10);
+  EXPECT_DOUBLE_EQ(task.flops_in(batch_of(task, {1, 1})), 66528.0 + 43584.0);
+  // A row that only fills up the epoch's last batch is not work.
+  EXPECT_EQ(task.tokens_in(batch_of(task, {1, 0})), 6);
+  EXPECT_DOUBLE_EQ(task.flops_in(batch_of(task, {1, 0})), 66528.0);
+}
+
+TEST(SummarizeTask, LossIsTheSummaryCrossEntropyOfTheFullLogits) {
+  torch::manual_seed(0);
+  SummarizeTask task = make_task();
+  auto module = task.build_model();
+  module->eval();
+  auto& model = dynamic_cast<summarize::GPTImpl&>(*module);
+  const tandem::Batch batch = batch_of(task, {1, 1});
+  const at::Tensor loss = task.loss(model, batch);
+
+  // What the head-on-summary-positions shortcut stands for: every position's
+  // logits, the next-token cross-entropy averaged over the positions whose
+  // next token is in the summary (rows 0: 3, 1: 2 of them).
+  const at::Tensor idx = batch.at("idx");
+  const at::Tensor logits = model.forward(idx);
+  const std::vector<std::pair<int64_t, int64_t>> predicting = {{0, 2}, {0, 3}, {0, 4}, {1, 1}, {1, 2}};
+  at::Tensor sum = torch::zeros({}, torch::kDouble);
+  for (const auto& [row, t] : predicting)
+    sum += -torch::log_softmax(logits[row][t].to(torch::kDouble), 0)[idx[row][t + 1].item<int64_t>()];
+  EXPECT_NEAR(loss.item<double>(), (sum / 5.0).item<double>(), 1e-6);
+
+  // A padding row leaves the loss to the valid one.
+  const at::Tensor first_only = task.loss(model, batch_of(task, {1, 0}));
+  at::Tensor first_sum = torch::zeros({}, torch::kDouble);
+  for (int64_t t = 2; t <= 4; ++t)
+    first_sum += -torch::log_softmax(logits[0][t].to(torch::kDouble), 0)[idx[0][t + 1].item<int64_t>()];
+  EXPECT_NEAR(first_only.item<double>(), (first_sum / 3.0).item<double>(), 1e-6);
+}
+
+}  // namespace
