@@ -12,7 +12,6 @@
 
 #include "../unit/test_support.h"
 #include "data/person_folders.h"
-#include "data/random.h"
 #include "labels/label_sheet.h"
 #include "shared_data.h"
 #include "tandem/error.h"
@@ -141,26 +140,6 @@ TEST_F(PersonFoldersTest, NoMatchAtAllIsAUsageErrorShowingBothSides) {
             std::string::npos)
       << message;
   EXPECT_NE(message.find("ids in the sheet: P1, P2; folders: p1"), std::string::npos) << message;
-}
-
-TEST(SplitMix64, MatchesTheReferenceStream) {
-  // Vigna's splitmix64.c seeded with 1234567.
-  carotid::SplitMix64 rng(1234567);
-  EXPECT_EQ(rng.next(), 6457827717110365317ull);
-  EXPECT_EQ(rng.next(), 3203168211198807973ull);
-  EXPECT_EQ(rng.next(), 9817491932198370423ull);
-}
-
-TEST(SplitMix64, ShuffleIsAPermutationAndBelowStaysInRange) {
-  carotid::SplitMix64 rng(7);
-  std::vector<int> items(100);
-  for (int i = 0; i < 100; ++i) items[i] = i;
-  carotid::shuffle(items, rng);
-  std::vector<int> sorted = items;
-  std::sort(sorted.begin(), sorted.end());
-  for (int i = 0; i < 100; ++i) EXPECT_EQ(sorted[i], i);
-  EXPECT_NE(items, sorted);
-  for (int i = 0; i < 1000; ++i) EXPECT_LT(rng.below(3), 3u);
 }
 
 std::vector<Person> persons_with_images(int persons, int images) {

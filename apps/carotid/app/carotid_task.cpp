@@ -2,9 +2,9 @@
 
 #include <torch/torch.h>
 
-#include "data/random.h"
 #include "images/for_each_index.h"
 #include "metrics/classification.h"
+#include "tandem/random.h"
 #include "tandem/train/classification.h"
 
 namespace carotid {
@@ -103,7 +103,7 @@ tandem::Batch CarotidTask::make_batch(const std::vector<int64_t>& indices, bool 
     // augmented alike on any number of ranks.
     if (augment)
       image = tandem::image::augment(image, options_.image_size, options_.augment,
-                                     mix_seed(seed, static_cast<uint64_t>(indices[k])));
+                                     tandem::mix_seed(seed, static_cast<uint64_t>(indices[k])));
     views[k] = image.sub_(mean_).div_(std_);
   });
   return {{"image", torch::stack(views)},

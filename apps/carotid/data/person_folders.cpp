@@ -8,8 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "data/random.h"
 #include "tandem/error.h"
+#include "tandem/random.h"
 #include "tandem/text/first_few.h"
 
 namespace carotid {
@@ -164,8 +164,8 @@ void limit_images_per_person(std::vector<Person>& persons, int64_t max_per_perso
   if (max_per_person <= 0) return;
   for (Person& person : persons) {
     if (static_cast<int64_t>(person.images.size()) <= max_per_person) continue;
-    SplitMix64 rng(mix_seed(seed, fnv1a64(person.id)));
-    shuffle(person.images, rng);
+    tandem::SplitMix64 rng(tandem::mix_seed(seed, tandem::fnv1a64(person.id)));
+    tandem::shuffle(person.images, rng);
     person.images.resize(static_cast<size_t>(max_per_person));
     std::sort(person.images.begin(), person.images.end());
   }

@@ -9,9 +9,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "data/random.h"
 #include "tandem/data/csv.h"
 #include "tandem/error.h"
+#include "tandem/random.h"
 
 namespace carotid {
 namespace {
@@ -73,8 +73,8 @@ std::vector<Part> split_persons(const std::vector<Person>& persons, const SplitR
   for (auto& [label, members] : by_class) {
     std::sort(members.begin(), members.end(),
               [&](size_t a, size_t b) { return persons[a].id < persons[b].id; });
-    SplitMix64 rng(mix_seed(seed, static_cast<uint64_t>(label)));
-    shuffle(members, rng);
+    tandem::SplitMix64 rng(tandem::mix_seed(seed, static_cast<uint64_t>(label)));
+    tandem::shuffle(members, rng);
     const auto counts = split_counts(static_cast<int64_t>(members.size()), ratios);
     for (size_t k = 0; k < members.size(); ++k) {
       const int64_t at = static_cast<int64_t>(k);

@@ -3,12 +3,10 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
 
-#include "data/random.h"
 #include "images/for_each_index.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
@@ -17,6 +15,7 @@
 #include "tandem/io/atomic_file.h"
 #include "tandem/io/h5file.h"
 #include "tandem/obs/log.h"
+#include "tandem/random.h"
 
 namespace carotid {
 namespace fs = std::filesystem;
@@ -43,9 +42,7 @@ std::string cache_key(const std::vector<std::string>& paths, int64_t channels, i
     const auto when = fs::last_write_time(p, ec).time_since_epoch().count();
     text += p + "\t" + std::to_string(ec ? 0 : bytes) + "\t" + std::to_string(ec ? 0 : when) + "\n";
   }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a64(text)));
-  return hex;
+  return tandem::Fnv1a64().add(text).hex();
 }
 
 std::string reason(const std::string& path, int64_t channels, int64_t size) {

@@ -9,6 +9,7 @@
 #include "tandem/data/csv.h"
 #include "tandem/error.h"
 #include "tandem/obs/log.h"
+#include "tandem/random.h"
 
 namespace summarize {
 namespace {
@@ -44,19 +45,12 @@ std::vector<Example> read_examples(const std::string& path, const Columns& cols,
   return out;
 }
 
-// A seeded Fisher-Yates with splitmix64, so the split is the same on every
-// rank and every standard library.
+// The split is the same on every rank and every standard library.
 std::vector<size_t> shuffled(size_t n, uint64_t seed) {
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
-  uint64_t state = seed ^ 0x5DEECE66Dull;
-  for (size_t i = n; i > 1; --i) {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    std::swap(order[i - 1], order[z % i]);
-  }
+  tandem::SplitMix64 rng(seed ^ 0x5DEECE66Dull);  // the salt keeps the splits runs have used
+  tandem::shuffle(order, rng);
   return order;
 }
 

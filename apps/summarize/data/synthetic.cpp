@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "tandem/random.h"
+
 namespace summarize {
 namespace {
 
@@ -22,17 +24,12 @@ const std::vector<std::string> kDays = {"Monday", "Tuesday", "Wednesday", "Thurs
 const std::vector<std::string> kTimes = {"9 am", "10 am", "noon", "2 pm",
                                          "4 pm", "6 pm", "7 pm", "8 pm"};
 
-// splitmix64: tiny, and the same sequence on every platform and library,
-// unlike the standard distributions.
+// The same corpus on every platform and library, unlike the standard
+// distributions would give.
 struct Rng {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  const std::string& pick(const std::vector<std::string>& v) { return v[next() % v.size()]; }
+  tandem::SplitMix64 engine;
+  uint64_t below(uint64_t n) { return tandem::below(engine, n); }
+  const std::string& pick(const std::vector<std::string>& v) { return v[below(v.size())]; }
 };
 
 Example make_example(Rng& rng, const std::string& id) {
@@ -46,7 +43,7 @@ Example make_example(Rng& rng, const std::string& id) {
 
   Example e;
   e.id = id;
-  switch (rng.next() % 4) {
+  switch (rng.below(4)) {
     case 0:
       e.dialogue = "#Person1#: Hi " + b + ", are you free on " + day + "?\n" +
                    "#Person2#: I think so. What's up, " + a + "?\n" +
@@ -91,7 +88,7 @@ std::vector<Example> make_split(Rng& rng, const std::string& prefix, int n) {
 }  // namespace
 
 Corpus synthetic_corpus(int train_size, int val_size, int test_size) {
-  Rng rng{20241121};
+  Rng rng{tandem::SplitMix64(20241121)};
   Corpus c;
   c.train = make_split(rng, "train_", train_size);
   c.val = make_split(rng, "val_", val_size);

@@ -2,11 +2,10 @@
 
 #include <torch/torch.h>
 
-#include <cstdio>
-
 #include "tandem/error.h"
 #include "tandem/io/atomic_file.h"
 #include "tandem/io/h5file.h"
+#include "tandem/random.h"
 
 namespace summarize {
 
@@ -93,11 +92,12 @@ TokenSet load_tokens(const std::string& path) {
 
 std::string cache_key(const std::vector<Example>& examples, const std::string& tokenizer_id,
                       const PromptTemplate& format, int64_t max_tokens, bool with_summary) {
-  // FNV-1a over every input, separated so that moved boundaries change the hash.
-  uint64_t h = 1469598103934665603ull;
+  // Every input, each closed by a byte no UTF-8 text holds, so that moved
+  // boundaries change the hash.
+  tandem::Fnv1a64 h;
   auto mix = [&h](const std::string& s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-    h = (h ^ 0xff) * 1099511628211ull;
+    static constexpr unsigned char kEnd = 0xff;
+    h.add(s).add(&kEnd, 1);
   };
   mix("tokens-v1");
   mix(tokenizer_id);
@@ -110,9 +110,7 @@ std::string cache_key(const std::vector<Example>& examples, const std::string& t
     mix(e.dialogue);
     mix(e.summary);
   }
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  return h.hex();
 }
 
 }  // namespace summarize

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include "tandem/random.h"
+
 namespace summarize {
 namespace {
 
@@ -17,11 +19,7 @@ uint64_t head_of(std::string_view piece) {
 
 }  // namespace
 
-uint64_t piece_hash(std::string_view piece) {  // FNV-1a: pieces are a few bytes long
-  uint64_t hash = 14695981039346656037ull;
-  for (const char c : piece) hash = (hash ^ uint8_t(c)) * 1099511628211ull;
-  return hash;
-}
+uint64_t piece_hash(std::string_view piece) { return tandem::fnv1a64(piece); }  // pieces are a few bytes long
 
 size_t PieceMap::slot_for(std::string_view piece, uint32_t hash, uint64_t head) const {
   const size_t mask = slots_.size() - 1;

@@ -18,6 +18,7 @@
 #include "tandem/error.h"
 #include "tandem/io/h5file.h"
 #include "tandem/obs/log.h"
+#include "tandem/random.h"
 
 namespace vavae {
 namespace fs = std::filesystem;
@@ -114,7 +115,7 @@ int run_extract(tandem::World& world, const tandem::Config& c) {
     const auto t0 = std::chrono::steady_clock::now();
     // Train and val draw from different streams.
     ExtractJob mine = e;
-    mine.seed = mix_seed(e.seed, std::string(name) == "train" ? 1 : 2);
+    mine.seed = tandem::mix_seed(e.seed, std::string(name) == "train" ? 1 : 2);
     encode_shard(world, mine, *split, part_path(dir, name, world.rank()));
     world.barrier();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -2,7 +2,6 @@
 
 #include <torch/torch.h>
 
-#include <cstdio>
 #include <filesystem>
 
 #include "app/pipeline.h"
@@ -11,6 +10,7 @@
 #include "tandem/error.h"
 #include "tandem/io/checkpoint.h"
 #include "tandem/nn/init_from.h"
+#include "tandem/random.h"
 #include "tandem/train/trainer.h"
 
 namespace vavae {
@@ -22,14 +22,6 @@ namespace {
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
-
-struct Fnv {
-  uint64_t h = 0xCBF29CE484222325ull;
-  void add(const void* data, size_t n) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001B3ull;
-  }
-};
 
 }  // namespace
 
@@ -80,7 +72,7 @@ LoadedVae load_vae(const std::string& path, const std::string& preset) {
 }
 
 std::string weights_hash(torch::nn::Module& module) {
-  Fnv fnv;
+  tandem::Fnv1a64 fnv;
   for (const auto& p : module.named_parameters()) {
     fnv.add(p.key().data(), p.key().size());
     const auto sizes = p.value().sizes();
@@ -88,9 +80,7 @@ std::string weights_hash(torch::nn::Module& module) {
     const at::Tensor values = p.value().detach().to(torch::kCPU, torch::kFloat).contiguous();
     fnv.add(values.data_ptr<float>(), values.numel() * sizeof(float));
   }
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(fnv.h));
-  return text;
+  return fnv.hex();
 }
 
 }  // namespace vavae

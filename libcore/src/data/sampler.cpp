@@ -8,36 +8,21 @@
 
 #include "tandem/error.h"
 #include "tandem/obs/log.h"
+#include "tandem/random.h"
 
 namespace tandem {
 namespace {
 
-uint64_t splitmix64(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// Uniform in [0, n). std::uniform_int_distribution is not used because its
-// algorithm differs between standard libraries, and the order must not.
-uint64_t below(std::mt19937_64& engine, uint64_t n) {
-  const uint64_t skip = (uint64_t{0} - n) % n;  // 2^64 mod n: the draws that would bias
-  for (;;) {
-    const uint64_t x = engine();
-    if (x >= skip) return x % n;
-  }
-}
-
 // Fisher-Yates driven by our own engine, seeded from (seed, epoch) alone, so
 // the order is the same on every rank, platform and LibTorch version, and no
 // other use of randomness (torch's generators, augmentation) can shift it.
+// mt19937_64 (its stream is fixed by the standard) with the epoch salted by
+// the seed: the orders every run so far has trained on.
 std::vector<int64_t> shuffled(int64_t n, uint64_t seed, int64_t epoch) {
   std::vector<int64_t> order(n);
   for (int64_t i = 0; i < n; ++i) order[i] = i;
-  std::mt19937_64 engine(splitmix64(splitmix64(seed) ^ static_cast<uint64_t>(epoch)));
-  for (int64_t i = n - 1; i > 0; --i)
-    std::swap(order[i], order[below(engine, static_cast<uint64_t>(i) + 1)]);
+  std::mt19937_64 engine(mix_seed(static_cast<uint64_t>(epoch), seed));
+  shuffle(order, engine);
   return order;
 }
 

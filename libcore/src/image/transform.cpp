@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "tandem/random.h"
+
 namespace tandem::image {
 namespace {
 
@@ -18,27 +20,6 @@ void check_image(const at::Tensor& image, const char* who) {
   if (!image.defined() || image.dim() != 3 || !image.is_floating_point() || image.numel() == 0)
     throw std::invalid_argument(std::string(who) + ": expected a non-empty floating [C, H, W] image");
 }
-
-// splitmix64 (Steele, Lea and Flood): tiny, fast, and good enough for a
-// handful of draws per image; seeding it is one assignment, so every sample
-// can own its stream.
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
-  int64_t below(int64_t n) { return static_cast<int64_t>(uniform() * static_cast<double>(n)); }  // [0, n)
-
- private:
-  uint64_t state_;
-};
 
 struct Crop {
   int64_t top, left, height, width;
@@ -55,8 +36,8 @@ Crop random_crop(int64_t H, int64_t W, const AugmentOptions& o, SplitMix64& rng)
     const auto w = static_cast<int64_t>(std::nearbyint(std::sqrt(target * ratio)));
     const auto h = static_cast<int64_t>(std::nearbyint(std::sqrt(target / ratio)));
     if (0 < w && w <= W && 0 < h && h <= H) {
-      const int64_t top = rng.below(H - h + 1);
-      return {top, rng.below(W - w + 1), h, w};
+      const auto top = static_cast<int64_t>(below(rng, static_cast<uint64_t>(H - h + 1)));
+      return {top, static_cast<int64_t>(below(rng, static_cast<uint64_t>(W - w + 1))), h, w};
     }
   }
   const double in_ratio = static_cast<double>(W) / H;

@@ -29,6 +29,7 @@
 #include "tandem/obs/metrics.h"
 #include "tandem/obs/mfu.h"
 #include "tandem/obs/progress.h"
+#include "tandem/random.h"
 #include "tandem/train/adamw.h"
 #include "tandem/train/autocast_guard.h"
 #include "tandem/train/ema.h"
@@ -94,7 +95,7 @@ double peak_memory_mb(const Placement& placement) {
 
 // The seed the task gets for an epoch's augmentation: a function of the run's
 // seed and the epoch only, hence the same on any world size.
-uint64_t epoch_seed(uint64_t seed, int64_t epoch) { return rank_seed(seed, static_cast<int>(epoch) + 1000003); }
+uint64_t epoch_seed(uint64_t seed, int64_t epoch) { return mix_seed(seed, static_cast<uint64_t>(epoch)); }
 
 }  // namespace
 

@@ -12,7 +12,5 @@ class World;
 uint64_t shared_seed(World& world, int64_t configured);
 // A distinct, reproducible stream per rank derived from the shared seed.
 uint64_t rank_seed(uint64_t shared, int rank);
-// Seeds LibTorch's CPU and CUDA generators.
-void seed_torch(uint64_t seed);
 
 }  // namespace tandem
