@@ -31,4 +31,5 @@ if [ ! -f build/CMakeCache.txt ]; then
 elif [ ${#configure[@]} -gt 0 ]; then
   cmake -S . -B build "${configure[@]}"
 fi
-cmake --build build --parallel "${TANDEM_JOBS:-$(nproc)}" "${targets[@]}"
+# nproc alone would answer OMP_NUM_THREADS, which clusters often set to 1.
+cmake --build build --parallel "${TANDEM_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}" "${targets[@]}"

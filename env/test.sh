@@ -7,4 +7,4 @@ env/setup.sh --tests
 env/build.sh
 source env/mpi_env.sh
 cd build
-ctest --output-on-failure --parallel "${TANDEM_JOBS:-$(nproc)}" "$@"
+ctest --output-on-failure --parallel "${TANDEM_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}" "$@"

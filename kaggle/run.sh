@@ -129,7 +129,9 @@ export NCCL_IB_DISABLE=${NCCL_IB_DISABLE:-1}
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 # More ranks than cores is allowed (Open MPI counts cores, not threads).
 export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
-cores=$(nproc)
+# The cores, not OMP_NUM_THREADS, which nproc alone answers when it is set
+# (by the notebook, or below for the ranks, before the build).
+cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$((cores / np > 0 ? cores / np : 1))}
 
 cmd=(mpirun)
@@ -266,7 +268,7 @@ ensure_build() {
       -DTANDEM_PYTHON="$(command -v "$python")" "${cmake_dep_args[@]}" || die "cmake configure failed"
   fi
   say "building $app (once; a few minutes)"
-  cmake --build "$build" --target "$app" --parallel "$(nproc)" || die "build of $app failed"
+  cmake --build "$build" --target "$app" --parallel "$cores" || die "build of $app failed"
 }
 
 # The shared libraries the program needs and this session cannot find.

@@ -53,7 +53,7 @@ int run(tandem::World& world, int argc, char** argv) {
   torch::manual_seed(0);
   const int64_t width = 2048;  // 6 x (2048 x 2048 + 2048) = 25.2M parameters
   auto net = std::make_shared<Mlp>(width);
-  tandem::GradSync::Named params;
+  tandem::NamedTensors params;
   int64_t count = 0;
   for (const auto& p : net->named_parameters()) {
     params.emplace_back(p.key(), p.value());

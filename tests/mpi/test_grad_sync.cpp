@@ -29,8 +29,8 @@ std::shared_ptr<Net> make_net() {
   return std::make_shared<Net>();
 }
 
-tandem::GradSync::Named named(const std::shared_ptr<Net>& net) {
-  tandem::GradSync::Named out;
+tandem::NamedTensors named(const std::shared_ptr<Net>& net) {
+  tandem::NamedTensors out;
   for (const auto& p : net->named_parameters()) out.emplace_back(p.key(), p.value());
   return out;
 }

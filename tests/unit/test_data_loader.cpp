@@ -77,7 +77,18 @@ TEST(Prefetcher, StopsWhenDestroyedWhileTheProducerWaitsForRoom) {
 }
 
 TEST(Prefetcher, StopsWhenDestroyedBeforeAnyItemIsTaken) {
-  Prefetcher<int> items([](int64_t) { return 7; }, 0, 100, 1);
+  std::atomic<int64_t> started{0};
+  {
+    Prefetcher<int> items(
+        [&started](int64_t) {
+          ++started;
+          return 7;
+        },
+        0, 100, 1);
+    // The one item the queue holds is made; the producer then waits for room.
+    ASSERT_TRUE(eventually([&] { return started == 1; }));
+  }
+  EXPECT_EQ(started, 1);  // the destructor returned, and nothing more was made
 }
 
 TEST(Prefetcher, RethrowsWhatMakeThrewAfterTheItemsBeforeIt) {

@@ -124,7 +124,6 @@ tandem::EvalRows CarotidTask::eval_rows(torch::nn::Module& model, const tandem::
 }
 
 tandem::Metrics CarotidTask::eval_metrics(const tandem::EvalRows& rows) {
-  last_rows_ = rows;
   return classification_metrics(rows, eval_, persons_);
 }
 

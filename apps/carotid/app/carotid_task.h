@@ -39,17 +39,14 @@ class CarotidTask : public tandem::Task {
 
   // What evaluation runs on: validation while training, then the test set.
   void set_eval(std::vector<Sample> eval);
-  // The rows of the last evaluation (tandem::classification_rows' "prob"
-  // [N, K], "pred", "label", "loss", and "sample"): the report's confusion
-  // matrix and ROC curve come from them.
-  const tandem::EvalRows& last_rows() const { return last_rows_; }
-  const std::vector<Sample>& eval_samples() const { return eval_; }
 
   std::shared_ptr<torch::nn::Module> build_model() override;
   int64_t train_size() const override { return static_cast<int64_t>(train_.size()); }
   int64_t eval_size() const override { return static_cast<int64_t>(eval_.size()); }
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
   at::Tensor loss(torch::nn::Module& model, const tandem::Batch& batch) override;
+  // tandem::classification_rows' "prob" [N, K], "pred", "label" and "loss",
+  // and "sample": the report's confusion matrix and ROC curve come from them.
   tandem::EvalRows eval_rows(torch::nn::Module& model, const tandem::Batch& batch) override;
   tandem::Metrics eval_metrics(const tandem::EvalRows& rows) override;
 
@@ -59,7 +56,6 @@ class CarotidTask : public tandem::Task {
   std::vector<std::string> persons_;
   std::vector<Sample> train_, eval_;
   at::Tensor mean_, std_, class_weights_;
-  tandem::EvalRows last_rows_;
 };
 
 // A [N, K] tensor as N rows of K doubles.

@@ -19,7 +19,6 @@
 #include "tandem/config/checkpoint_config.h"
 #include "tandem/config/config.h"
 #include "tandem/data/csv.h"
-#include "tandem/dist/dist_keys.h"
 #include "tandem/dist/placement.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
@@ -130,17 +129,15 @@ int run_predict(tandem::World& world, const tandem::Config& c) {
   options.image_size = store_options.size;
   CarotidTask task(options, store, persons, {}, samples);
   auto model = build_classifier(options.model);
-  const auto dist = tandem::dist_settings(c);
-  const auto device = torch::Device(tandem::place_rank(world, dist.device, dist.backend).torch_device());
+  const c10::Device device = tandem::rank_device(world, c);
   model->to(device);
   tandem::EvalContext ctx;
   ctx.world = &world;
   ctx.device = device;
   ctx.micro_batch = c.get_int("train.micro_batch");
-  tandem::evaluate(task, *model, ctx);
+  const tandem::EvalRows rows = tandem::gather_eval_rows(task, *model, ctx);
   if (!world.is_main()) return tandem::kExitOk;
 
-  const auto& rows = task.last_rows();
   const auto probs = table_rows(rows.at("prob"));
   const auto order = rows.at("sample").to(at::kLong).contiguous();
   std::vector<std::string> header = {"image", "person"};

@@ -126,9 +126,9 @@ int run_train(tandem::World& world, tandem::Config c) {
   ctx.device = model.parameters().front().device();
   ctx.micro_batch = c.get_int("train.micro_batch");
   ctx.seed = seed;
-  tandem::evaluate(task, model, ctx);
+  const tandem::EvalRows rows = tandem::gather_eval_rows(task, model, ctx);
   if (world.is_main()) {
-    ReportInputs in{task.last_rows(), parts.test, persons, dataset.sheet.class_names, best.string()};
+    ReportInputs in{rows, parts.test, persons, dataset.sheet.class_names, best.string()};
     const auto m = write_test_report(run_dir, in);
     log::info("test (", best.filename().string(), ", ", parts.test.size(), " images): person auc ",
               m.at("person_auc"), ", accuracy ", m.at("person_accuracy"), ", balanced accuracy ",

@@ -16,7 +16,6 @@
 #include "rouge/score_command.h"
 #include "tandem/config/config.h"
 #include "tandem/data/csv.h"
-#include "tandem/dist/dist_keys.h"
 #include "tandem/dist/placement.h"
 #include "tandem/dist/seed.h"
 #include "tandem/dist/world.h"
@@ -57,8 +56,7 @@ GPT load_model(tandem::World& world, const tandem::Config& c, const GPTConfig& s
     throw tandem::UsageError("checkpoint '" + path + "' not found (set --checkpoint)");
   GPT model(shape);
   tandem::restore(tandem::load_checkpoint(path), "model", tandem::module_state(*model));
-  const auto dist = tandem::dist_settings(c);
-  model->to(torch::Device(tandem::place_rank(world, dist.device, dist.backend).torch_device()));
+  model->to(tandem::rank_device(world, c));
   return model;
 }
 

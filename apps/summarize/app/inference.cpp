@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "tandem/data/eval_shard.h"
+#include "tandem/dist/gather_in_order.h"
 #include "tandem/dist/mpi_comm.h"
 #include "tandem/dist/world.h"
 #include "tandem/obs/log.h"
@@ -13,11 +14,11 @@
 namespace summarize {
 namespace {
 
-// Every rank's token lists to every rank, in input order: rank r generated
-// inputs r, r + W, ... (eval_shard), so the gathered [W, L] table is read
-// column by column. Lists are padded with -1 to a common length first.
-std::vector<std::vector<int64_t>> gather(tandem::World& world, const tandem::EvalShard& shard,
-                                         const std::vector<std::vector<int64_t>>& mine, size_t n) {
+// Every rank's token lists (one per slot of its eval_shard) to every rank, in
+// input order. A table needs one width: lists are padded with -1 to the
+// longest of any rank, after a column with their length.
+std::vector<std::vector<int64_t>> gather(tandem::World& world, const std::vector<std::vector<int64_t>>& mine,
+                                         size_t n) {
   tandem::MpiComm host(world);
   int64_t longest = 0;
   for (const auto& v : mine) longest = std::max<int64_t>(longest, static_cast<int64_t>(v.size()));
@@ -26,22 +27,17 @@ std::vector<std::vector<int64_t>> gather(tandem::World& world, const tandem::Eva
   const int64_t w = width.item<int64_t>() + 1;  // +1: a length column
   const auto len = static_cast<int64_t>(mine.size());
   auto table = torch::full({len, w}, int64_t{-1}, torch::kLong);
+  auto cells = table.accessor<int64_t, 2>();
   for (int64_t i = 0; i < len; ++i) {
-    table[i][0] = static_cast<int64_t>(mine[i].size());
-    for (size_t t = 0; t < mine[i].size(); ++t) table[i][t + 1] = mine[i][t];
+    cells[i][0] = static_cast<int64_t>(mine[i].size());
+    for (size_t t = 0; t < mine[i].size(); ++t) cells[i][static_cast<int64_t>(t) + 1] = mine[i][t];
   }
-  auto all = torch::empty({world.size(), len, w}, torch::kLong);
-  host.allgather(table, all);
+  const at::Tensor all = tandem::gather_in_order(world, static_cast<int64_t>(n), table);
+  const auto rows = all.accessor<int64_t, 2>();
   std::vector<std::vector<int64_t>> out(n);
-  for (int64_t j = 0; j < len; ++j) {
-    for (int r = 0; r < world.size(); ++r) {
-      const size_t index = static_cast<size_t>(j) * world.size() + r;
-      if (index >= n) continue;
-      auto row = all[r][j];
-      const int64_t count = row[0].item<int64_t>();
-      auto tokens = row.narrow(0, 1, count).contiguous();
-      out[index].assign(tokens.data_ptr<int64_t>(), tokens.data_ptr<int64_t>() + count);
-    }
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t* first = &rows[static_cast<int64_t>(i)][1];
+    out[i].assign(first, first + rows[static_cast<int64_t>(i)][0]);
   }
   return out;
 }
@@ -77,7 +73,7 @@ std::vector<std::string> summarize_all(tandem::World& world, GPT& model,
     if (world.rank() == 0) progress.update(static_cast<int64_t>(end));
   }
   if (world.rank() == 0) progress.finish();
-  const auto all = gather(world, shard, outputs, examples.size());
+  const auto all = gather(world, outputs, examples.size());
   std::vector<std::string> texts;
   texts.reserve(all.size());
   for (const auto& ids : all) {

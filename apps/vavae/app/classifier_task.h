@@ -18,15 +18,13 @@ class ClassifierTask : public tandem::Task {
                  std::vector<ImageItem> eval);
 
   void set_eval(std::vector<ImageItem> eval) { eval_ = std::move(eval); }
-  // The rows of the last evaluation (tandem::classification_rows), per image
-  // in order; evaluate reads "pred" and "label" (0-based users).
-  const tandem::EvalRows& last_rows() const { return last_rows_; }
 
   std::shared_ptr<torch::nn::Module> build_model() override;
   int64_t train_size() const override { return static_cast<int64_t>(train_.size()); }
   int64_t eval_size() const override { return static_cast<int64_t>(eval_.size()); }
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
   at::Tensor loss(torch::nn::Module& model, const tandem::Batch& batch) override;
+  // tandem::classification_rows: evaluate reads "pred" and "label" (0-based users).
   tandem::EvalRows eval_rows(torch::nn::Module& model, const tandem::Batch& batch) override;
   // "loss" and "accuracy".
   tandem::Metrics eval_metrics(const tandem::EvalRows& rows) override;
@@ -36,7 +34,6 @@ class ClassifierTask : public tandem::Task {
   int64_t image_size_;
   bool hflip_;
   std::vector<ImageItem> train_, eval_;
-  tandem::EvalRows last_rows_;
 };
 
 }  // namespace vavae

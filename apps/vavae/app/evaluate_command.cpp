@@ -17,6 +17,7 @@
 #include "tandem/io/atomic_file.h"
 #include "tandem/io/checkpoint.h"
 #include "tandem/obs/log.h"
+#include "tandem/train/classification.h"
 #include "tandem/train/evaluate.h"
 #include "tandem/train/trainer.h"
 
@@ -96,11 +97,13 @@ int run_evaluate(tandem::World& world, const tandem::Config& c) {
   ctx.device = net.parameters().front().device();
   ctx.micro_batch = c.get_int("eval.micro_batch");
   ctx.seed = tandem::shared_seed(world, c.get_int("train.seed"));
-  const double real = tandem::evaluate(task, net, ctx).at("eval_accuracy");
-  const auto real_users = per_user(task.last_rows());
+  const tandem::EvalRows real_rows = tandem::gather_eval_rows(task, net, ctx);
+  const double real = tandem::classification_accuracy(real_rows);
+  const auto real_users = per_user(real_rows);
   task.set_eval(generated);
-  const double conditional = tandem::evaluate(task, net, ctx).at("eval_accuracy");
-  const auto gen_users = per_user(task.last_rows());
+  const tandem::EvalRows gen_rows = tandem::gather_eval_rows(task, net, ctx);
+  const double conditional = tandem::classification_accuracy(gen_rows);
+  const auto gen_users = per_user(gen_rows);
 
   if (world.is_main()) {
     nlohmann::json report;

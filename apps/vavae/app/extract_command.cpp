@@ -14,6 +14,7 @@
 #include "tandem/data/eval_shard.h"
 #include "tandem/data/loader.h"
 #include "tandem/dist/seed.h"
+#include "tandem/dist/placement.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
 #include "tandem/io/h5file.h"
@@ -97,7 +98,7 @@ int run_extract(tandem::World& world, const tandem::Config& c) {
   const int64_t batch = c.get_int("extract.batch");
   if (batch < 1) throw tandem::UsageError("extract.batch must be >= 1");
   const std::string vae_path = resolve_vae_path(c);
-  ExtractJob e{load_vae(vae_path, c.get_string("vae.preset")), rank_device(world, c), c.get_int("data.image_size"), batch,
+  ExtractJob e{load_vae(vae_path, c.get_string("vae.preset")), tandem::rank_device(world, c), c.get_int("data.image_size"), batch,
             c.get_bool("extract.use_mean"), tandem::shared_seed(world, c.get_int("train.seed"))};
   const int64_t f = e.vae.vae->options().downsample_factor();
   if (e.image_size % f != 0)

@@ -3,8 +3,6 @@
 #include <filesystem>
 
 #include "keys.h"
-#include "tandem/dist/dist_keys.h"
-#include "tandem/dist/placement.h"
 #include "tandem/error.h"
 
 namespace vavae {
@@ -43,11 +41,6 @@ tandem::Config stage_config(const tandem::Config& c, const std::string& stage, c
   s.set("train.best_metric", best_metric, "apps/vavae " + stage);
   s.set("train.best_mode", best_mode, "apps/vavae " + stage);
   return s;
-}
-
-c10::Device rank_device(const tandem::World& world, const tandem::Config& c) {
-  const auto dist = tandem::dist_settings(c);
-  return c10::Device(tandem::place_rank(world, dist.device, dist.backend).torch_device());
 }
 
 }  // namespace vavae

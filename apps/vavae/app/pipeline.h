@@ -4,15 +4,9 @@
 // dit/ (train-dit's run), samples/ (sample), evaluate/ (evaluate). A stage
 // finds its inputs by these names, so stages run as separate jobs (Slurm
 // dependencies, a requeue) as well as in one `complete`.
-#include <c10/core/Device.h>
-
 #include <string>
 
 #include "tandem/config/config.h"
-
-namespace tandem {
-class World;
-}
 
 namespace vavae {
 
@@ -30,8 +24,5 @@ std::string eval_run_dir(const tandem::Config& c);  // OUT/evaluate
 // one of those train.* keys, which no stage would read.
 tandem::Config stage_config(const tandem::Config& c, const std::string& stage, const std::string& run_dir,
                             const std::string& best_metric, const std::string& best_mode);
-
-// The device this rank computes on (dist.device, dist.backend).
-c10::Device rank_device(const tandem::World& world, const tandem::Config& c);
 
 }  // namespace vavae

@@ -16,6 +16,7 @@
 #include "keys.h"
 #include "tandem/config/checkpoint_config.h"
 #include "tandem/config/config.h"
+#include "tandem/dist/placement.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
 #include "tandem/image/read_image.h"
@@ -110,7 +111,7 @@ int run_sample(tandem::World& world, const tandem::Config& c) {
                      "): decode with that one, or run extract and train-dit again");
   Dit dit = load_dit(dit_path, latents);
   const SamplerOptions options = sampler_options(c, dit->null_class());
-  const c10::Device device = rank_device(world, c);
+  const c10::Device device = tandem::rank_device(world, c);
   dit->to(device);
   vae.vae->to(device);
 

@@ -86,7 +86,7 @@ struct GradSync::Impl {
   }
 };
 
-GradSync::GradSync(Communicator& comm, const Named& params, double bucket_mb, bool overlap)
+GradSync::GradSync(Communicator& comm, const NamedTensors& params, double bucket_mb, bool overlap)
     : impl_(std::make_unique<Impl>(comm, overlap)) {
   auto& im = *impl_;
   const double cap_bytes = bucket_mb * 1024 * 1024;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "tandem/dist/cuda_info.h"
+#include "tandem/dist/dist_keys.h"
 #include "tandem/dist/mpi_comm.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
@@ -92,6 +93,11 @@ std::unique_ptr<Communicator> make_communicator(World& world, const Placement& p
   }
 #endif
   return std::make_unique<MpiComm>(world);
+}
+
+c10::Device rank_device(const World& world, const Config& config) {
+  const DistSettings dist = dist_settings(config);
+  return c10::Device(place_rank(world, dist.device, dist.backend).torch_device());
 }
 
 }  // namespace tandem

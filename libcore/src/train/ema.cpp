@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "tandem/io/checkpoint.h"
+
 namespace tandem {
 namespace {
 

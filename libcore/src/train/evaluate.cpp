@@ -3,13 +3,13 @@
 #include <torch/torch.h>
 
 #include "tandem/data/eval_shard.h"
-#include "tandem/dist/mpi_comm.h"
+#include "tandem/dist/gather_in_order.h"
 #include "tandem/dist/world.h"
 #include "tandem/train/autocast_guard.h"
 
 namespace tandem {
 
-Metrics evaluate(Task& task, torch::nn::Module& model, const EvalContext& ctx) {
+EvalRows gather_eval_rows(Task& task, torch::nn::Module& model, const EvalContext& ctx) {
   const int64_t n = task.eval_size();
   if (n == 0) return {};
   World& world = *ctx.world;
@@ -40,30 +40,15 @@ Metrics evaluate(Task& task, torch::nn::Module& model, const EvalContext& ctx) {
   }
   model.train(was_training);
 
-  // Rank r holds samples r, r + W, ...: gathering [W, L] and reading it
-  // column-major restores the dataset's order, padding last.
-  MpiComm host(world);
-  const int64_t len = static_cast<int64_t>(shard.indices.size());
-  auto valid = valid_mask(shard.valid).to(torch::kByte);
-  auto all_valid = torch::empty({size, len}, valid.options());
-  host.allgather(valid, all_valid);
-  auto keep = all_valid.t().reshape({-1}).to(torch::kBool);
-
   EvalRows gathered;
-  for (auto& [key, list] : pieces) {
-    auto mine = torch::cat(list).contiguous();
-    auto shape = mine.sizes().vec();
-    shape.insert(shape.begin(), size);
-    auto all = torch::empty(shape, mine.options());
-    host.allgather(mine, all);
-    auto ordered = all.transpose(0, 1).reshape({size * len, -1});
-    auto rows = ordered.index({keep});
-    shape.erase(shape.begin(), shape.begin() + 2);
-    shape.insert(shape.begin(), rows.size(0));
-    gathered[key] = rows.reshape(shape);
-  }
+  for (auto& [key, list] : pieces) gathered[key] = gather_in_order(world, n, torch::cat(list));
+  return gathered;
+}
+
+Metrics evaluate(Task& task, torch::nn::Module& model, const EvalContext& ctx) {
+  if (task.eval_size() == 0) return {};
   Metrics out;
-  for (const auto& [k, v] : task.eval_metrics(gathered)) out["eval_" + k] = v;
+  for (const auto& [k, v] : task.eval_metrics(gather_eval_rows(task, model, ctx))) out["eval_" + k] = v;
   return out;
 }
 

@@ -12,11 +12,9 @@
 // that got no gradient contribute zeros), waits, and writes the averages back.
 #include <cstdint>
 #include <memory>
-#include <string>
-#include <utility>
 #include <vector>
 
-#include <ATen/core/Tensor.h>
+#include "tandem/named_tensors.h"
 
 namespace tandem {
 
@@ -24,12 +22,10 @@ class Communicator;
 
 class GradSync {
  public:
-  using Named = std::vector<std::pair<std::string, at::Tensor>>;
-
   // `params` in registration order; those not requiring grad are ignored.
   // overlap = false launches every bucket in finish(): the baseline that
   // benchmarks compare against.
-  GradSync(Communicator& comm, const Named& params, double bucket_mb, bool overlap = true);
+  GradSync(Communicator& comm, const NamedTensors& params, double bucket_mb, bool overlap = true);
   ~GradSync();
   GradSync(const GradSync&) = delete;
   GradSync& operator=(const GradSync&) = delete;

@@ -1,5 +1,7 @@
 #pragma once
 // Which device a rank computes on and which backend moves its gradients.
+#include <c10/core/Device.h>
+
 #include <memory>
 #include <string>
 
@@ -7,6 +9,7 @@ namespace tandem {
 
 class World;
 class Communicator;
+class Config;
 
 struct Placement {
   bool cuda = false;
@@ -26,6 +29,10 @@ Placement choose_placement(int local_rank, int visible_gpus, const std::string& 
 
 // Applies the rule for this rank, using LibTorch's view of the GPUs.
 Placement place_rank(const World& world, const std::string& device, const std::string& backend);
+
+// The device a job's dist.* keys put this rank on, for commands that run a
+// model without training it (evaluate, predict, generate, extract).
+c10::Device rank_device(const World& world, const Config& config);
 
 // The communicator for a placement. For NCCL it first checks that no two ranks
 // on a node landed on one GPU (NCCL cannot run two ranks on a device), which

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tandem/io/attr_value.h"
+#include "tandem/named_tensors.h"
 
 namespace torch::nn {
 class Module;
@@ -19,7 +20,6 @@ class Module;
 
 namespace tandem {
 
-using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 using TensorSets = std::map<std::string, NamedTensors>;
 using CheckpointState = std::map<std::string, AttrValue>;
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tandem/io/checkpoint.h"
+#include "tandem/named_tensors.h"
 
 namespace tandem {
 

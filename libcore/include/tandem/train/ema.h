@@ -5,7 +5,7 @@
 // ("ema/") and comes back into a freshly built model.
 #include <torch/nn/module.h>
 
-#include "tandem/io/checkpoint.h"
+#include "tandem/named_tensors.h"
 
 namespace tandem {
 

@@ -21,8 +21,13 @@ struct EvalContext {
   uint64_t seed = 0;
 };
 
-// The task's metrics, each prefixed "eval_". Empty when the task has no
-// evaluation set.
+// Every evaluation sample's rows (Task::eval_rows), from all ranks, in
+// dataset order, padding dropped: what reports per sample are made from.
+// Empty when the task has no evaluation set.
+EvalRows gather_eval_rows(Task& task, torch::nn::Module& model, const EvalContext& ctx);
+
+// The task's metrics over those rows, each prefixed "eval_". Empty when the
+// task has no evaluation set.
 Metrics evaluate(Task& task, torch::nn::Module& model, const EvalContext& ctx);
 
 }  // namespace tandem
