@@ -2,18 +2,34 @@
 // Excel label sheet; `train` (the default) and `predict`.
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 #include "app/commands.h"
 #include "keys.h"
+#include "tandem/commands.h"
 #include "tandem/config/command_line.h"
 #include "tandem/config/schema.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
 #include "tandem/obs/plot.h"
 #include "tandem/program.h"
-#include "tandem/train/preemption.h"
 
 namespace {
+
+// plot takes a folder, not the job's keys: it is run before the command line
+// is parsed, and its entry here is for --help and the list of commands.
+int plot_out_of_place(tandem::World&, const tandem::Config&) {
+  throw tandem::UsageError("plot must come first: apps/carotid plot RUN_DIR");
+}
+
+const std::vector<tandem::Command>& commands() {
+  static const std::vector<tandem::Command> table = {
+      {"train", "--root-dir DIR --label-excel label.xlsx [--epochs 50 ...] (the default)", carotid::run_train,
+       true},
+      {"predict", "--model RUN/models/best_model.h5 --input DIR [--labels FILE]", carotid::run_predict},
+      {"plot", "RUN_DIR: charts of metrics.jsonl", plot_out_of_place}};
+  return table;
+}
 
 int run(tandem::World& world, int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "plot")
@@ -22,24 +38,12 @@ int run(tandem::World& world, int argc, char** argv) {
   std::ostringstream quiet;
   auto cli = tandem::parse_command_line(
       argc, argv, schema,
-      "apps/carotid [train|predict|plot] [options]\n"
-      "Patient-level image classification: a folder per person, labels in an .xlsx sheet.\n"
-      "  train:   apps/carotid --root-dir DIR --label-excel label.xlsx [--epochs 50 ...]\n"
-      "  predict: apps/carotid predict --model RUN/models/best_model.h5 --input DIR [--labels FILE]\n"
-      "  plot:    apps/carotid plot RUN_DIR (charts of metrics.jsonl)",
+      "apps/carotid [COMMAND] [options]\n"
+      "Patient-level image classification: a folder per person, labels in an .xlsx sheet.\n" +
+          tandem::commands_help(commands()),
       world.is_main() ? std::cout : quiet);
   if (cli.help) return tandem::kExitOk;
-  const std::string name = cli.positional.empty() ? "train" : cli.positional.front();
-  if (cli.positional.size() > 1)
-    throw tandem::UsageError("unexpected argument '" + cli.positional[1] + "'");
-  if (name == "train") {
-    // A preemption signal while images are decoded must still end in a
-    // checkpoint and a requeue, not a dead job.
-    tandem::install_preemption_handlers();
-    return carotid::run_train(world, cli.config);
-  }
-  if (name == "predict") return carotid::run_predict(world, cli.config);
-  throw tandem::UsageError("unknown command '" + name + "': expected train, predict or plot");
+  return tandem::run_command(tandem::find_command(commands(), cli.positional, "train"), world, cli.config);
 }
 
 }  // namespace

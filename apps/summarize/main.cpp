@@ -1,29 +1,34 @@
 // apps/summarize: fine-tune GPT-2 to summarise dialogues, score with ROUGE,
 // write submission.csv. `apps/summarize` alone runs the built-in demo.
-#include <functional>
 #include <iostream>
-#include <map>
+#include <sstream>
+#include <vector>
 
 #include "app/commands.h"
 #include "keys.h"
+#include "tandem/commands.h"
 #include "tandem/config/command_line.h"
 #include "tandem/config/schema.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
 #include "tandem/obs/log.h"
 #include "tandem/program.h"
-#include "tandem/train/preemption.h"
 
 namespace {
 
-using Command = std::function<int(tandem::World&, const tandem::Config&)>;
-
-const std::map<std::string, Command>& commands() {
-  static const std::map<std::string, Command> table = {
-      {"all", summarize::run_all},           {"train", summarize::run_train},
-      {"eval", summarize::run_eval},         {"predict", summarize::run_predict},
-      {"generate", summarize::run_generate}, {"export", summarize::run_export},
-      {"tokenize", summarize::run_tokenize}, {"score", summarize::run_score}};
+const std::vector<tandem::Command>& commands() {
+  static const std::vector<tandem::Command> table = {
+      {"all", "train, eval, predict (the default)", summarize::run_all, true},
+      {"train", "train only: checkpoints, models/best_model.h5, models/final_model.h5", summarize::run_train, true},
+      {"eval", "ROUGE on validation with --checkpoint C (default: the run's best model) into eval.json",
+       summarize::run_eval},
+      {"predict", "submission.csv (id,summary) for the test file", summarize::run_predict},
+      {"generate", "continues --prompt TEXT (or --prompt-file F) from --checkpoint C or --hf DIR",
+       summarize::run_generate},
+      {"export", "--checkpoint C --out DIR: config.json + model.safetensors for transformers",
+       summarize::run_export},
+      {"tokenize", "--text-file F [--decode]: GPT-2 token ids per line, as JSON", summarize::run_tokenize},
+      {"score", "--pred P.csv --ref R.csv [--stemmer]: ROUGE of two id,summary files", summarize::run_score}};
   return table;
 }
 
@@ -32,25 +37,19 @@ int run(tandem::World& world, int argc, char** argv) {
   std::ostringstream quiet;
   auto cli = tandem::parse_command_line(
       argc, argv, schema,
-      "apps/summarize [all|train|eval|predict|generate|export|tokenize|score] [options]\n"
-      "GPT-2 dialogue summarization; with no data given, a built-in demo corpus",
+      "apps/summarize [COMMAND] [options]\n"
+      "GPT-2 dialogue summarization; with no data given, a built-in demo corpus\n" +
+          tandem::commands_help(commands()),
       world.rank() == 0 ? std::cout : quiet);
   if (cli.help) return tandem::kExitOk;
-  const std::string name = cli.positional.empty() ? "all" : cli.positional.front();
-  const auto it = commands().find(name);
-  if (it == commands().end() || cli.positional.size() > 1)
-    throw tandem::UsageError("unknown command '" + (it == commands().end() ? name : cli.positional[1]) +
-                             "': expected one of all, train, eval, predict, generate, export, "
-                             "tokenize, score");
-  // A preemption signal during data preparation must lead to a checkpoint
-  // (at step 0) and a requeue, not to a dead job: catch it from here on.
-  if (name == "all" || name == "train") tandem::install_preemption_handlers();
+  const tandem::Command& command = tandem::find_command(commands(), cli.positional, "all");
   const auto demo = summarize::apply_demo_defaults(cli.config);
   // Only the commands that read the data say so; generate's output is the text alone.
+  const std::string& name = command.name;
   const bool reads_data = name == "all" || name == "train" || name == "eval" || name == "predict";
   if (!demo.empty() && reads_data)
     tandem::log::info("no data.train_csv: built-in demo corpus, with ", demo);
-  return it->second(world, cli.config);
+  return tandem::run_command(command, world, cli.config);
 }
 
 }  // namespace

@@ -1,9 +1,7 @@
 // apps/vavae: a VAE tokenizer, latents, a class-conditional DiT and images
 // per user, as stages: train-vae, extract, train-dit, sample, evaluate, and
 // complete (all of them, skipping those already done).
-#include <functional>
 #include <iostream>
-#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -12,28 +10,40 @@
 #include "app/commands.h"
 #include "app/user_ids_arg.h"
 #include "keys.h"
+#include "tandem/commands.h"
 #include "tandem/config/command_line.h"
 #include "tandem/config/schema.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
 #include "tandem/program.h"
-#include "tandem/train/preemption.h"
 
 namespace {
 
-using Command = std::function<int(tandem::World&, const tandem::Config&)>;
-
-const std::map<std::string, Command>& commands() {
-  static const std::map<std::string, Command> table = {
-      {"train-vae", vavae::run_train_vae}, {"extract", vavae::run_extract}, {"train-dit", vavae::run_train_dit},
-      {"sample", vavae::run_sample},       {"evaluate", vavae::run_evaluate}, {"complete", vavae::run_complete}};
+// In a training stage a preemption signal must end in a checkpoint and a
+// requeue; extract and sample have no checkpoint to write and just stop.
+const std::vector<tandem::Command>& commands() {
+  static const std::vector<tandem::Command> table = {
+      {"train-vae", "train the VAE on data.root/train (OUT/vae/, OUT/vae/vae.safetensors)", vavae::run_train_vae,
+       true},
+      {"extract", "encode train and val (OUT/latent_features/{train,val}.h5)", vavae::run_extract},
+      {"train-dit", "train the DiT on the latents (OUT/dit/)", vavae::run_train_dit, true},
+      {"sample",
+       "--user-ids 1 2 3 --num-samples-per-user 4 --seed 42 --guidance-scale 4.0 --num-steps 50\n"
+       "[--dit-checkpoint FILE] [--output-dir DIR] (OUT/samples/user{UU}_{iii}.png, grid.png)",
+       vavae::run_sample},
+      {"evaluate",
+       "how often a classifier of real images recognises the user of a generated one\n"
+       "(OUT/evaluate/evaluate.json)",
+       vavae::run_evaluate, true},
+      {"complete", "all of the above in order, skipping finished stages unless --force", vavae::run_complete,
+       true}};
   return table;
 }
 
 int run(tandem::World& world, int argc, char** argv) {
   const auto schema = vavae::vavae_schema();
   std::set<std::string> names;
-  for (const auto& [name, command] : commands()) names.insert(name);
+  for (const auto& command : commands()) names.insert(command.name);
   const std::vector<std::string> args = vavae::join_user_ids(std::vector<std::string>(argv, argv + argc), names);
   std::vector<const char*> pointers;
   for (const auto& a : args) pointers.push_back(a.c_str());
@@ -42,28 +52,11 @@ int run(tandem::World& world, int argc, char** argv) {
       static_cast<int>(pointers.size()), pointers.data(), schema,
       "apps/vavae COMMAND [options]\n"
       "Per-user image generation: a VAE tokenizer, a class-conditional DiT on its latents, samples.\n"
-      "Commands (all under one folder, --run-dir OUT = train.out_dir):\n"
-      "  train-vae  train the VAE on data.root/train (OUT/vae/, OUT/vae/vae.safetensors)\n"
-      "  extract    encode train and val (OUT/latent_features/{train,val}.h5)\n"
-      "  train-dit  train the DiT on the latents (OUT/dit/)\n"
-      "  sample     --user-ids 1 2 3 --num-samples-per-user 4 --seed 42 --guidance-scale 4.0 --num-steps 50\n"
-      "             [--dit-checkpoint FILE] [--output-dir DIR] (OUT/samples/user{UU}_{iii}.png, grid.png)\n"
-      "  evaluate   how often a classifier of real images recognises the user of a generated one\n"
-      "             (OUT/evaluate/evaluate.json)\n"
-      "  complete   all of the above in order, skipping finished stages unless --force",
+      "Every command works under one folder, --run-dir OUT = train.out_dir.\n" +
+          tandem::commands_help(commands()),
       world.is_main() ? std::cout : quiet);
   if (cli.help) return tandem::kExitOk;
-  if (cli.positional.empty()) throw tandem::UsageError("no command: expected train-vae, extract, train-dit, sample, evaluate or complete");
-  const std::string name = cli.positional.front();
-  const auto it = commands().find(name);
-  if (it == commands().end())
-    throw tandem::UsageError("unknown command '" + name +
-                             "': expected train-vae, extract, train-dit, sample, evaluate or complete");
-  if (cli.positional.size() > 1) throw tandem::UsageError("unexpected argument '" + cli.positional[1] + "'");
-  // In a training stage a preemption signal must end in a checkpoint and a
-  // requeue; extract and sample have no checkpoint to write and just stop.
-  if (name != "extract" && name != "sample") tandem::install_preemption_handlers();
-  return it->second(world, cli.config);
+  return tandem::run_command(tandem::find_command(commands(), cli.positional), world, cli.config);
 }
 
 }  // namespace
