@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "metrics/classification.h"
+#include "metrics/classifier_metrics.h"
 
 namespace carotid {
 namespace {

@@ -3,7 +3,7 @@
 #include <torch/torch.h>
 
 #include "images/for_each_index.h"
-#include "metrics/classification.h"
+#include "metrics/classifier_metrics.h"
 #include "tandem/random.h"
 #include "tandem/train/classification.h"
 

@@ -15,7 +15,7 @@
 #include "data/person_folders.h"
 #include "keys.h"
 #include "labels/label_sheet.h"
-#include "metrics/classification.h"
+#include "metrics/classifier_metrics.h"
 #include "tandem/config/checkpoint_config.h"
 #include "tandem/config/config.h"
 #include "tandem/data/csv.h"

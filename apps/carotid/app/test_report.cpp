@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "metrics/classification.h"
+#include "metrics/classifier_metrics.h"
 #include "metrics/roc_curve.h"
 #include "tandem/io/atomic_file.h"
 #include "tandem/io/temp_dir.h"

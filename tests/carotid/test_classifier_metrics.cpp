@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/classification.h"
+#include "metrics/classifier_metrics.h"
 
 namespace {
 

@@ -1,3 +1,5 @@
+// CarotidTask's own numbers: class weights for the loss, and the person-level
+// and multi-class metrics it reports from evaluation rows.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 

@@ -1,4 +1,4 @@
-#include "metrics/classification.h"
+#include "metrics/classifier_metrics.h"
 
 #include <algorithm>
 #include <cmath>
