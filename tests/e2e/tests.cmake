@@ -41,43 +41,7 @@ foreach(case invariance resume ema resume_other_world preempt_one_rank bad_input
                        LABELS "e2e;train" TIMEOUT 300)
 endforeach()
 
-# apps/summarize as users run it.
-set(SCITLDR ${CMAKE_SOURCE_DIR}/../shared/data/scitldr)
-tandem_e2e_test(summarize_demo_beats_baseline STATUS 0 TIMEOUT 900
-  MATCH "rouge1 beats the first-line baseline" "submission: 100 rows"
-  COMMAND ${MPIRUN2} $<TARGET_FILE:summarize> --set train.max_steps=150
-          --set train.eval_every=150 --set train.out_dir=${CMAKE_CURRENT_BINARY_DIR}/summarize-demo
-          --set data.cache_dir=${CMAKE_CURRENT_BINARY_DIR}/token-cache)
-tandem_e2e_test(summarize_bad_column STATUS 2 MATCH "no column 'dialog'.*set data.text_column"
-  COMMAND $<TARGET_FILE:summarize> --set data.train_csv=${CMAKE_CURRENT_LIST_DIR}/data/dialogues.csv
-          --set data.text_column=dialog)
-tandem_e2e_test(summarize_missing_csv STATUS 2 MATCH "nowhere.csv: no such file"
-  COMMAND $<TARGET_FILE:summarize> --set data.train_csv=nowhere.csv)
-tandem_e2e_test(summarize_unknown_command STATUS 2 MATCH "unknown command 'trian'"
-  COMMAND $<TARGET_FILE:summarize> trian)
-# A tokenizer folder without a vocabulary, and a tiktoken file that is not one.
-tandem_e2e_test(summarize_missing_tokenizer STATUS 2
-  MATCH "tokenizer.dir '${CMAKE_CURRENT_BINARY_DIR}/no-vocab' does not exist: run env/tokenizer.sh.*gpt2.tiktoken"
-  COMMAND $<TARGET_FILE:summarize> tokenize --text-file ${CMAKE_CURRENT_LIST_DIR}/data/dialogues.csv
-          --set tokenizer.dir=${CMAKE_CURRENT_BINARY_DIR}/no-vocab)
-file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/bad-vocab/gpt2.tiktoken "IQ== 0\nnot base64\n")
-tandem_e2e_test(summarize_corrupt_tiktoken STATUS 2
-  MATCH "bad-vocab/gpt2.tiktoken:2: expected \"<base64 token> <rank>\""
-  COMMAND $<TARGET_FILE:summarize> tokenize --text-file ${CMAKE_CURRENT_LIST_DIR}/data/dialogues.csv
-          --set tokenizer.dir=${CMAKE_CURRENT_BINARY_DIR}/bad-vocab)
 # srun without PMIx: each task would be a world of one. Refused before any work.
 tandem_e2e_test(envcheck_alone_under_srun STATUS 2
   MATCH "SLURM_STEP_NUM_TASKS=4\) but MPI sees a world of 1"
   COMMAND ${CMAKE_COMMAND} -E env SLURM_STEP_NUM_TASKS=4 $<TARGET_FILE:envcheck>)
-if(EXISTS ${SCITLDR}/train.csv)
-  tandem_e2e_test(summarize_scitldr_submission STATUS 0 TIMEOUT 900
-    MATCH "submission: 618 rows"
-    COMMAND ${MPIRUN2} $<TARGET_FILE:summarize> --set data.train_csv=${SCITLDR}/train.csv
-            --set data.val_csv=${SCITLDR}/validation.csv --set data.test_csv=${SCITLDR}/test.csv
-            --set model.preset=tiny --set train.max_steps=4 --set train.grad_accum=1
-            --set train.micro_batch=4 --set train.warmup_steps=1 --set gen.max_new_tokens=8
-            --set train.out_dir=${CMAKE_CURRENT_BINARY_DIR}/summarize-scitldr
-            --set data.cache_dir=${CMAKE_CURRENT_BINARY_DIR}/token-cache)
-else()
-  message(STATUS "summarize_scitldr_submission skipped: ${SCITLDR} is absent")
-endif()

@@ -1,6 +1,5 @@
 # apps/carotid's tests, linked against its library (apps/CMakeLists.txt).
-# Meant to be include()d from tests/CMakeLists.txt after find_package(GTest); paths are taken from this file's folder, so
-# add_subdirectory() works as well.
+# Included from tests/CMakeLists.txt after find_package(GTest); paths are taken from this file's folder.
 find_package(PkgConfig REQUIRED)
 # libxlsxwriter writes the .xlsx files the tests read (libxlsxwriter-dev).
 pkg_check_modules(XLSXWRITER REQUIRED IMPORTED_TARGET xlsxwriter)

@@ -1,0 +1,47 @@
+# apps/summarize's tests, included from tests/CMakeLists.txt after
+# e2e/tests.cmake (tandem_e2e_test, MPIRUN2); paths are taken from this
+# file's folder.
+
+# Its pieces (tokenizer, ROUGE, model, task), linked from its library.
+file(GLOB TANDEM_SUMMARIZE_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cpp)
+add_executable(summarize_tests ${TANDEM_SUMMARIZE_TESTS})
+target_link_libraries(summarize_tests PRIVATE summarize_lib GTest::gtest GTest::gtest_main)
+tandem_use_pch(summarize_tests)
+gtest_discover_tests(summarize_tests PROPERTIES LABELS summarize DISCOVERY_TIMEOUT 60)
+
+# apps/summarize as users run it.
+set(SCITLDR ${CMAKE_SOURCE_DIR}/../shared/data/scitldr)
+tandem_e2e_test(summarize_demo_beats_baseline STATUS 0 TIMEOUT 900
+  MATCH "rouge1 beats the first-line baseline" "submission: 100 rows"
+  COMMAND ${MPIRUN2} $<TARGET_FILE:summarize> --set train.max_steps=150
+          --set train.eval_every=150 --set train.out_dir=${CMAKE_CURRENT_BINARY_DIR}/summarize-demo
+          --set data.cache_dir=${CMAKE_CURRENT_BINARY_DIR}/token-cache)
+tandem_e2e_test(summarize_bad_column STATUS 2 MATCH "no column 'dialog'.*set data.text_column"
+  COMMAND $<TARGET_FILE:summarize> --set data.train_csv=${CMAKE_CURRENT_LIST_DIR}/e2e/dialogues.csv
+          --set data.text_column=dialog)
+tandem_e2e_test(summarize_missing_csv STATUS 2 MATCH "nowhere.csv: no such file"
+  COMMAND $<TARGET_FILE:summarize> --set data.train_csv=nowhere.csv)
+tandem_e2e_test(summarize_unknown_command STATUS 2 MATCH "unknown command 'trian'"
+  COMMAND $<TARGET_FILE:summarize> trian)
+# A tokenizer folder without a vocabulary, and a tiktoken file that is not one.
+tandem_e2e_test(summarize_missing_tokenizer STATUS 2
+  MATCH "tokenizer.dir '${CMAKE_CURRENT_BINARY_DIR}/no-vocab' does not exist: run env/tokenizer.sh.*gpt2.tiktoken"
+  COMMAND $<TARGET_FILE:summarize> tokenize --text-file ${CMAKE_CURRENT_LIST_DIR}/e2e/dialogues.csv
+          --set tokenizer.dir=${CMAKE_CURRENT_BINARY_DIR}/no-vocab)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/bad-vocab/gpt2.tiktoken "IQ== 0\nnot base64\n")
+tandem_e2e_test(summarize_corrupt_tiktoken STATUS 2
+  MATCH "bad-vocab/gpt2.tiktoken:2: expected \"<base64 token> <rank>\""
+  COMMAND $<TARGET_FILE:summarize> tokenize --text-file ${CMAKE_CURRENT_LIST_DIR}/e2e/dialogues.csv
+          --set tokenizer.dir=${CMAKE_CURRENT_BINARY_DIR}/bad-vocab)
+if(EXISTS ${SCITLDR}/train.csv)
+  tandem_e2e_test(summarize_scitldr_submission STATUS 0 TIMEOUT 900
+    MATCH "submission: 618 rows"
+    COMMAND ${MPIRUN2} $<TARGET_FILE:summarize> --set data.train_csv=${SCITLDR}/train.csv
+            --set data.val_csv=${SCITLDR}/validation.csv --set data.test_csv=${SCITLDR}/test.csv
+            --set model.preset=tiny --set train.max_steps=4 --set train.grad_accum=1
+            --set train.micro_batch=4 --set train.warmup_steps=1 --set gen.max_new_tokens=8
+            --set train.out_dir=${CMAKE_CURRENT_BINARY_DIR}/summarize-scitldr
+            --set data.cache_dir=${CMAKE_CURRENT_BINARY_DIR}/token-cache)
+else()
+  message(STATUS "summarize_scitldr_submission skipped: ${SCITLDR} is absent")
+endif()
