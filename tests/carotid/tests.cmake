@@ -28,3 +28,9 @@ foreach(case missing-root missing-column ratios corrupt-strict)
   set_tests_properties(carotid_bad_input_${case} PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
                        LABELS "carotid;e2e" TIMEOUT 120)
 endforeach()
+
+# A wrong command stops at the door, naming the commands there are.
+tandem_e2e_test(carotid_unknown_command STATUS 2 MATCH "unknown command 'trian': expected train, predict or plot"
+  COMMAND $<TARGET_FILE:carotid> trian)
+tandem_e2e_test(carotid_plot_out_of_place STATUS 2 MATCH "plot must come first: apps/carotid plot RUN_DIR"
+  COMMAND $<TARGET_FILE:carotid> --set train.epochs=1 plot)

@@ -31,3 +31,10 @@ foreach(case missing-root wrong-layout empty-user warmup-past-steps sample-witho
   set_tests_properties(vavae_bad_input_${case} PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
                        LABELS "vavae;e2e" TIMEOUT 120)
 endforeach()
+
+# vavae has no default command: none, or one too many, stops at the door.
+tandem_e2e_test(vavae_no_command STATUS 2
+  MATCH "no command: expected train-vae, extract, train-dit, sample, evaluate or complete"
+  COMMAND $<TARGET_FILE:vavae>)
+tandem_e2e_test(vavae_extra_argument STATUS 2 MATCH "unexpected argument 'extra' after sample"
+  COMMAND $<TARGET_FILE:vavae> sample extra)
