@@ -71,6 +71,108 @@ int64_t argmax(const std::vector<double>& row) {
   return std::max_element(row.begin(), row.end()) - row.begin();
 }
 
+// Each input person's label index from the sheet at cmd.labels, matched as in
+// training; -1 for a person the sheet does not label (predicted all the
+// same, left out of the scores), and for all without a sheet.
+std::vector<int64_t> person_labels(tandem::World& world, const tandem::Config& c, const std::vector<PersonFolder>& folders,
+                                   const std::vector<std::string>& classes) {
+  std::vector<int64_t> person_label(folders.size(), -1);
+  const std::string labels_path = c.get_string("cmd.labels");
+  if (labels_path.empty()) return person_label;
+  LabelSheetOptions options;
+  options.sheet = c.get_string("data.label_sheet");
+  options.id_column = c.get_string("data.id_column");
+  options.label_column = c.get_string("data.label_column");
+  const LabelSheet sheet = read_label_sheet(labels_path, options);
+  if (sheet.class_names != classes && sheet.num_classes() > static_cast<int64_t>(classes.size()))
+    throw UsageError(labels_path + ": classes " + tandem::first_few(sheet.class_names) + " do not fit the model's " +
+                     tandem::first_few(classes));
+  const PersonMatch match = match_persons(sheet, folders, c.get_string("cmd.input"));
+  std::map<std::string, int64_t> label_of;
+  for (const auto& p : match.persons) label_of[p.images.front()] = p.label;
+  for (size_t i = 0; i < folders.size(); ++i) {
+    const auto it = label_of.find(folders[i].images.front());
+    if (it != label_of.end()) person_label[i] = it->second;
+  }
+  if (world.is_main()) log::info("labels: ", labels_path, ": ", match.summary());
+  return person_label;
+}
+
+// Every image of every input person, the person's label or 0 where it has none.
+struct Inputs {
+  std::vector<std::string> paths, persons;
+  std::vector<Sample> samples;
+};
+
+Inputs inputs_of(const std::vector<PersonFolder>& folders, const std::vector<int64_t>& person_label) {
+  Inputs in;
+  for (size_t i = 0; i < folders.size(); ++i) {
+    in.persons.push_back(folders[i].id);
+    for (const auto& image : folders[i].images) {
+      in.samples.push_back(
+          {static_cast<int64_t>(in.paths.size()), static_cast<int64_t>(i), std::max<int64_t>(0, person_label[i])});
+      in.paths.push_back(image);
+    }
+  }
+  return in;
+}
+
+// The rows (ids, probabilities, predicted class) of images.csv and persons.csv.
+void write_predictions(const fs::path& out, const std::vector<std::string>& classes, const tandem::EvalRows& rows,
+                       const Inputs& in, const ImageStore& store) {
+  const auto probs = table_rows(rows.at("prob"));
+  const auto order = rows.at("sample").to(at::kLong).contiguous();
+  std::vector<std::string> header = {"image", "person"};
+  for (const auto& name : classes) header.push_back("p_" + name);
+  header.push_back("predicted");
+  std::vector<std::vector<std::string>> image_rows, person_rows;
+  std::vector<std::string> person_of;
+  std::vector<int64_t> labels;
+  for (size_t k = 0; k < probs.size(); ++k) {
+    const Sample& s = in.samples.at(order.data_ptr<int64_t>()[k]);
+    std::vector<std::string> row = {store.path(s.image), in.persons[s.person]};
+    for (double p : probs[k]) row.push_back(number(p));
+    row.push_back(classes[argmax(probs[k])]);
+    image_rows.push_back(row);
+    person_of.push_back(in.persons[s.person]);
+    labels.push_back(s.label);
+  }
+  const auto scores = aggregate_by_person(person_of, probs, labels);
+  for (size_t i = 0; i < scores.persons.size(); ++i) {
+    std::vector<std::string> row = {scores.persons[i], std::to_string(scores.image_counts[i])};
+    for (double p : scores.probs[i]) row.push_back(number(p));
+    row.push_back(classes[argmax(scores.probs[i])]);
+    person_rows.push_back(row);
+  }
+  fs::create_directories(out);
+  tandem::write_csv((out / "images.csv").string(), header, image_rows);
+  header[1] = "images";
+  header[0] = "person";
+  tandem::write_csv((out / "persons.csv").string(), header, person_rows);
+  log::info("predictions: ", image_rows.size(), " images, ", person_rows.size(), " persons in ",
+            (out / "images.csv").string(), " and ", (out / "persons.csv").string());
+}
+
+// metrics.json: the classifier's scores over the images of labelled persons.
+void write_scores(const fs::path& out, const std::string& labels_path, const tandem::EvalRows& rows,
+                  const Inputs& in, const std::vector<int64_t>& person_label) {
+  const auto order = rows.at("sample").to(at::kLong).contiguous();
+  std::vector<int64_t> keep;
+  for (int64_t k = 0; k < order.numel(); ++k)
+    if (person_label[in.samples.at(order.data_ptr<int64_t>()[k]).person] >= 0) keep.push_back(k);
+  if (keep.empty()) throw UsageError(labels_path + ": labels none of the persons predicted");
+  const auto index = torch::tensor(keep, torch::kLong);
+  tandem::EvalRows labelled;
+  for (const auto& key : {"prob", "label", "sample", "loss"}) labelled[key] = rows.at(key).index_select(0, index);
+  const auto metrics = classification_metrics(labelled, in.samples, in.persons);
+  nlohmann::json j;
+  for (const auto& [k, v] : metrics) j[k] = std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
+  std::ofstream(out / "metrics.json") << j.dump(2) << "\n";
+  std::string line;
+  for (const auto& [k, v] : metrics) line += " " + k + " " + number(v);
+  log::info("scored against ", labels_path, " (", keep.size(), " images):", line);
+}
+
 }  // namespace
 
 int run_predict(tandem::World& world, const tandem::Config& c) {
@@ -80,54 +182,26 @@ int run_predict(tandem::World& world, const tandem::Config& c) {
   const tandem::Config mc = model_config(model_path);
   const auto classes = mc.get_string_list("model.classes");
   const auto folders = input_persons(c.get_string("cmd.input"));
+  const std::vector<int64_t> person_label = person_labels(world, c, folders, classes);
+  Inputs in = inputs_of(folders, person_label);
 
-  // With labels, persons are matched to the sheet as in training; persons
-  // without a label are predicted all the same, and left out of the scores.
-  std::vector<int64_t> person_label(folders.size(), -1);
-  const std::string labels_path = c.get_string("cmd.labels");
-  if (!labels_path.empty()) {
-    LabelSheetOptions options;
-    options.sheet = c.get_string("data.label_sheet");
-    options.id_column = c.get_string("data.id_column");
-    options.label_column = c.get_string("data.label_column");
-    const LabelSheet sheet = read_label_sheet(labels_path, options);
-    if (sheet.class_names != classes && sheet.num_classes() > static_cast<int64_t>(classes.size()))
-      throw UsageError(labels_path + ": classes " + tandem::first_few(sheet.class_names) +
-                       " do not fit the model's " + tandem::first_few(classes));
-    const PersonMatch match = match_persons(sheet, folders, c.get_string("cmd.input"));
-    std::map<std::string, int64_t> label_of;
-    for (const auto& p : match.persons) label_of[p.images.front()] = p.label;
-    for (size_t i = 0; i < folders.size(); ++i) {
-      const auto it = label_of.find(folders[i].images.front());
-      if (it != label_of.end()) person_label[i] = it->second;
-    }
-    if (world.is_main()) log::info("labels: ", labels_path, ": ", match.summary());
-  }
-
-  std::vector<std::string> paths, persons;
-  std::vector<Sample> samples;
-  for (size_t i = 0; i < folders.size(); ++i) {
-    persons.push_back(folders[i].id);
-    for (const auto& image : folders[i].images) {
-      samples.push_back({static_cast<int64_t>(paths.size()), static_cast<int64_t>(i), std::max<int64_t>(0, person_label[i])});
-      paths.push_back(image);
-    }
-  }
   ImageStoreOptions store_options = image_store_options(mc);
   store_options.strict = c.get_bool("data.strict");
   store_options.threads = image_store_options(c).threads;
   store_options.persist = false;
-  const ImageStore store(world, paths, store_options);
-  samples.erase(std::remove_if(samples.begin(), samples.end(), [&](const Sample& s) { return !store.readable(s.image); }),
-                samples.end());
-  if (samples.empty()) throw UsageError("cmd.input: none of the " + std::to_string(paths.size()) + " images can be read");
+  const ImageStore store(world, in.paths, store_options);
+  in.samples.erase(std::remove_if(in.samples.begin(), in.samples.end(),
+                                  [&](const Sample& s) { return !store.readable(s.image); }),
+                   in.samples.end());
+  if (in.samples.empty())
+    throw UsageError("cmd.input: none of the " + std::to_string(in.paths.size()) + " images can be read");
 
   TaskOptions options;
   options.model = model_spec(mc, static_cast<int64_t>(classes.size()));
   options.model.init_from.clear();
   options.model.load = model_path;
   options.image_size = store_options.size;
-  CarotidTask task(options, store, persons, {}, samples);
+  CarotidTask task(options, store, in.persons, {}, in.samples);
   auto model = build_classifier(options.model);
   const c10::Device device = tandem::rank_device(world, c);
   model->to(device);
@@ -138,58 +212,11 @@ int run_predict(tandem::World& world, const tandem::Config& c) {
   const tandem::EvalRows rows = tandem::gather_eval_rows(task, *model, ctx);
   if (!world.is_main()) return tandem::kExitOk;
 
-  const auto probs = table_rows(rows.at("prob"));
-  const auto order = rows.at("sample").to(at::kLong).contiguous();
-  std::vector<std::string> header = {"image", "person"};
-  for (const auto& name : classes) header.push_back("p_" + name);
-  header.push_back("predicted");
-  std::vector<std::vector<std::string>> image_rows, person_rows;
-  std::vector<std::string> person_of;
-  std::vector<int64_t> labels;
-  for (size_t k = 0; k < probs.size(); ++k) {
-    const Sample& s = samples.at(order.data_ptr<int64_t>()[k]);
-    std::vector<std::string> row = {store.path(s.image), persons[s.person]};
-    for (double p : probs[k]) row.push_back(number(p));
-    row.push_back(classes[argmax(probs[k])]);
-    image_rows.push_back(row);
-    person_of.push_back(persons[s.person]);
-    labels.push_back(s.label);
-  }
-  const auto scores = aggregate_by_person(person_of, probs, labels);
-  for (size_t i = 0; i < scores.persons.size(); ++i) {
-    std::vector<std::string> row = {scores.persons[i], std::to_string(scores.image_counts[i])};
-    for (double p : scores.probs[i]) row.push_back(number(p));
-    row.push_back(classes[argmax(scores.probs[i])]);
-    person_rows.push_back(row);
-  }
   const fs::path out = !c.get_string("cmd.out").empty()
                            ? fs::path(c.get_string("cmd.out"))
                            : fs::path(model_path).parent_path().parent_path() / "predictions";
-  fs::create_directories(out);
-  tandem::write_csv((out / "images.csv").string(), header, image_rows);
-  header[1] = "images";
-  header[0] = "person";
-  tandem::write_csv((out / "persons.csv").string(), header, person_rows);
-  log::info("predictions: ", image_rows.size(), " images, ", person_rows.size(), " persons in ",
-            (out / "images.csv").string(), " and ", (out / "persons.csv").string());
-
-  if (!labels_path.empty()) {
-    std::vector<Sample> scored;
-    std::vector<int64_t> keep;
-    for (size_t k = 0; k < probs.size(); ++k)
-      if (person_label[samples.at(order.data_ptr<int64_t>()[k]).person] >= 0) keep.push_back(static_cast<int64_t>(k));
-    if (keep.empty()) throw UsageError(labels_path + ": labels none of the persons predicted");
-    const auto index = torch::tensor(keep, torch::kLong);
-    tandem::EvalRows labelled;
-    for (const auto& key : {"prob", "label", "sample", "loss"}) labelled[key] = rows.at(key).index_select(0, index);
-    const auto metrics = classification_metrics(labelled, samples, persons);
-    nlohmann::json j;
-    for (const auto& [k, v] : metrics) j[k] = std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
-    std::ofstream(out / "metrics.json") << j.dump(2) << "\n";
-    std::string line;
-    for (const auto& [k, v] : metrics) line += " " + k + " " + number(v);
-    log::info("scored against ", labels_path, " (", keep.size(), " images):", line);
-  }
+  write_predictions(out, classes, rows, in, store);
+  if (!c.get_string("cmd.labels").empty()) write_scores(out, c.get_string("cmd.labels"), rows, in, person_label);
   return tandem::kExitOk;
 }
 
