@@ -171,7 +171,7 @@ TEST(Gpt2, KVCacheGivesTheLogitsOfFullRecomputation) {
   const at::Tensor idx = torch::randint(0, 1000, {2, 14});
   const at::Tensor full = model(idx);
 
-  tandem::nn::KVCache cache(small_config().n_layer, 14);
+  summarize::KVCache cache(small_config().n_layer, 14);
   std::vector<at::Tensor> pieces = {model(idx.narrow(1, 0, 9), &cache)};
   for (int64_t t = 9; t < 14; ++t) pieces.push_back(model(idx.narrow(1, t, 1), &cache));
   EXPECT_EQ(cache.length(), 14);

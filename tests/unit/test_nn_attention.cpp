@@ -5,12 +5,10 @@
 #include <stdexcept>
 
 #include "tandem/nn/attention.h"
-#include "tandem/nn/kv_cache.h"
 
 namespace {
 
 using tandem::nn::AttentionOptions;
-using tandem::nn::KVCache;
 
 // Attention written out one (batch, head, query) at a time, in double:
 // query i of Tq is position Tk - Tq + i; it sees key j when j is not in its
@@ -131,21 +129,6 @@ TEST(NnAttention, DropoutOnlyWhenTraining) {
   expect_close(tandem::nn::attention(x.q, x.k, x.v, options), tandem::nn::attention(x.q, x.k, x.v));
   options.training = true;
   EXPECT_FALSE(torch::allclose(tandem::nn::attention(x.q, x.k, x.v, options), tandem::nn::attention(x.q, x.k, x.v)));
-}
-
-TEST(NnKVCache, AppendsAndReturnsEverythingSoFar) {
-  torch::NoGradGuard no_grad;
-  KVCache cache(2, 5);
-  const at::Tensor k1 = torch::randn({2, 3, 3, 4}), v1 = torch::randn({2, 3, 3, 4});
-  const at::Tensor k2 = torch::randn({2, 3, 1, 4}), v2 = torch::randn({2, 3, 1, 4});
-  cache.append(0, k1, v1);
-  EXPECT_EQ(cache.length(), 3);
-  const auto [k, v] = cache.append(0, k2, v2);
-  EXPECT_TRUE(torch::equal(k, torch::cat({k1, k2}, 2)));
-  EXPECT_TRUE(torch::equal(v, torch::cat({v1, v2}, 2)));
-  EXPECT_EQ(cache.length(), 4);
-  EXPECT_THROW(cache.append(0, k1, v1), std::length_error);
-  EXPECT_THROW(KVCache(0, 5), std::invalid_argument);
 }
 
 }  // namespace

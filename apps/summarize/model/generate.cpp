@@ -105,7 +105,7 @@ std::vector<std::vector<int64_t>> generate(GPT& model, const std::vector<std::ve
   EvalMode eval(model);
   torch::NoGradGuard no_grad;
   at::Generator generator = at::detail::createCPUGenerator(options.seed);
-  tandem::nn::KVCache cache(config.n_layer, total);
+  KVCache cache(config.n_layer, total);
 
   const at::Tensor positions = (torch::arange(width, idx.options()).unsqueeze(0) - pad).clamp_min(0);
   at::Tensor last = model->features(idx, &cache, positions, keys_upto(width)).select(1, -1);

@@ -82,7 +82,7 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& config, int64_
   resid_dropout = register_module("resid_dropout", torch::nn::Dropout(config.dropout));
 }
 
-at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x, tandem::nn::KVCache* cache, const at::Tensor& key_mask) {
+at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x, KVCache* cache, const at::Tensor& key_mask) {
   const int64_t b = x.size(0), t = x.size(1), c = x.size(2);
   const auto heads = [&](const at::Tensor& y) { return y.view({b, t, n_head_, c / n_head_}).transpose(1, 2); };
   const std::vector<at::Tensor> qkv = c_attn(x).split(c, 2);
@@ -116,7 +116,7 @@ BlockImpl::BlockImpl(const GPTConfig& config, int64_t layer) {
   mlp = register_module("mlp", MLP(config));
 }
 
-at::Tensor BlockImpl::forward(const at::Tensor& x, tandem::nn::KVCache* cache, const at::Tensor& key_mask) {
+at::Tensor BlockImpl::forward(const at::Tensor& x, KVCache* cache, const at::Tensor& key_mask) {
   const at::Tensor y = x + attn(ln_1(x), cache, key_mask);
   return y + mlp(ln_2(y));
 }
@@ -152,7 +152,7 @@ GPTImpl::GPTImpl(const GPTConfig& config) : config_(config) {
   }
 }
 
-at::Tensor GPTImpl::features(const at::Tensor& idx, tandem::nn::KVCache* cache, const at::Tensor& positions,
+at::Tensor GPTImpl::features(const at::Tensor& idx, KVCache* cache, const at::Tensor& positions,
                              const at::Tensor& key_mask) {
   const int64_t past = cache != nullptr ? cache->length() : 0, t = idx.size(1);
   if (past + t > config_.block_size) {
@@ -167,7 +167,7 @@ at::Tensor GPTImpl::features(const at::Tensor& idx, tandem::nn::KVCache* cache, 
 
 at::Tensor GPTImpl::head(const at::Tensor& features) { return F::linear(features, transformer->wte->weight); }
 
-at::Tensor GPTImpl::forward(const at::Tensor& idx, tandem::nn::KVCache* cache, const at::Tensor& positions,
+at::Tensor GPTImpl::forward(const at::Tensor& idx, KVCache* cache, const at::Tensor& positions,
                             const at::Tensor& key_mask) {
   return head(features(idx, cache, positions, key_mask));
 }

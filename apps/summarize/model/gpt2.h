@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tandem/nn/kv_cache.h"
+#include "model/kv_cache.h"
 
 namespace summarize {
 
@@ -71,7 +71,7 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   // `layer` picks this block's slot in a KV cache.
   CausalSelfAttentionImpl(const GPTConfig& config, int64_t layer);
   // x [B,T,C] -> [B,T,C]; see GPTImpl::forward for the cache and key mask.
-  at::Tensor forward(const at::Tensor& x, tandem::nn::KVCache* cache, const at::Tensor& key_mask);
+  at::Tensor forward(const at::Tensor& x, KVCache* cache, const at::Tensor& key_mask);
 
   torch::nn::Linear c_attn{nullptr};  // q, k and v of every head at once
   torch::nn::Linear c_proj{nullptr};
@@ -96,7 +96,7 @@ TORCH_MODULE(MLP);
 class BlockImpl : public torch::nn::Module {
  public:
   BlockImpl(const GPTConfig& config, int64_t layer);
-  at::Tensor forward(const at::Tensor& x, tandem::nn::KVCache* cache, const at::Tensor& key_mask);
+  at::Tensor forward(const at::Tensor& x, KVCache* cache, const at::Tensor& key_mask);
 
   LayerNorm ln_1{nullptr};
   CausalSelfAttention attn{nullptr};
@@ -133,12 +133,12 @@ class GPTImpl : public torch::nn::Module {
   // - key_mask, bool [B, cached + T]: false marks padding, which no real token
   //   attends to.
   // Throws std::invalid_argument past block_size positions.
-  at::Tensor forward(const at::Tensor& idx, tandem::nn::KVCache* cache = nullptr, const at::Tensor& positions = {},
+  at::Tensor forward(const at::Tensor& idx, KVCache* cache = nullptr, const at::Tensor& positions = {},
                      const at::Tensor& key_mask = {});
   // The final hidden states [B,T,C]: forward without the head. Generation
   // needs only the last position's logits, which head() gives for a fraction
   // of the memory.
-  at::Tensor features(const at::Tensor& idx, tandem::nn::KVCache* cache = nullptr, const at::Tensor& positions = {},
+  at::Tensor features(const at::Tensor& idx, KVCache* cache = nullptr, const at::Tensor& positions = {},
                       const at::Tensor& key_mask = {});
   at::Tensor head(const at::Tensor& features);
 

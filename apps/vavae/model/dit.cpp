@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "model/pos_embed.h"
-#include "tandem/compat.h"
+#include "tandem/nn/attention.h"
 #include "tandem/error.h"
 
 namespace vavae {
@@ -106,8 +106,8 @@ at::Tensor PatchEmbedImpl::forward(const at::Tensor& x) { return proj(x).flatten
 DitAttentionImpl::DitAttentionImpl(int64_t hidden_size, int64_t num_heads, bool qk_norm) : num_heads_(num_heads) {
   qkv = register_module("qkv", torch::nn::Linear(hidden_size, 3 * hidden_size));
   if (qk_norm) {
-    q_norm = register_module("q_norm", tandem::nn::RMSNorm(hidden_size / num_heads));
-    k_norm = register_module("k_norm", tandem::nn::RMSNorm(hidden_size / num_heads));
+    q_norm = register_module("q_norm", RMSNorm(hidden_size / num_heads));
+    k_norm = register_module("k_norm", RMSNorm(hidden_size / num_heads));
   }
   proj = register_module("proj", torch::nn::Linear(hidden_size, hidden_size));
 }
@@ -123,16 +123,18 @@ at::Tensor DitAttentionImpl::forward(const at::Tensor& x, VisionRope& rope) {
   }
   q = rope(q);
   k = rope(k);
-  const at::Tensor out = tandem::compat::scaled_dot_product_attention(q, k, qkv_heads[2], at::Tensor(), 0.0, false);
+  tandem::nn::AttentionOptions every_token;  // image tokens see each other both ways
+  every_token.causal = false;
+  const at::Tensor out = tandem::nn::attention(q, k, qkv_heads[2], every_token);
   return proj(out.transpose(1, 2).reshape({n, tokens, c}));
 }
 
 DitBlockImpl::DitBlockImpl(const DitOptions& options) {
   const int64_t hidden = options.hidden_size;
-  norm1 = register_module("norm1", tandem::nn::RMSNorm(hidden));
+  norm1 = register_module("norm1", RMSNorm(hidden));
   attn = register_module("attn", DitAttention(hidden, options.num_heads, options.qk_norm));
-  norm2 = register_module("norm2", tandem::nn::RMSNorm(hidden));
-  mlp = register_module("mlp", tandem::nn::SwiGLU(hidden, options.mlp_hidden()));
+  norm2 = register_module("norm2", RMSNorm(hidden));
+  mlp = register_module("mlp", SwiGLU(hidden, options.mlp_hidden()));
   adaLN_modulation = register_module("adaLN_modulation", silu_linear(hidden, 6 * hidden));
 }
 
@@ -143,7 +145,7 @@ at::Tensor DitBlockImpl::forward(const at::Tensor& x, const at::Tensor& c, Visio
 }
 
 FinalLayerImpl::FinalLayerImpl(int64_t hidden_size, int64_t patch_size, int64_t out_channels) {
-  norm_final = register_module("norm_final", tandem::nn::RMSNorm(hidden_size));
+  norm_final = register_module("norm_final", RMSNorm(hidden_size));
   linear = register_module("linear", torch::nn::Linear(hidden_size, patch_size * patch_size * out_channels));
   adaLN_modulation = register_module("adaLN_modulation", silu_linear(hidden_size, 2 * hidden_size));
 }

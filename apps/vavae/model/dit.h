@@ -20,8 +20,8 @@
 #include <string>
 
 #include "model/rope.h"
-#include "tandem/nn/rms_norm.h"
-#include "tandem/nn/swiglu.h"
+#include "model/rms_norm.h"
+#include "model/swiglu.h"
 
 namespace vavae {
 
@@ -98,7 +98,7 @@ class DitAttentionImpl : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& x, VisionRope& rope);
 
   torch::nn::Linear qkv{nullptr};  // with bias
-  tandem::nn::RMSNorm q_norm{nullptr}, k_norm{nullptr};  // only with qk_norm
+  RMSNorm q_norm{nullptr}, k_norm{nullptr};  // only with qk_norm
   torch::nn::Linear proj{nullptr};
 
  private:
@@ -112,10 +112,10 @@ class DitBlockImpl : public torch::nn::Module {
   // x [N, T, hidden], c [N, hidden] (timestep + label).
   at::Tensor forward(const at::Tensor& x, const at::Tensor& c, VisionRope& rope);
 
-  tandem::nn::RMSNorm norm1{nullptr};
+  RMSNorm norm1{nullptr};
   DitAttention attn{nullptr};
-  tandem::nn::RMSNorm norm2{nullptr};
-  tandem::nn::SwiGLU mlp{nullptr};
+  RMSNorm norm2{nullptr};
+  SwiGLU mlp{nullptr};
   // SiLU -> Linear(hidden, 6 hidden): shift, scale, gate for attention, then for the MLP.
   torch::nn::Sequential adaLN_modulation{nullptr};
 };
@@ -127,7 +127,7 @@ class FinalLayerImpl : public torch::nn::Module {
   // [N, T, hidden] -> [N, T, patch^2 * out_channels].
   at::Tensor forward(const at::Tensor& x, const at::Tensor& c);
 
-  tandem::nn::RMSNorm norm_final{nullptr};
+  RMSNorm norm_final{nullptr};
   torch::nn::Linear linear{nullptr};
   torch::nn::Sequential adaLN_modulation{nullptr};  // SiLU -> Linear(hidden, 2 hidden): shift, scale
 };

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "tandem/compat.h"
+#include "tandem/nn/attention.h"
 #include "tandem/error.h"
 
 namespace vavae {
@@ -103,8 +103,9 @@ at::Tensor AttnBlockImpl::forward(const at::Tensor& x) {
   const at::Tensor normed = norm(x);
   // [N, C, H, W] -> one head of H*W tokens of C features: [N, 1, HW, C].
   const auto tokens = [&](const at::Tensor& y) { return y.reshape({n, 1, c, h * w}).transpose(2, 3); };
-  const at::Tensor out = tandem::compat::scaled_dot_product_attention(tokens(q(normed)), tokens(k(normed)), tokens(v(normed)),
-                                                                      at::Tensor(), 0.0, false);
+  tandem::nn::AttentionOptions every_pixel;
+  every_pixel.causal = false;
+  const at::Tensor out = tandem::nn::attention(tokens(q(normed)), tokens(k(normed)), tokens(v(normed)), every_pixel);
   return x + proj_out(out.transpose(2, 3).reshape({n, c, h, w}));
 }
 

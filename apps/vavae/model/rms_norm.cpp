@@ -1,8 +1,8 @@
-#include "tandem/nn/rms_norm.h"
+#include "model/rms_norm.h"
 
 #include <torch/torch.h>
 
-namespace tandem::nn {
+namespace vavae {
 
 RMSNormImpl::RMSNormImpl(int64_t dim, double eps) : eps_(eps) { weight = register_parameter("weight", torch::ones({dim})); }
 
@@ -11,4 +11,4 @@ at::Tensor RMSNormImpl::forward(const at::Tensor& x) {
   return (x32 * torch::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps_)).to(x.scalar_type()) * weight;
 }
 
-}  // namespace tandem::nn
+}  // namespace vavae

@@ -1,8 +1,8 @@
-#include "tandem/nn/swiglu.h"
+#include "model/swiglu.h"
 
 #include <torch/torch.h>
 
-namespace tandem::nn {
+namespace vavae {
 
 SwiGLUImpl::SwiGLUImpl(int64_t dim, int64_t hidden) {
   w12 = register_module("w12", torch::nn::Linear(dim, 2 * hidden));
@@ -14,4 +14,4 @@ at::Tensor SwiGLUImpl::forward(const at::Tensor& x) {
   return w3(torch::silu(halves[0]) * halves[1]);
 }
 
-}  // namespace tandem::nn
+}  // namespace vavae

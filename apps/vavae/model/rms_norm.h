@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-namespace tandem::nn {
+namespace vavae {
 
 class RMSNormImpl : public torch::nn::Module {
  public:
@@ -21,4 +21,4 @@ class RMSNormImpl : public torch::nn::Module {
 };
 TORCH_MODULE(RMSNorm);
 
-}  // namespace tandem::nn
+}  // namespace vavae

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace tandem::nn {
+namespace summarize {
 
 class KVCache {
  public:
@@ -35,4 +35,4 @@ class KVCache {
   int64_t capacity_;
 };
 
-}  // namespace tandem::nn
+}  // namespace summarize

@@ -1,11 +1,11 @@
-#include "tandem/nn/kv_cache.h"
+#include "model/kv_cache.h"
 
 #include <ATen/ATen.h>
 
 #include <stdexcept>
 #include <string>
 
-namespace tandem::nn {
+namespace summarize {
 
 KVCache::KVCache(int64_t layers, int64_t capacity) : capacity_(capacity) {
   if (layers < 1 || capacity < 1) {
@@ -32,4 +32,4 @@ std::pair<at::Tensor, at::Tensor> KVCache::append(int64_t layer, const at::Tenso
   return {cache.k.narrow(2, 0, cache.length), cache.v.narrow(2, 0, cache.length)};
 }
 
-}  // namespace tandem::nn
+}  // namespace summarize

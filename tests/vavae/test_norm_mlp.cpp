@@ -4,13 +4,13 @@
 #include <cmath>
 #include <vector>
 
-#include "tandem/nn/rms_norm.h"
-#include "tandem/nn/swiglu.h"
+#include "model/rms_norm.h"
+#include "model/swiglu.h"
 
 namespace {
 
-using tandem::nn::RMSNorm;
-using tandem::nn::SwiGLU;
+using vavae::RMSNorm;
+using vavae::SwiGLU;
 
 double silu(double x) { return x / (1 + std::exp(-x)); }
 

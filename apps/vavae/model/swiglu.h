@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-namespace tandem::nn {
+namespace vavae {
 
 class SwiGLUImpl : public torch::nn::Module {
  public:
@@ -20,4 +20,4 @@ class SwiGLUImpl : public torch::nn::Module {
 };
 TORCH_MODULE(SwiGLU);
 
-}  // namespace tandem::nn
+}  // namespace vavae
