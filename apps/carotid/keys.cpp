@@ -79,7 +79,7 @@ void add_command_keys(tandem::Schema& s) {
 tandem::Schema carotid_schema() {
   tandem::Schema s;
   tandem::add_dist_keys(s);
-  tandem::TrainDefaults d;
+  tandem::TrainSettings d;
   // The users' accelerate defaults: AdamW at 1e-4 for 50 epochs, picking the
   // model that best separates persons on validation.
   d.out_dir = "output";

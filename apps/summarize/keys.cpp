@@ -12,7 +12,7 @@ namespace summarize {
 tandem::Schema summarize_schema() {
   tandem::Schema s;
   tandem::add_dist_keys(s);
-  tandem::TrainDefaults d;
+  tandem::TrainSettings d;
   // The course baseline: micro batch 16, accumulation 16, 500 iterations of
   // fine-tuning at a small constant-ish rate.
   d.out_dir = "out-summarization";

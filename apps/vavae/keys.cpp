@@ -12,33 +12,31 @@ namespace vavae {
 
 namespace {
 
-// A stage's optimizer settings; its table holds one key for each field.
-struct StageDefaults {
-  int64_t epochs = 1;
-  int64_t micro_batch = 8;
-  double lr = 1e-4;
-  std::string schedule = "constant";
-  int64_t warmup_steps = 0;
-  double weight_decay = 0.0;
-  double beta1 = 0.9, beta2 = 0.999;
-  double grad_clip = 1.0;
-  double ema_decay = 0.0;
-};
-
-void add_stage_keys(tandem::Schema& s, const std::string& stage, const std::string& what, const StageDefaults& d) {
-  s.add(stage + ".epochs", d.epochs, what + ": passes over the training set when " + stage + ".max_steps is 0");
-  s.add(stage + ".max_steps", int64_t{0}, what + ": optimizer steps; 0 means " + stage + ".epochs epochs");
-  s.add(stage + ".micro_batch", d.micro_batch, what + ": samples per rank per forward pass");
-  s.add(stage + ".lr", d.lr, what + ": peak learning rate");
-  s.add(stage + ".schedule", d.schedule, what + ": learning-rate schedule after warmup",
-        {"constant", "cosine", "linear"});
-  s.add(stage + ".warmup_steps", d.warmup_steps, what + ": steps of linear warmup");
-  s.add(stage + ".weight_decay", d.weight_decay, what + ": AdamW decoupled weight decay");
-  s.add(stage + ".beta1", d.beta1, what + ": Adam beta1");
-  s.add(stage + ".beta2", d.beta2, what + ": Adam beta2");
-  s.add(stage + ".grad_clip", d.grad_clip, what + ": clip the global gradient norm to this; 0 disables");
-  s.add(stage + ".ema_decay", d.ema_decay,
-        what + ": EMA of the weights with this decay per step, saved as the set ema/ (0: none)");
+// Each stage's model trains with its own length, batch and optimizer.
+tandem::TrainSettings stage_defaults(const std::string& stage) {
+  tandem::TrainSettings d;
+  d.lr = 1e-4;
+  d.schedule = "constant";
+  d.weight_decay = 0.0;
+  if (stage == "vae") {
+    d.epochs = 20;
+    d.beta1 = 0.5;
+    d.beta2 = 0.9;
+    d.grad_clip = 0.0;
+  } else if (stage == "dit") {
+    d.epochs = 80;
+    d.micro_batch = 32;
+    d.schedule = "cosine";
+    d.beta2 = 0.95;
+    d.ema_decay = 0.9999;
+  } else {
+    d.epochs = 10;
+    d.micro_batch = 32;
+    d.lr = 1e-3;
+    d.schedule = "cosine";
+    d.weight_decay = 1e-4;
+  }
+  return d;
 }
 
 void add_data_keys(tandem::Schema& s) {
@@ -58,13 +56,7 @@ void add_vae_keys(tandem::Schema& s) {
   s.add("vae.checkpoint", std::string(""),
         "the VAE extract and sample use: a models/*.h5 or a .safetensors; empty: OUT/vae/models/best_model.h5, "
         "else final_model.h5, else the file of vae.init_from");
-  StageDefaults d;
-  d.epochs = 20;
-  d.micro_batch = 8;
-  d.beta1 = 0.5;
-  d.beta2 = 0.9;
-  d.grad_clip = 0.0;
-  add_stage_keys(s, "vae", "train-vae", d);
+  tandem::add_model_keys(s, "vae", "train-vae", stage_defaults("vae"));
 }
 
 void add_extract_keys(tandem::Schema& s) {
@@ -83,13 +75,7 @@ void add_dit_keys(tandem::Schema& s) {
   s.add("dit.timestep_sampling", std::string("lognormal"), "training timesteps: uniform, or sigmoid(N(0, 1))",
         {"uniform", "lognormal"});
   s.add("dit.cosine_weight", 0.0, "weight of the velocity-direction (cosine) loss added to the MSE");
-  StageDefaults d;
-  d.epochs = 80;
-  d.micro_batch = 32;
-  d.schedule = "cosine";
-  d.beta2 = 0.95;
-  d.ema_decay = 0.9999;
-  add_stage_keys(s, "dit", "train-dit", d);
+  tandem::add_model_keys(s, "dit", "train-dit", stage_defaults("dit"));
 }
 
 void add_sample_keys(tandem::Schema& s) {
@@ -113,30 +99,17 @@ void add_eval_keys(tandem::Schema& s) {
         "conv and max-pool); auto: small below 96 pixels",
         {"auto", "small", "imagenet"});
   s.add("eval.samples_dir", std::string(""), "generated images to judge; empty: sample.output_dir's default");
-  StageDefaults d;
-  d.epochs = 10;
-  d.micro_batch = 32;
-  d.lr = 1e-3;
-  d.schedule = "cosine";
-  d.weight_decay = 1e-4;
-  add_stage_keys(s, "eval", "evaluate's classifier", d);
+  tandem::add_model_keys(s, "eval", "evaluate's classifier", stage_defaults("eval"));
 }
 
 }  // namespace
 
-const std::vector<std::string>& stage_train_keys() {
-  static const std::vector<std::string> keys = {"epochs",       "max_steps", "micro_batch", "lr",
-                                                "schedule",     "warmup_steps", "weight_decay", "beta1",
-                                                "beta2",        "grad_clip", "ema_decay"};
-  return keys;
-}
-
 tandem::Schema vavae_schema() {
   tandem::Schema s;
   tandem::add_dist_keys(s);
-  tandem::TrainDefaults d;
+  tandem::TrainSettings d;
   d.out_dir = "runs/vavae";
-  tandem::add_train_keys(s, d);
+  tandem::add_run_keys(s, d, {"vae", "dit", "eval"});
   add_data_keys(s);
   add_vae_keys(s);
   add_extract_keys(s);

@@ -84,7 +84,7 @@ class ToyTask : public tandem::Task {
 int run(tandem::World& world, int argc, char** argv) {
   tandem::Schema schema;
   tandem::add_dist_keys(schema);
-  tandem::TrainDefaults d;
+  tandem::TrainSettings d;
   d.out_dir = "runs/toy";
   d.micro_batch = 4;
   d.lr = 1e-2;
@@ -99,7 +99,7 @@ int run(tandem::World& world, int argc, char** argv) {
   auto cli = tandem::parse_command_line(argc, argv, schema, "toy training job for tests");
   if (cli.help) return 0;
   ToyTask task(cli.config, world.rank());
-  tandem::Trainer trainer(world, cli.config, task);
+  tandem::Trainer trainer(world, cli.config, task, tandem::train_settings(cli.config));
   return trainer.run();
 }
 

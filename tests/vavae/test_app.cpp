@@ -17,6 +17,7 @@
 #include "tandem/config/config.h"
 #include "tandem/config/load.h"
 #include "tandem/error.h"
+#include "tandem/train/train_keys.h"
 #include "../unit/test_support.h"
 
 namespace {
@@ -72,21 +73,43 @@ TEST(VavaeUserIdsArg, EveryFormBecomesOneTomlList) {
   EXPECT_EQ(vavae::join_user_ids(V{"--user-ids=[4, 5]"}, commands), (V{"--user-ids", "[4, 5]"}));
 }
 
-TEST(VavaeStageConfig, StageKeysBecomeTheTrainKeys) {
+TEST(VavaeStageSettings, EachStageTrainsWithTheKeysOfItsTable) {
   tandem::Config c(vavae::vavae_schema());
   tandem::apply_set(c, "dit.lr=0.002");
-  const tandem::Config dit = vavae::stage_config(c, "dit", "OUT/dit", "eval_loss", "min");
-  EXPECT_DOUBLE_EQ(dit.get_double("train.lr"), 0.002);
-  EXPECT_DOUBLE_EQ(dit.get_double("train.beta2"), 0.95);
-  EXPECT_DOUBLE_EQ(dit.get_double("train.ema_decay"), 0.9999);
-  EXPECT_EQ(dit.get_string("train.out_dir"), "OUT/dit");
-  const tandem::Config vae = vavae::stage_config(c, "vae", "OUT/vae", "eval_l1", "min");
-  EXPECT_DOUBLE_EQ(vae.get_double("train.beta1"), 0.5);
-  EXPECT_DOUBLE_EQ(vae.get_double("train.weight_decay"), 0.0);
-  EXPECT_DOUBLE_EQ(vae.get_double("train.ema_decay"), 0.0);
-  tandem::apply_set(c, "train.lr=0.1");
-  EXPECT_NE(message_of<tandem::UsageError>([&] { vavae::stage_config(c, "vae", "x", "eval_l1", "min"); }).find("vae.lr"),
+  tandem::apply_set(c, "train.seed=7");
+  const tandem::TrainSettings dit = vavae::stage_settings(c, "dit", "OUT/dit", "eval_loss", "min");
+  EXPECT_DOUBLE_EQ(dit.lr, 0.002);
+  EXPECT_DOUBLE_EQ(dit.beta2, 0.95);
+  EXPECT_DOUBLE_EQ(dit.ema_decay, 0.9999);
+  EXPECT_EQ(dit.micro_batch, 32);
+  EXPECT_EQ(dit.seed, 7);  // the run's keys are shared
+  EXPECT_EQ(dit.out_dir, "OUT/dit");
+  EXPECT_EQ(dit.key("lr"), "dit.lr");
+  EXPECT_EQ(dit.key("min_lr"), "train.min_lr");
+  const tandem::TrainSettings vae = vavae::stage_settings(c, "vae", "OUT/vae", "eval_l1", "min");
+  EXPECT_DOUBLE_EQ(vae.lr, 1e-4);
+  EXPECT_DOUBLE_EQ(vae.beta1, 0.5);
+  EXPECT_DOUBLE_EQ(vae.grad_clip, 0.0);
+  EXPECT_EQ(vae.best_metric, "eval_l1");
+  const tandem::TrainSettings eval = vavae::stage_settings(c, "eval", "OUT/evaluate", "eval_accuracy", "max");
+  EXPECT_DOUBLE_EQ(eval.lr, 1e-3);
+  EXPECT_DOUBLE_EQ(eval.weight_decay, 1e-4);
+  // A model's key under [train] is refused, naming the stage keys to set.
+  EXPECT_EQ(message_of<tandem::UsageError>([&] { tandem::apply_set(c, "train.lr=0.1"); }),
+            "--set train.lr=0.1: unknown key 'train.lr' (set per model here: vae.lr, dit.lr or eval.lr)");
+  // A bad value names the stage's key.
+  tandem::apply_set(c, "dit.beta2=1.5");
+  EXPECT_NE(message_of<tandem::UsageError>([&] { vavae::stage_settings(c, "dit", "x", "eval_loss", "min"); })
+                .find("dit.beta2 must be in [0, 1), got 1.5"),
             std::string::npos);
+}
+
+TEST(VavaeStageSettings, AModelFileOfAnEarlierVersionStillLoads) {
+  // Earlier versions wrote a stage's keys under [train] too.
+  tandem::Config c(vavae::vavae_schema());
+  tandem::merge_text(c, "[train]\nlr = 0.1\nseed = 3\n[dit]\npreset = \"tiny\"\n", "old.h5");
+  EXPECT_EQ(c.get_int("train.seed"), 3);
+  EXPECT_EQ(c.get_string("dit.preset"), "tiny");
 }
 
 class VavaeLatentFile : public tandem::testing::TempDirTest {};

@@ -75,8 +75,8 @@ int run_train(tandem::World& world, tandem::Config c) {
   task_options.augment = augment_options(c);
   task_options.image_size = store_options.size;
   task_options.threads = store_options.threads;
-  tandem::train_settings(c);
-  const uint64_t seed = tandem::shared_seed(world, c.get_int("train.seed"));
+  tandem::TrainSettings settings = tandem::train_settings(c);
+  const uint64_t seed = tandem::shared_seed(world, settings.seed);
 
   const std::string run_dir = choose_run_dir(world, c);
   const std::string reuse = split_to_reuse(run_dir, c.get_string("model.load"));
@@ -91,6 +91,7 @@ int run_train(tandem::World& world, tandem::Config c) {
   c.set("model.classes", dataset.sheet.class_names, dataset.sheet.path);
   c.set("model.stem", task_options.model.resnet.stem, "data.image_size");
   c.set("train.out_dir", run_dir, "the run folder");
+  settings.out_dir = run_dir;
   build_classifier(task_options.model, true);
 
   Parts parts = samples_of(dataset);
@@ -108,7 +109,7 @@ int run_train(tandem::World& world, tandem::Config c) {
   std::vector<std::string> persons;
   for (const auto& p : dataset.persons()) persons.push_back(p.id);
   CarotidTask task(task_options, store, persons, parts.train, parts.val);
-  tandem::Trainer trainer(world, c, task);
+  tandem::Trainer trainer(world, c, task, settings);
   const int status = trainer.run();
   if (status != tandem::kExitOk) return status;
   if (parts.test.empty()) {
@@ -124,7 +125,7 @@ int run_train(tandem::World& world, tandem::Config c) {
   tandem::EvalContext ctx;
   ctx.world = &world;
   ctx.device = model.parameters().front().device();
-  ctx.micro_batch = c.get_int("train.micro_batch");
+  ctx.micro_batch = settings.micro_batch;
   ctx.seed = seed;
   const tandem::EvalRows rows = tandem::gather_eval_rows(task, model, ctx);
   if (world.is_main()) {

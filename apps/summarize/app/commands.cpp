@@ -141,7 +141,7 @@ int run_train(tandem::World& world, const tandem::Config& c) {
   auto data = prepare_data(world, c, s.tok, s.shape, s.seed);
   SummarizeTask task(s.shape, c.get_string("model.init_from"), std::move(data.train),
                      std::move(data.val), s.tok.eot());
-  tandem::Trainer trainer(world, c, task);
+  tandem::Trainer trainer(world, c, task, tandem::train_settings(c));
   return trainer.run();
 }
 
@@ -150,7 +150,7 @@ int run_all(tandem::World& world, const tandem::Config& c) {
   auto data = prepare_data(world, c, s.tok, s.shape, s.seed);
   SummarizeTask task(s.shape, c.get_string("model.init_from"), std::move(data.train),
                      std::move(data.val), s.tok.eot());
-  tandem::Trainer trainer(world, c, task);
+  tandem::Trainer trainer(world, c, task, tandem::train_settings(c));
   const int status = trainer.run();
   if (status != tandem::kExitOk) return status;
   // The best model by validation loss summarises; final weights are in models/ too.

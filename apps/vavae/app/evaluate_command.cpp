@@ -78,14 +78,14 @@ int run_evaluate(tandem::World& world, const tandem::Config& c) {
   const std::string stem = c.get_string("eval.stem");
   model.stem = stem != "auto" ? stem : size < 96 ? "small" : "imagenet";
   const std::string run_dir = (fs::path(eval_run_dir(c)) / "classifier").string();
-  const tandem::Config stage = stage_config(c, "eval", run_dir, "eval_accuracy", "max");
+  const tandem::TrainSettings stage = stage_settings(c, "eval", run_dir, "eval_accuracy", "max");
   if (world.is_main())
     tandem::log::info("evaluate: a ResNet-18 learns ", num_users, " users from ", train.items.size(),
                       " real images; then it judges ", val.items.size(), " real validation and ", generated.size(),
                       " generated images (", gen_dir, ")");
 
   ClassifierTask task(model, size, c.get_bool("data.hflip"), train.items, val.items);
-  tandem::Trainer trainer(world, stage, task);
+  tandem::Trainer trainer(world, c, task, stage);
   const int status = trainer.run();
   if (status != tandem::kExitOk) return status;
 
@@ -95,7 +95,7 @@ int run_evaluate(tandem::World& world, const tandem::Config& c) {
   tandem::EvalContext ctx;
   ctx.world = &world;
   ctx.device = net.parameters().front().device();
-  ctx.micro_batch = c.get_int("eval.micro_batch");
+  ctx.micro_batch = stage.micro_batch;
   ctx.seed = tandem::shared_seed(world, c.get_int("train.seed"));
   const tandem::EvalRows real_rows = tandem::gather_eval_rows(task, net, ctx);
   const double real = tandem::classification_accuracy(real_rows);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tandem/config/config.h"
+#include "tandem/train/train_keys.h"
 
 namespace vavae {
 
@@ -18,11 +19,10 @@ std::string samples_dir(const tandem::Config& c);   // sample.output_dir, or OUT
 std::string eval_run_dir(const tandem::Config& c);  // OUT/evaluate
 
 
-// The config a stage trains with: train.out_dir = run_dir, the train.* keys
-// of stage_train_keys() from the stage's table ("vae", "dit", "eval"), and
-// the metric that picks its best model. Throws UsageError when the user set
-// one of those train.* keys, which no stage would read.
-tandem::Config stage_config(const tandem::Config& c, const std::string& stage, const std::string& run_dir,
-                            const std::string& best_metric, const std::string& best_mode);
+// The settings a stage trains with: its model's keys from the stage's table
+// ("vae", "dit", "eval"), the run's from [train], its own folder `run_dir`
+// and the metric that picks its best model.
+tandem::TrainSettings stage_settings(const tandem::Config& c, const std::string& stage, const std::string& run_dir,
+                                     const std::string& best_metric, const std::string& best_mode);
 
 }  // namespace vavae

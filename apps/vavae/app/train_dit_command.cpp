@@ -24,14 +24,14 @@ int run_train_dit(tandem::World& world, const tandem::Config& c) {
   options.timesteps = parse_timestep_sampling(c.get_string("dit.timestep_sampling"), "dit.timestep_sampling");
   options.cosine_weight = c.get_double("dit.cosine_weight");
   const std::string run_dir = dit_run_dir(c);
-  const tandem::Config stage = stage_config(c, "dit", run_dir, "eval_loss", "min");
+  const tandem::TrainSettings stage = stage_settings(c, "dit", run_dir, "eval_loss", "min");
   if (world.is_main())
     tandem::log::info("train-dit: ", train.latents.size(0), " training and ", val.latents.size(0),
                       " validation latents ", train.latents.sizes().slice(1), " of ", train.num_users, " users; DiT ",
                       c.get_string("dit.preset"), " patch ", options.dit.patch_size, "; run folder ", run_dir);
   DitTask task(options, normalise(train.latents, train).contiguous(), (train.user_ids - 1).contiguous(),
                normalise(val.latents, train).contiguous(), (val.user_ids - 1).contiguous());
-  tandem::Trainer trainer(world, stage, task);
+  tandem::Trainer trainer(world, c, task, stage);
   return trainer.run();
 }
 

@@ -31,14 +31,14 @@ int run_train_vae(tandem::World& world, const tandem::Config& c) {
   const ImageSplit train = scan_split(root, "train", "data.root");
   const ImageSplit val = scan_split(root, "val", "data.root");
   const std::string run_dir = vae_run_dir(c);
-  const tandem::Config stage = stage_config(c, "vae", run_dir, "eval_l1", "min");
+  const tandem::TrainSettings stage = stage_settings(c, "vae", run_dir, "eval_l1", "min");
   if (world.is_main())
     tandem::log::info("train-vae: ", train.items.size(), " training and ", val.items.size(), " validation images of ",
                       train.num_users, " users at ", options.image_size, " pixels, preset ", c.get_string("vae.preset"),
                       "; run folder ", run_dir);
 
   VaeTask task(options, train.items, val.items);
-  tandem::Trainer trainer(world, stage, task);
+  tandem::Trainer trainer(world, c, task, stage);
   const int status = trainer.run();
   if (status != tandem::kExitOk) return status;
   if (world.is_main()) {

@@ -138,11 +138,9 @@ std::string read_file(const std::string& path) {
   return text;
 }
 
-}  // namespace
-
-void merge_file(Config& config, const std::string& path) { merge_text(config, read_file(path), path); }
-
-void merge_text(Config& config, const std::string& text, const std::string& path) {
+// `stored`: text an earlier run wrote (a model file's config), where keys the
+// program has retired since are passed over rather than refused.
+void merge(Config& config, const std::string& text, const std::string& path, bool stored) {
   toml::table root;
   try {
     root = toml::parse(text, path);
@@ -160,9 +158,18 @@ void merge_text(Config& config, const std::string& text, const std::string& path
   });
   for (const Leaf& leaf : leaves) {
     const std::string where = path + ":" + std::to_string(leaf.at.line);
+    if (stored && schema.retired(leaf.key)) continue;
     if (!schema.has(leaf.key)) throw UsageError(where + ": " + schema.unknown_key_message(leaf.key));
     config.set(leaf.key, read_node(schema.at(leaf.key), *leaf.node, where), where);
   }
+}
+
+}  // namespace
+
+void merge_file(Config& config, const std::string& path) { merge(config, read_file(path), path, false); }
+
+void merge_text(Config& config, const std::string& text, const std::string& name) {
+  merge(config, text, name, true);
 }
 
 void apply_set(Config& config, const std::string& assignment) {

@@ -114,8 +114,16 @@ std::string Schema::nearest(const std::string& unknown) const {
   return "";
 }
 
+Schema& Schema::retire(const std::string& key, std::string instead) {
+  if (!is_valid_key(key) || has(key)) throw std::logic_error("cannot retire config key '" + key + "'");
+  retired_[key] = std::move(instead);
+  return *this;
+}
+
 std::string Schema::unknown_key_message(const std::string& unknown) const {
   const std::string message = "unknown key '" + unknown + "'";
+  const auto retired = retired_.find(unknown);
+  if (retired != retired_.end()) return message + " (" + retired->second + ")";
   const std::string near = nearest(unknown);
   if (!near.empty()) return message + " (did you mean '" + near + "'?)";
   const std::vector<std::string> inside = keys_under(unknown);

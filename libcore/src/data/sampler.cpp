@@ -36,20 +36,20 @@ struct Sampler::OrderCache {
   std::shared_ptr<const std::vector<int64_t>> order[2];
 };
 
-int64_t derive_grad_accum(int64_t global_batch, int64_t micro_batch, int world_size) {
+int64_t derive_grad_accum(int64_t global_batch, int64_t micro_batch, int world_size, const KeyNames& key) {
   if (micro_batch <= 0)
-    throw UsageError(log::cat("train.micro_batch must be positive, got ", micro_batch));
+    throw UsageError(log::cat(key("micro_batch"), " must be positive, got ", micro_batch));
   if (global_batch <= 0)
-    throw UsageError(log::cat("train.global_batch must be positive, got ", global_batch));
+    throw UsageError(log::cat(key("global_batch"), " must be positive, got ", global_batch));
   if (world_size <= 0) throw std::invalid_argument(log::cat("world size ", world_size));
   const int64_t unit = micro_batch * world_size;
   if (global_batch % unit == 0) return global_batch / unit;
   const int64_t below_it = global_batch / unit * unit;
-  throw UsageError(log::cat("train.global_batch = ", global_batch,
-                            " must be a multiple of train.micro_batch (", micro_batch,
+  throw UsageError(log::cat(key("global_batch"), " = ", global_batch,
+                            " must be a multiple of ", key("micro_batch"), " (", micro_batch,
                             ") x world size (", world_size, ") = ", unit,
                             "; nearest valid: ", below_it > 0 ? log::cat(below_it, " or ") : "",
-                            below_it + unit, ", or change train.micro_batch"));
+                            below_it + unit, ", or change ", key("micro_batch")));
 }
 
 Sampler::Sampler(const SamplerOptions& options)
@@ -58,7 +58,7 @@ Sampler::Sampler(const SamplerOptions& options)
   if (o.dataset_size <= 0)
     throw UsageError(log::cat("the dataset has no samples to train on (", o.dataset_size, ")"));
   if (o.micro_batch <= 0)
-    throw UsageError(log::cat("train.micro_batch must be positive, got ", o.micro_batch));
+    throw UsageError(log::cat(o.key("micro_batch"), " must be positive, got ", o.micro_batch));
   if (o.grad_accum <= 0 || o.world_size <= 0 || o.rank < 0 || o.rank >= o.world_size)
     throw std::invalid_argument(
         log::cat("sampler: grad_accum ", o.grad_accum, ", rank ", o.rank, " of ", o.world_size));
@@ -66,10 +66,10 @@ Sampler::Sampler(const SamplerOptions& options)
   if (o.drop_last && o.dataset_size < global_batch_)
     throw UsageError(
         log::cat("the dataset has ", o.dataset_size, " samples, fewer than one global batch of ",
-                 global_batch_, " (train.micro_batch ", o.micro_batch, " x grad accumulation ",
+                 global_batch_, " (", o.key("micro_batch"), " ", o.micro_batch, " x grad accumulation ",
                  o.grad_accum, " x world size ", o.world_size,
-                 "), so dropping the last partial batch leaves nothing to train on; lower "
-                 "train.global_batch"));
+                 "), so dropping the last partial batch leaves nothing to train on; lower ",
+                 o.key("global_batch")));
   steps_per_epoch_ = o.drop_last ? o.dataset_size / global_batch_
                                  : (o.dataset_size + global_batch_ - 1) / global_batch_;
 }

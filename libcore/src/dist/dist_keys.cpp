@@ -1,5 +1,7 @@
 #include "tandem/dist/dist_keys.h"
 
+#include <cmath>
+
 #include "tandem/config/config.h"
 #include "tandem/config/schema.h"
 #include "tandem/error.h"
@@ -15,6 +17,7 @@ void add_dist_keys(Schema& schema) {
              {"auto", "cpu", "cuda"});
   schema.add("dist.timeout_s", 600.0,
              "seconds a collective may take before the job is ended as hung");
+  schema.add("dist.bucket_mb", 25.0, "size of the gradient buckets all-reduced during backward, MiB");
 }
 
 DistSettings dist_settings(const Config& config) {
@@ -25,6 +28,9 @@ DistSettings dist_settings(const Config& config) {
   if (!(s.timeout_s > 0))
     throw UsageError("dist.timeout_s must be a positive number of seconds (" +
                      config.source("dist.timeout_s") + ")");
+  s.bucket_mb = config.get_double("dist.bucket_mb");
+  if (!(s.bucket_mb > 0) || !std::isfinite(s.bucket_mb))
+    throw UsageError("dist.bucket_mb must be a positive number of MiB (" + config.source("dist.bucket_mb") + ")");
   return s;
 }
 

@@ -26,25 +26,25 @@ double Schedule::at(int64_t step) const {
   return min_lr + coeff * (lr - min_lr);
 }
 
-void Schedule::validate() const {
+void Schedule::validate(const KeyNames& key) const {
   if (kind != "constant" && kind != "cosine" && kind != "linear") {
-    throw UsageError("train.schedule must be one of constant|cosine|linear, got \"" + kind + "\"");
+    throw UsageError(key("schedule") + " must be one of constant|cosine|linear, got \"" + kind + "\"");
   }
-  if (!(lr > 0.0) || !std::isfinite(lr)) throw UsageError("train.lr must be a positive number, got " + number_text(lr));
+  if (!(lr > 0.0) || !std::isfinite(lr)) throw UsageError(key("lr") + " must be a positive number, got " + number_text(lr));
   if (kind != "constant") {
     if (!(min_lr >= 0.0) || !std::isfinite(min_lr)) {
-      throw UsageError("train.min_lr must be 0 or more, got " + number_text(min_lr));
+      throw UsageError(key("min_lr") + " must be 0 or more, got " + number_text(min_lr));
     }
     if (min_lr > lr) {
-      throw UsageError("train.min_lr (" + number_text(min_lr) + ") must not exceed train.lr (" + number_text(lr) +
+      throw UsageError(key("min_lr") + " (" + number_text(min_lr) + ") must not exceed " + key("lr") + " (" + number_text(lr) +
                        ") for a " + kind + " schedule");
     }
   }
   if (warmup_steps < 0) {
-    throw UsageError("train.warmup_steps must be 0 or more, got " + std::to_string(warmup_steps));
+    throw UsageError(key("warmup_steps") + " must be 0 or more, got " + std::to_string(warmup_steps));
   }
   if (warmup_steps >= total_steps) {
-    throw UsageError("train.warmup_steps (" + std::to_string(warmup_steps) +
+    throw UsageError(key("warmup_steps") + " (" + std::to_string(warmup_steps) +
                      ") must be less than the run's total steps (" + std::to_string(total_steps) + ")");
   }
 }

@@ -1,115 +1,186 @@
 #include "tandem/train/train_keys.h"
 
+#include <cmath>
+#include <sstream>
+#include <type_traits>
+#include <vector>
+
 #include "tandem/config/config.h"
 #include "tandem/config/schema.h"
 #include "tandem/error.h"
 
 namespace tandem {
-
-void add_train_keys(Schema& s, const TrainDefaults& d) {
-  s.add("train.out_dir", d.out_dir,
-        "run directory: config.toml, metrics.jsonl, logs/, checkpoints/, models/");
-  s.add("train.seed", int64_t{1337}, "seed for weights, sample order and augmentation; -1 picks one");
-  s.add("train.max_steps", d.max_steps, "optimizer steps to train; 0 means train.epochs epochs");
-  s.add("train.epochs", d.epochs, "passes over the training set when train.max_steps is 0");
-  s.add("train.micro_batch", d.micro_batch, "samples per rank per forward pass");
-  s.add("train.global_batch", int64_t{0},
-        "samples per optimizer step over all ranks; sets grad_accum when > 0");
-  s.add("train.grad_accum", d.grad_accum,
-        "micro-batches accumulated per optimizer step (ignored when global_batch > 0)");
-  s.add("train.lr", d.lr, "peak learning rate");
-  s.add("train.min_lr", d.min_lr, "learning rate at the end of the cosine or linear decay");
-  s.add("train.warmup_steps", d.warmup_steps, "steps of linear warmup");
-  s.add("train.schedule", d.schedule, "learning-rate schedule after warmup",
-        {"constant", "cosine", "linear"});
-  s.add("train.weight_decay", d.weight_decay,
-        "AdamW decoupled weight decay (not applied to biases, norms or 1-D parameters)");
-  s.add("train.beta1", d.beta1, "AdamW beta1");
-  s.add("train.beta2", d.beta2, "AdamW beta2");
-  s.add("train.eps", 1e-8, "AdamW epsilon");
-  s.add("train.grad_clip", 1.0, "clip the global gradient norm to this; 0 disables");
-  s.add("train.precision", std::string("auto"),
-        "forward precision: auto = bf16 on GPUs with compute capability >= 8, fp16 on older "
-        "GPUs, fp32 on CPU",
-        {"auto", "fp32", "fp16", "bf16"});
-  s.add("train.eval_every", int64_t{0}, "evaluate every N steps; 0: at the end of each epoch");
-  s.add("train.ckpt_every", int64_t{0}, "checkpoint every N steps; 0: at the end only");
-  s.add("train.keep_last", int64_t{3}, "checkpoints kept in checkpoints/; 0 keeps all");
-  s.add("train.log_every", int64_t{10}, "write a step line (loss, lr, ms) to the log file every N steps");
-  s.add("train.max_bad_steps", int64_t{10},
-        "non-finite steps in a row (fp32/bf16) before the run stops");
-  s.add("train.resume", std::string("auto"),
-        "\"auto\": continue from the latest checkpoint in out_dir if any; \"none\": start fresh "
-        "(refused if out_dir has checkpoints); or a checkpoint file");
-  s.add("train.ema_decay", d.ema_decay,
-        "keep an exponential moving average of the weights with this decay per step (0: none); "
-        "saved as the set ema/ in checkpoints and model files");
-  s.add("train.best_metric", d.best_metric, "metric that picks models/best_model.h5");
-  s.add("train.best_mode", d.best_mode, "whether a smaller or larger best_metric is better",
-        {"min", "max"});
-  s.add("dist.bucket_mb", 25.0, "size of the gradient buckets all-reduced during backward, MiB");
-  s.add("obs.gpu_every_s", 30.0, "log each GPU's utilisation, memory and temperature this often; 0 disables");
-}
-
 namespace {
 
-void require(bool ok, const Config& c, const std::string& key, const std::string& what) {
-  if (!ok) throw UsageError(key + " " + what + " (" + c.source(key) + ")");
+// Whose table a setting's key lives in (see train_keys.h).
+enum class Table { Run, Model };
+
+// What a value must be for any run to use it. Relations between settings
+// (min_lr below lr, warmup shorter than the run) are the schedule's checks,
+// made once the run's length is known (Schedule::validate).
+struct Check {
+  std::vector<std::string> choices;  // a string among these; empty: any
+  bool named = false;                // a string that is not empty
+  double low = -INFINITY, high = INFINITY;
+  bool above_low = false, below_high = false;  // strict bounds
+
+  std::string what() const {
+    std::ostringstream s;
+    if (std::isfinite(high))
+      s << "in " << (above_low ? "(" : "[") << low << ", " << high << (below_high ? ")" : "]");
+    else
+      s << (above_low ? "> " : ">= ") << low;
+    return s.str();
+  }
+  bool holds(double v) const {
+    return std::isfinite(v) && (above_low ? v > low : v >= low) && (below_high ? v < high : v <= high);
+  }
+};
+
+Check any() { return {}; }
+Check at_least(double low) { return {{}, false, low}; }
+Check above(double low) { return {{}, false, low, INFINITY, true}; }
+Check fraction() { return {{}, false, 0.0, 1.0, false, true}; }  // [0, 1)
+Check one_of(std::vector<std::string> choices) { return {std::move(choices)}; }
+Check a_name() { return {{}, true}; }
+
+// Each setting, once. `$` in a doc stands for the model's table. `visit` is
+// called as visit(table, name, field, doc, check) for every setting in turn;
+// a name with a dot is a whole key outside [train].
+template <class Settings, class Visit>
+void each_setting(Settings& t, Visit&& visit) {
+  visit(Table::Run, "out_dir", t.out_dir,
+        "run directory: config.toml, metrics.jsonl, logs/, checkpoints/, models/", a_name());
+  visit(Table::Run, "seed", t.seed, "seed for weights, sample order and augmentation; -1 picks one", any());
+  visit(Table::Model, "max_steps", t.max_steps, "optimizer steps to train; 0 means $.epochs epochs", at_least(0));
+  visit(Table::Model, "epochs", t.epochs, "passes over the training set when $.max_steps is 0", at_least(0));
+  visit(Table::Model, "micro_batch", t.micro_batch, "samples per rank per forward pass", at_least(1));
+  visit(Table::Run, "global_batch", t.global_batch,
+        "samples per optimizer step over all ranks; sets grad_accum when > 0", at_least(0));
+  visit(Table::Run, "grad_accum", t.grad_accum,
+        "micro-batches accumulated per optimizer step (ignored when global_batch > 0)", at_least(1));
+  visit(Table::Model, "lr", t.lr, "peak learning rate", any());
+  visit(Table::Run, "min_lr", t.min_lr, "learning rate at the end of the cosine or linear decay", any());
+  visit(Table::Model, "warmup_steps", t.warmup_steps, "steps of linear warmup", any());
+  visit(Table::Model, "schedule", t.schedule, "learning-rate schedule after warmup",
+        one_of({"constant", "cosine", "linear"}));
+  visit(Table::Model, "weight_decay", t.weight_decay,
+        "AdamW decoupled weight decay (not applied to biases, norms or 1-D parameters)", at_least(0));
+  visit(Table::Model, "beta1", t.beta1, "AdamW beta1", fraction());
+  visit(Table::Model, "beta2", t.beta2, "AdamW beta2", fraction());
+  visit(Table::Run, "eps", t.eps, "AdamW epsilon", above(0));
+  visit(Table::Model, "grad_clip", t.grad_clip, "clip the global gradient norm to this; 0 disables", at_least(0));
+  visit(Table::Run, "precision", t.precision,
+        "forward precision: auto = bf16 on GPUs with compute capability >= 8, fp16 on older GPUs, fp32 on CPU",
+        one_of({"auto", "fp32", "fp16", "bf16"}));
+  visit(Table::Run, "eval_every", t.eval_every, "evaluate every N steps; 0: at the end of each epoch", at_least(0));
+  visit(Table::Run, "ckpt_every", t.ckpt_every, "checkpoint every N steps; 0: at the end only", at_least(0));
+  visit(Table::Run, "keep_last", t.keep_last, "checkpoints kept in checkpoints/; 0 keeps all", at_least(0));
+  visit(Table::Run, "log_every", t.log_every, "write a step line (loss, lr, ms) to the log file every N steps",
+        at_least(1));
+  visit(Table::Run, "max_bad_steps", t.max_bad_steps, "non-finite steps in a row (fp32/bf16) before the run stops",
+        at_least(1));
+  visit(Table::Run, "resume", t.resume,
+        "\"auto\": continue from the latest checkpoint in out_dir if any; \"none\": start fresh "
+        "(refused if out_dir has checkpoints); or a checkpoint file",
+        a_name());
+  visit(Table::Model, "ema_decay", t.ema_decay,
+        "keep an exponential moving average of the weights with this decay per step (0: none); "
+        "saved as the set ema/ in checkpoints and model files",
+        fraction());
+  visit(Table::Run, "best_metric", t.best_metric, "metric that picks models/best_model.h5", a_name());
+  visit(Table::Run, "best_mode", t.best_mode, "whether a smaller or larger best_metric is better",
+        one_of({"min", "max"}));
+  visit(Table::Run, "obs.gpu_every_s", t.gpu_every_s,
+        "log each GPU's utilisation, memory and temperature this often; 0 disables", at_least(0));
+}
+
+std::string key_of(Table table, const std::string& name, const std::string& model_table) {
+  if (name.find('.') != std::string::npos) return name;
+  return (table == Table::Model ? model_table : "train") + "." + name;
+}
+
+std::string doc_of(std::string doc, const std::string& model_table) {
+  for (size_t at = doc.find('$'); at != std::string::npos; at = doc.find('$', at + model_table.size()))
+    doc.replace(at, 1, model_table);
+  return doc;
+}
+
+// Declares the settings of `tables` with their defaults; the model's keys
+// under [model_table], their docs led by `what` when it is given.
+void declare(Schema& s, const TrainSettings& defaults, bool run, bool model, const std::string& model_table,
+             const std::string& what) {
+  TrainSettings d = defaults;
+  each_setting(d, [&](Table table, const std::string& name, const auto& field, const std::string& doc,
+                      const Check& check) {
+    if (table == Table::Run ? !run : !model) return;
+    const std::string text = doc_of(doc, model_table);
+    s.add(key_of(table, name, model_table), field, what.empty() ? text : what + ": " + text, check.choices);
+  });
+}
+
+void read(const Config& c, const std::string& key, std::string& field) { field = c.get_string(key); }
+void read(const Config& c, const std::string& key, int64_t& field) { field = c.get_int(key); }
+void read(const Config& c, const std::string& key, double& field) { field = c.get_double(key); }
+
+template <class T>
+void require(const Config& c, const std::string& key, const T& value, const Check& check) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (check.named && value.empty())
+      throw UsageError(key + " must not be empty (" + c.source(key) + ")");
+  } else {
+    if (!check.holds(static_cast<double>(value))) {
+      std::ostringstream got;
+      got << value;
+      throw UsageError(key + " must be " + check.what() + ", got " + got.str() + " (" + c.source(key) + ")");
+    }
+  }
 }
 
 }  // namespace
 
-TrainSettings train_settings(const Config& c) {
-  TrainSettings t;
-  t.out_dir = c.get_string("train.out_dir");
-  t.seed = c.get_int("train.seed");
-  t.max_steps = c.get_int("train.max_steps");
-  t.epochs = c.get_int("train.epochs");
-  t.micro_batch = c.get_int("train.micro_batch");
-  t.global_batch = c.get_int("train.global_batch");
-  t.grad_accum = c.get_int("train.grad_accum");
-  t.lr = c.get_double("train.lr");
-  t.min_lr = c.get_double("train.min_lr");
-  t.warmup_steps = c.get_int("train.warmup_steps");
-  t.schedule = c.get_string("train.schedule");
-  t.weight_decay = c.get_double("train.weight_decay");
-  t.beta1 = c.get_double("train.beta1");
-  t.beta2 = c.get_double("train.beta2");
-  t.eps = c.get_double("train.eps");
-  t.grad_clip = c.get_double("train.grad_clip");
-  t.precision = c.get_string("train.precision");
-  t.eval_every = c.get_int("train.eval_every");
-  t.ckpt_every = c.get_int("train.ckpt_every");
-  t.keep_last = c.get_int("train.keep_last");
-  t.log_every = c.get_int("train.log_every");
-  t.max_bad_steps = c.get_int("train.max_bad_steps");
-  t.resume = c.get_string("train.resume");
-  t.ema_decay = c.get_double("train.ema_decay");
-  t.best_metric = c.get_string("train.best_metric");
-  t.best_mode = c.get_string("train.best_mode");
-  t.bucket_mb = c.get_double("dist.bucket_mb");
-  t.gpu_every_s = c.get_double("obs.gpu_every_s");
+std::string KeyNames::operator()(const std::string& field) const {
+  std::string found;
+  TrainSettings names;
+  each_setting(names, [&](Table table, const std::string& name, const auto&, const std::string&, const Check&) {
+    if (name == field || name.substr(name.find('.') + 1) == field) found = key_of(table, name, model_table);
+  });
+  if (found.empty()) throw std::logic_error("no training setting '" + field + "'");
+  return found;
+}
 
-  require(!t.out_dir.empty(), c, "train.out_dir", "must name a directory");
-  require(t.max_steps >= 0, c, "train.max_steps", "must be >= 0");
-  require(t.max_steps > 0 || t.epochs > 0, c, "train.epochs",
-          "must be >= 1 when train.max_steps is 0");
-  require(t.micro_batch >= 1, c, "train.micro_batch", "must be >= 1");
-  require(t.global_batch >= 0, c, "train.global_batch", "must be >= 0");
-  require(t.grad_accum >= 1, c, "train.grad_accum", "must be >= 1");
-  require(t.weight_decay >= 0, c, "train.weight_decay", "must be >= 0");
-  require(t.beta1 >= 0 && t.beta1 < 1, c, "train.beta1", "must be in [0, 1)");
-  require(t.beta2 >= 0 && t.beta2 < 1, c, "train.beta2", "must be in [0, 1)");
-  require(t.eps > 0, c, "train.eps", "must be > 0");
-  require(t.grad_clip >= 0, c, "train.grad_clip", "must be >= 0");
-  require(t.ema_decay >= 0 && t.ema_decay < 1, c, "train.ema_decay", "must be in [0, 1)");
-  require(t.eval_every >= 0, c, "train.eval_every", "must be >= 0");
-  require(t.ckpt_every >= 0, c, "train.ckpt_every", "must be >= 0");
-  require(t.keep_last >= 0, c, "train.keep_last", "must be >= 0");
-  require(t.log_every >= 1, c, "train.log_every", "must be >= 1");
-  require(t.max_bad_steps >= 1, c, "train.max_bad_steps", "must be >= 1");
-  require(t.bucket_mb > 0, c, "dist.bucket_mb", "must be > 0");
-  require(t.gpu_every_s >= 0, c, "obs.gpu_every_s", "must be >= 0");
+void add_train_keys(Schema& schema, const TrainSettings& defaults) {
+  declare(schema, defaults, true, true, "train", "");
+}
+
+void add_run_keys(Schema& schema, const TrainSettings& defaults, const std::vector<std::string>& model_tables) {
+  declare(schema, defaults, true, false, "train", "");
+  TrainSettings names;
+  each_setting(names, [&](Table table, const std::string& name, const auto&, const std::string&, const Check&) {
+    if (table != Table::Model) return;
+    std::string instead;
+    for (size_t i = 0; i < model_tables.size(); ++i)
+      instead += (i == 0 ? "" : i + 1 == model_tables.size() ? " or " : ", ") + model_tables[i] + "." + name;
+    schema.retire("train." + name, "set per model here: " + instead);
+  });
+}
+
+void add_model_keys(Schema& schema, const std::string& table, const std::string& what,
+                    const TrainSettings& defaults) {
+  declare(schema, defaults, false, true, table, what);
+}
+
+TrainSettings train_settings(const Config& c, const std::string& model_table) {
+  TrainSettings t;
+  t.key.model_table = model_table;
+  each_setting(t, [&](Table table, const std::string& name, auto& field, const std::string&, const Check& check) {
+    const std::string key = key_of(table, name, model_table);
+    read(c, key, field);
+    require(c, key, field, check);
+  });
+  if (t.max_steps == 0 && t.epochs == 0)
+    throw UsageError(t.key("epochs") + " must be >= 1 when " + t.key("max_steps") + " is 0 (" +
+                     c.source(t.key("epochs")) + ")");
   return t;
 }
 

@@ -7,7 +7,6 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
-#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -43,28 +42,6 @@ namespace fs = std::filesystem;
 
 namespace tandem {
 namespace {
-
-// An app may fill train.* keys from keys of its own (apps/vavae copies
-// dit.warmup_steps into train.warmup_steps, with that key as the source): a
-// settings error about such a key must name the key the user actually set.
-std::string as_user_set(const Config& config, std::string message) {
-  for (const auto& spec : config.schema().keys()) {
-    const std::string& key = spec.key;
-    if (key.rfind("train.", 0) != 0) continue;
-    const std::string& from = config.source(key);
-    if (from == key || !config.schema().has(from)) continue;
-    size_t at = message.find(key);
-    while (at != std::string::npos) {
-      const size_t end = at + key.size();
-      // "train.lr" at the start of a longer key name is not that key.
-      const bool longer =
-          end < message.size() && (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '_');
-      if (!longer) message.replace(at, key.size(), from);
-      at = message.find(key, at + (longer ? key.size() : from.size()));
-    }
-  }
-  return message;
-}
 
 // The 2-norm of all gradients together, as torch.nn.utils.clip_grad_norm_
 // computes it (a norm per tensor, then the norm of those), left on the device:
@@ -104,6 +81,7 @@ struct Trainer::Impl {
   const Config& config;
   Task& task;
   TrainSettings s;
+  DistSettings dist;
   Placement placement;
   std::unique_ptr<Communicator> comm;
   Precision precision = Precision::FP32;
@@ -124,10 +102,16 @@ struct Trainer::Impl {
   Schedule schedule;
   int64_t accum = 1, total_steps = 0, start_step = 0;
   double best = std::nan("");
-  int64_t skipped = 0;
+  int64_t skipped = 0, bad_in_row = 0;
   Metrics last_eval;
 
-  Impl(World& w, const Config& c, Task& t) : world(w), config(c), task(t) {}
+  // Rank 0's outputs while training.
+  std::unique_ptr<MetricsWriter> metrics;
+  std::unique_ptr<Progress> progress;
+  std::string gpu_name;  // for MFU; empty on CPU
+
+  Impl(World& w, const Config& c, Task& t, TrainSettings settings)
+      : world(w), config(c), task(t), s(std::move(settings)) {}
 
   void check_settings();
   void build();
@@ -135,12 +119,23 @@ struct Trainer::Impl {
   void save(int64_t steps_done);
   void save_model(const std::string& name, int64_t steps_done);
   bool evaluate_and_track(int64_t steps_done, MetricsWriter* metrics);
+
+  // What one optimizer step did, summed over the ranks.
+  struct StepFigures {
+    at::Tensor loss_sum;  // on the device, until the step's one copy to the host
+    double loss = 0, tokens = 0, flops = 0, grad_norm = 0;
+  };
+  std::unique_ptr<Loader> make_loader();
+  void start_reporting();
+  StepFigures forward_backward(Loader& loader);
+  void reduce(StepFigures& f, const std::vector<at::Tensor>& grads);
+  void update(int64_t step, const StepFigures& f, const std::vector<at::Tensor>& grads, double lr);
+  void report(int64_t done, const StepFigures& f, double lr, double ms);
   int loop();
 };
 
 void Trainer::Impl::check_settings() {
-  s = train_settings(config);
-  const auto dist = dist_settings(config);
+  dist = dist_settings(config);
   world.watchdog().set_timeout(dist.timeout_s);
   placement = place_rank(world, dist.device, dist.backend);
   device = c10::Device(placement.torch_device());
@@ -152,7 +147,7 @@ void Trainer::Impl::check_settings() {
   precision = resolve_precision(s.precision, placement.cuda, cc_major);
 
   if (task.train_size() <= 0) throw UsageError("the training set is empty");
-  accum = s.global_batch > 0 ? derive_grad_accum(s.global_batch, s.micro_batch, world.size())
+  accum = s.global_batch > 0 ? derive_grad_accum(s.global_batch, s.micro_batch, world.size(), s.key)
                              : s.grad_accum;
   SamplerOptions so;
   so.dataset_size = task.train_size();
@@ -163,10 +158,11 @@ void Trainer::Impl::check_settings() {
   seed = shared_seed(world, s.seed);
   so.seed = seed;
   so.drop_last = task.drop_last();
+  so.key = s.key;
   sampler = std::make_unique<Sampler>(so);
   total_steps = s.max_steps > 0 ? s.max_steps : s.epochs * sampler->steps_per_epoch();
   schedule = Schedule{s.schedule, s.lr, s.min_lr, s.warmup_steps, total_steps};
-  schedule.validate();
+  schedule.validate(s.key);
 
   out_dir = s.out_dir;
   CheckpointDir ckpts((out_dir / "checkpoints").string(), static_cast<int>(s.keep_last));
@@ -209,7 +205,7 @@ void Trainer::Impl::build() {
   std::vector<at::Tensor> all;
   for (auto& [name, t] : weights) all.push_back(t);
   broadcast_from_rank0(*comm, all);
-  if (world.size() > 1) sync = std::make_unique<GradSync>(*comm, params, s.bucket_mb);
+  if (world.size() > 1) sync = std::make_unique<GradSync>(*comm, params, dist.bucket_mb);
   // Built from the synchronised weights, so every rank averages the same
   // values; a resumed run continues the average it saved.
   if (s.ema_decay > 0) {
@@ -227,7 +223,7 @@ void Trainer::Impl::restore(const std::string& path) {
   if (their_batch != sampler->global_batch())
     throw UsageError(path + ": trained with a global batch of " + std::to_string(their_batch) +
                      ", this run has " + std::to_string(sampler->global_batch()) +
-                     " (train.micro_batch x grad_accum x ranks); resuming needs the same global "
+                     " (" + s.key("micro_batch") + " x grad_accum x ranks); resuming needs the same global "
                      "batch to continue the same sample order");
   if (ckpt.get_int("seed") != static_cast<int64_t>(seed))
     throw UsageError(path + ": trained with train.seed " + std::to_string(ckpt.get_int("seed")) +
@@ -306,9 +302,9 @@ bool Trainer::Impl::evaluate_and_track(int64_t steps_done, MetricsWriter* metric
   return better;
 }
 
-int Trainer::Impl::loop() {
+// The step's micro-batches for this rank, made ahead by a thread.
+std::unique_ptr<Loader> Trainer::Impl::make_loader() {
   const int64_t spe = sampler->steps_per_epoch();
-  const int64_t per_rank_batches = (total_steps - start_step) * accum;
   auto make = [this, spe](int64_t i) {
     const int64_t step = i / accum;
     const int a = static_cast<int>(i % accum);
@@ -317,26 +313,130 @@ int Trainer::Impl::loop() {
     batch["valid"] = valid_mask(mb.valid);
     return batch;
   };
-  Loader loader(pinned_for(make, device), start_step * accum,
-                start_step * accum + per_rank_batches, static_cast<int>(2 * accum));
+  return std::make_unique<Loader>(pinned_for(make, device), start_step * accum, total_steps * accum,
+                                  static_cast<int>(2 * accum));
+}
 
-  std::unique_ptr<MetricsWriter> metrics;
-  std::unique_ptr<Progress> progress;
+void Trainer::Impl::start_reporting() {
   if (world.rank() == 0) {
     metrics = std::make_unique<MetricsWriter>((out_dir / "metrics.jsonl").string());
     progress = std::make_unique<Progress>("train", total_steps, std::cout, console_redraws(), 10.0);
   }
-  const int64_t global_batch = sampler->global_batch();
-  std::string gpu_name;
   for (const auto& g : visible_gpus())
     if (placement.cuda && g.index == placement.device_index) gpu_name = g.name;
+}
+
+// The step's micro-batches forward and backward, gradients accumulating (and
+// synchronising between ranks during the last backward).
+Trainer::Impl::StepFigures Trainer::Impl::forward_backward(Loader& loader) {
+  StepFigures f;
+  f.loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
+  for (int64_t a = 0; a < accum; ++a) {
+    auto host_batch = *loader.next();
+    // Counted on the host copy: on a GPU the count would wait for the device.
+    f.tokens += task.tokens_in(host_batch);
+    f.flops += task.flops_in(host_batch);
+    auto batch = to_device(host_batch, device);
+    if (sync) sync->prepare(a == accum - 1);
+    at::Tensor loss;
+    {
+      AutocastGuard autocast(precision, placement.cuda);
+      loss = task.loss(*model, batch);
+    }
+    f.loss_sum += loss.detach().to(torch::kDouble);
+    (loss * (scaler->scale() / static_cast<double>(accum))).backward();
+  }
+  if (sync) sync->finish();
+  return f;
+}
+
+// The step's one device-to-host copy: the loss, token and FLOP counts (summed
+// over the ranks) and the gradient norm, which the update needs. Gradients are
+// identical on every rank after the sync, so is the norm, and with it every
+// rank's decision to step or skip.
+void Trainer::Impl::reduce(StepFigures& f, const std::vector<at::Tensor>& grads) {
+  const auto options = f.loss_sum.options();
+  auto reduced = torch::stack({f.loss_sum / static_cast<double>(accum), torch::full({}, f.tokens, options),
+                               torch::full({}, f.flops, options), grad_norm_of(grads, options)});
+  if (world.size() > 1) {
+    auto summed = reduced.narrow(0, 0, 3);  // the norm is the same everywhere
+    comm->allreduce(summed, ReduceOp::Sum);
+  }
+  auto host = reduced.cpu();
+  f.loss = host[0].item<double>() / world.size();
+  f.tokens = host[1].item<double>();
+  f.flops = host[2].item<double>();
+  f.grad_norm = host[3].item<double>();
+}
+
+// Clips, then steps the optimizer, or skips a step whose gradients are not
+// finite; too many skips in a row without a loss scale to lower end the run.
+void Trainer::Impl::update(int64_t step, const StepFigures& f, const std::vector<at::Tensor>& grads, double lr) {
+  const bool finite = std::isfinite(f.grad_norm);
+  // torch.nn.utils.clip_grad_norm_'s rule, with the norm already known.
+  const double clip = s.grad_clip > 0 ? s.grad_clip / (f.grad_norm + 1e-6) : 1.0;
+  if (finite && clip < 1.0 && !grads.empty()) {
+    torch::NoGradGuard no_grad;
+    at::_foreach_mul_(grads, clip);
+  }
+  const bool apply = scaler->update(finite) && finite;
+  if (apply) {
+    optimizer->step(lr);
+    if (ema) ema->update(*model, s.ema_decay);
+  }
+  optimizer->zero_grad();
+  if (apply) {
+    bad_in_row = 0;
+    return;
+  }
+  ++skipped;
+  if (!scaler->enabled() && ++bad_in_row >= s.max_bad_steps)
+    throw std::runtime_error("step " + std::to_string(step + 1) + ": loss or gradients not finite for " +
+                             std::to_string(bad_in_row) + " steps in a row (" + s.key("max_bad_steps") +
+                             "); stopping. The last good checkpoint in " + (out_dir / "checkpoints").string() +
+                             " is untouched");
+  log::warn("step ", step + 1, ": non-finite gradients, update skipped",
+            scaler->enabled() ? " (loss scale now " + std::to_string(scaler->scale()) + ")" : "");
+}
+
+// Rank 0's row in metrics.jsonl, the progress line and, every log_every
+// steps, a line in the log file.
+void Trainer::Impl::report(int64_t done, const StepFigures& f, double lr, double ms) {
+  if (!metrics) return;
+  MetricsWriter::Row row = {{"step", done},
+                            {"epoch", done / sampler->steps_per_epoch()},
+                            {"loss", f.loss},
+                            {"lr", lr},
+                            {"grad_norm", f.grad_norm},
+                            {"loss_scale", scaler->scale()},
+                            {"skipped", skipped},
+                            {"ms", ms},
+                            {"samples_per_s", sampler->global_batch() * 1000.0 / ms},
+                            {"peak_mem_mb", peak_memory_mb(placement)}};
+  if (f.tokens > 0) row.emplace_back("tokens_per_s", f.tokens * 1000.0 / ms);
+  if (f.flops > 0) {
+    const double per_gpu = f.flops * 1000.0 / ms / world.size();
+    row.emplace_back("flops_per_s", per_gpu * world.size());
+    // On CPU or an unknown GPU there is no peak to compare with: no field.
+    if (auto m = mfu(per_gpu, gpu_name, to_string(precision))) row.emplace_back("mfu", *m);
+  }
+  metrics->write(row);
+  char extra[128];
+  std::snprintf(extra, sizeof extra, "loss %.4f lr %.3g %.0f ms/step", f.loss, lr, ms);
+  progress->update(done, extra);
+  if (done % s.log_every == 0 || done == total_steps)
+    log::write(log::Level::Debug, "step " + std::to_string(done) + " " + extra);
+}
+
+int Trainer::Impl::loop() {
+  auto loader = make_loader();
+  start_reporting();
   // One monitor per node: NVML sees every GPU of the node anyway.
   std::unique_ptr<GpuMonitor> monitor;
   if (world.local_rank() == 0 && placement.cuda)
     monitor = std::make_unique<GpuMonitor>(s.gpu_every_s, [](const std::vector<GpuSample>& gpus) {
       for (const auto& g : gpus) log::info(format(g));
     });
-  int64_t bad_in_row = 0;
 
   for (int64_t step = start_step; step < total_steps; ++step) {
     if (world.any(preemption_requested())) {
@@ -350,106 +450,19 @@ int Trainer::Impl::loop() {
     torch::manual_seed(rank_seed(seed, world.rank()) + static_cast<uint64_t>(step));
     const auto t0 = std::chrono::steady_clock::now();
     const double lr = schedule.at(step);
-    auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
-    int64_t tokens = 0;
-    double flops = 0;
-    for (int64_t a = 0; a < accum; ++a) {
-      auto host_batch = *loader.next();
-      // Counted on the host copy: on a GPU the count would wait for the device.
-      tokens += task.tokens_in(host_batch);
-      flops += task.flops_in(host_batch);
-      auto batch = to_device(host_batch, device);
-      if (sync) sync->prepare(a == accum - 1);
-      at::Tensor loss;
-      {
-        AutocastGuard autocast(precision, placement.cuda);
-        loss = task.loss(*model, batch);
-      }
-      loss_sum += loss.detach().to(torch::kDouble);
-      (loss * (scaler->scale() / static_cast<double>(accum))).backward();
-    }
-    if (sync) sync->finish();
-
+    StepFigures figures = forward_backward(*loader);
     std::vector<at::Tensor> grads;
     for (auto& [name, p] : params)
       if (p.grad().defined()) grads.push_back(p.grad());
     scaler->unscale(grads);
-    // The step's one device-to-host copy: the loss, token and FLOP counts
-    // (summed over the ranks) and the gradient norm, which the decisions
-    // below need. Gradients are identical on every rank after the sync, so is
-    // the norm, and with it every rank's decision to step or skip.
-    auto reduced = torch::stack({loss_sum / static_cast<double>(accum),
-                                 torch::full({}, double(tokens), loss_sum.options()),
-                                 torch::full({}, flops, loss_sum.options()),
-                                 grad_norm_of(grads, loss_sum.options())});
-    if (world.size() > 1) {
-      auto summed = reduced.narrow(0, 0, 3);  // the norm is the same everywhere
-      comm->allreduce(summed, ReduceOp::Sum);
-    }
-    auto host = reduced.cpu();
-    const double loss_value = host[0].item<double>() / world.size();
-    const double all_tokens = host[1].item<double>();
-    const double all_flops = host[2].item<double>();
-    const double grad_norm = host[3].item<double>();
-    const bool finite = std::isfinite(grad_norm);
-    // torch.nn.utils.clip_grad_norm_'s rule, with the norm already known.
-    const double clip = s.grad_clip > 0 ? s.grad_clip / (grad_norm + 1e-6) : 1.0;
-    if (finite && clip < 1.0 && !grads.empty()) {
-      torch::NoGradGuard no_grad;
-      at::_foreach_mul_(grads, clip);
-    }
-    const bool apply = scaler->update(finite) && finite;
-    if (apply) {
-      optimizer->step(lr);
-      if (ema) ema->update(*model, s.ema_decay);
-    }
-    optimizer->zero_grad();
-    if (!apply) {
-      ++skipped;
-      if (!scaler->enabled() && ++bad_in_row >= s.max_bad_steps)
-        throw std::runtime_error(
-            "step " + std::to_string(step + 1) + ": loss or gradients not finite for " +
-            std::to_string(bad_in_row) + " steps in a row (train.max_bad_steps); stopping. The "
-            "last good checkpoint in " + (out_dir / "checkpoints").string() + " is untouched");
-      log::warn("step ", step + 1, ": non-finite gradients, update skipped",
-                scaler->enabled() ? " (loss scale now " + std::to_string(scaler->scale()) + ")" : "");
-    } else {
-      bad_in_row = 0;
-    }
-
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    reduce(figures, grads);
+    update(step, figures, grads, lr);
     const int64_t done = step + 1;
+    report(done, figures, lr,
+           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 
-    if (metrics) {
-      MetricsWriter::Row row = {{"step", done},
-                                {"epoch", done / spe},
-                                {"loss", loss_value},
-                                {"lr", lr},
-                                {"grad_norm", grad_norm},
-                                {"loss_scale", scaler->scale()},
-                                {"skipped", skipped},
-                                {"ms", ms},
-                                {"samples_per_s", global_batch * 1000.0 / ms},
-                                {"peak_mem_mb", peak_memory_mb(placement)}};
-      if (all_tokens > 0) row.emplace_back("tokens_per_s", all_tokens * 1000.0 / ms);
-      if (all_flops > 0) {
-        const double per_gpu = all_flops * 1000.0 / ms / world.size();
-        row.emplace_back("flops_per_s", per_gpu * world.size());
-        // On CPU or an unknown GPU there is no peak to compare with: no field.
-        if (auto m = mfu(per_gpu, gpu_name, to_string(precision))) row.emplace_back("mfu", *m);
-      }
-      metrics->write(row);
-      char extra[128];
-      std::snprintf(extra, sizeof extra, "loss %.4f lr %.3g %.0f ms/step", loss_value, lr, ms);
-      progress->update(done, extra);
-      if (done % s.log_every == 0 || done == total_steps)
-        log::write(log::Level::Debug, "step " + std::to_string(done) + " " + extra);
-    }
-
-    const bool epoch_end = done % spe == 0;
-    if ((s.eval_every > 0 && done % s.eval_every == 0) || (s.eval_every == 0 && epoch_end) ||
-        done == total_steps)
+    const bool epoch_end = done % sampler->steps_per_epoch() == 0;
+    if ((s.eval_every > 0 && done % s.eval_every == 0) || (s.eval_every == 0 && epoch_end) || done == total_steps)
       evaluate_and_track(done, metrics.get());
     if ((s.ckpt_every > 0 && done % s.ckpt_every == 0) || done == total_steps) save(done);
   }
@@ -467,13 +480,9 @@ std::string trained_model(const std::string& out_dir) {
   return "";
 }
 
-Trainer::Trainer(World& world, const Config& config, Task& task)
-    : impl_(std::make_unique<Impl>(world, config, task)) {
-  try {
-    impl_->check_settings();
-  } catch (const UsageError& e) {
-    throw UsageError(as_user_set(config, e.what()));
-  }
+Trainer::Trainer(World& world, const Config& config, Task& task, TrainSettings settings)
+    : impl_(std::make_unique<Impl>(world, config, task, std::move(settings))) {
+  impl_->check_settings();
 }
 
 Trainer::~Trainer() = default;

@@ -12,8 +12,9 @@ namespace tandem {
 // "<path>:<line>". Tables nest: `[train]` then `lr = 1e-4` (or `train.lr = 1e-4`
 // at the top) is the key train.lr.
 void merge_file(Config& config, const std::string& path);
-// The same for TOML text that did not come from a file of its own (the config
-// a checkpoint carries); `name` stands for the file in sources and messages.
+// The same for the TOML text a model file carries (the config it was trained
+// with); `name` stands for the file in sources and messages. Keys the schema
+// has retired since are passed over (Schema::retire).
 void merge_text(Config& config, const std::string& text, const std::string& name);
 
 // Applies one --set override, "train.lr=3e-4". The right-hand side is read as a

@@ -32,16 +32,22 @@ class Schema {
               std::vector<std::string> choices = {});
   // A bool key's flag takes no value (`--amp` is `--set train.amp=true`).
   Schema& alias(const std::string& flag, const std::string& key, std::string doc = "");
+  // A key this program read once and no longer does: set by a user, it is
+  // refused with `instead` (what to set now); in the config an older model
+  // file carries, it is passed over, so that the file still loads.
+  Schema& retire(const std::string& key, std::string instead);
 
   bool has(const std::string& key) const;
   const KeySpec& at(const std::string& key) const;  // std::logic_error if undeclared
   const std::vector<KeySpec>& keys() const { return keys_; }  // in declaration order
   const std::vector<AliasSpec>& aliases() const { return aliases_; }
+  bool retired(const std::string& key) const { return retired_.count(key) > 0; }
 
   // The declared key a user most likely meant by `unknown`, or "" if none is close.
   std::string nearest(const std::string& unknown) const;
   // "unknown key 'train.lrr' (did you mean 'train.lr'?)", or failing a close key,
-  // the keys of the table it names or is in, or a pointer to --help.
+  // the keys of the table it names or is in, or a pointer to --help; for a
+  // retired key, what to set instead.
   std::string unknown_key_message(const std::string& unknown) const;
 
  private:
@@ -50,6 +56,7 @@ class Schema {
   std::vector<KeySpec> keys_;
   std::map<std::string, size_t> index_;
   std::vector<AliasSpec> aliases_;
+  std::map<std::string, std::string> retired_;  // key -> what to set instead
 };
 
 }  // namespace tandem

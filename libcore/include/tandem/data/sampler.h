@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "tandem/data/micro_batch.h"
+#include "tandem/train/train_keys.h"
 
 namespace tandem {
 
@@ -23,6 +24,7 @@ struct SamplerOptions {
   // Otherwise the last, partial global batch is filled up with samples from the
   // start of the epoch's order, marked invalid.
   bool drop_last = true;
+  KeyNames key;  // the keys that messages name: train.micro_batch, or dit.micro_batch ...
 };
 
 // The micro-batch (0 .. world_size * grad_accum - 1 within a global batch) that
@@ -37,7 +39,7 @@ inline int64_t micro_batch_index(int accum_step, int world_size, int rank) {
 
 // train.global_batch / (train.micro_batch x world_size). Throws UsageError when
 // that is not a whole number, suggesting the nearest global batches that are.
-int64_t derive_grad_accum(int64_t global_batch, int64_t micro_batch, int world_size);
+int64_t derive_grad_accum(int64_t global_batch, int64_t micro_batch, int world_size, const KeyNames& key = {});
 
 class Sampler {
  public:

@@ -11,6 +11,7 @@ struct DistSettings {
   std::string backend;  // auto | mpi | nccl
   std::string device;   // auto | cpu | cuda
   double timeout_s = 600;
+  double bucket_mb = 25;  // gradient buckets all-reduced during backward
 };
 
 void add_dist_keys(Schema& schema);

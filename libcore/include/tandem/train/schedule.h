@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "tandem/train/train_keys.h"
+
 namespace tandem {
 
 struct Schedule {
@@ -20,10 +22,11 @@ struct Schedule {
   // min_lr past total_steps.
   double at(int64_t step) const;
 
-  // Throws a UsageError naming the train.* key at fault: an unknown kind, a
-  // rate that is not positive, min_lr above lr (where the kind uses it), a
-  // negative warmup, or a warmup that does not end before total_steps.
-  void validate() const;
+  // Throws a UsageError naming the key at fault as the user set it (`key`):
+  // an unknown kind, a rate that is not positive, min_lr above lr (where the
+  // kind uses it), a negative warmup, or a warmup that does not end before
+  // total_steps.
+  void validate(const KeyNames& key = {}) const;
 };
 
 }  // namespace tandem

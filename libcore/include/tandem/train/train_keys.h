@@ -1,53 +1,66 @@
 #pragma once
-// The train.* and obs.* keys every app shares, so that job files, scripts and
-// tests can rely on the same names across apps, and reading them back checked.
+// The settings of a training run, each declared once in train_keys.cpp (key,
+// field, default, doc, check), so that job files, scripts and tests rely on
+// the same names in every app and --help, the schema and the checks agree.
+//
+// An app that trains one model takes every key under [train]. An app that
+// trains several in one job (apps/vavae: a VAE, a DiT, a judging classifier)
+// gives each model a table of its own for the keys that differ by model (how
+// long, how large a batch, the optimizer and its schedule); the keys of the
+// run itself (seed, precision, checkpoints, resume) stay under [train].
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tandem {
 
 class Schema;
 class Config;
 
-// Defaults an app may choose for its users; the keys are the same everywhere.
-struct TrainDefaults {
-  std::string out_dir = "runs/run";
-  int64_t micro_batch = 8;
-  int64_t grad_accum = 1;
-  int64_t max_steps = 0;
-  int64_t epochs = 1;
-  double lr = 3e-4;
-  double min_lr = 0.0;
-  int64_t warmup_steps = 0;
-  std::string schedule = "cosine";
-  double weight_decay = 0.1;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double ema_decay = 0.0;
-  std::string best_metric = "eval_loss";
-  std::string best_mode = "min";
+// The key a user sets for a field of TrainSettings: "train.lr", or "dit.lr"
+// when the model's keys live in [dit]. Messages about a setting name it
+// through this, so that they name the key the user actually wrote.
+struct KeyNames {
+  std::string model_table = "train";
+  std::string operator()(const std::string& field) const;
 };
 
 struct TrainSettings {
-  std::string out_dir;
-  int64_t seed;
-  int64_t max_steps, epochs;
-  int64_t micro_batch, global_batch, grad_accum;
-  double lr, min_lr;
-  int64_t warmup_steps;
-  std::string schedule;
-  double weight_decay, beta1, beta2, eps, grad_clip;
-  std::string precision;
-  int64_t eval_every, ckpt_every, keep_last, log_every, max_bad_steps;
-  std::string resume;
-  double ema_decay;
-  std::string best_metric, best_mode;
-  double bucket_mb;
-  double gpu_every_s;
+  // The run's keys, always under [train] (gpu_every_s is obs.gpu_every_s).
+  std::string out_dir = "runs/run";
+  int64_t seed = 1337;
+  int64_t global_batch = 0, grad_accum = 1;
+  double min_lr = 0.0, eps = 1e-8;
+  std::string precision = "auto";
+  int64_t eval_every = 0, ckpt_every = 0, keep_last = 3, log_every = 10, max_bad_steps = 10;
+  std::string resume = "auto";
+  std::string best_metric = "eval_loss", best_mode = "min";
+  double gpu_every_s = 30.0;
+
+  // The model's keys: under [train], or the model's own table.
+  int64_t max_steps = 0, epochs = 1, micro_batch = 8;
+  double lr = 3e-4;
+  std::string schedule = "cosine";
+  int64_t warmup_steps = 0;
+  double weight_decay = 0.1, beta1 = 0.9, beta2 = 0.999, grad_clip = 1.0, ema_decay = 0.0;
+
+  KeyNames key;
 };
 
-void add_train_keys(Schema& schema, const TrainDefaults& defaults = {});
-// Throws UsageError naming the key for values no run could use.
-TrainSettings train_settings(const Config& config);
+// Every setting under [train], with the app's `defaults`.
+void add_train_keys(Schema& schema, const TrainSettings& defaults = {});
+// For an app that trains several models: the run's keys under [train], none
+// of the model's; each model then adds its table with add_model_keys. The
+// model's keys under [train] are retired (Schema::retire): set there, they
+// are refused with the keys of `model_tables` to set instead.
+void add_run_keys(Schema& schema, const TrainSettings& defaults, const std::vector<std::string>& model_tables);
+// The model's keys under [table]; `what` starts each doc ("train-dit").
+void add_model_keys(Schema& schema, const std::string& table, const std::string& what,
+                    const TrainSettings& defaults = {});
+
+// The settings of the model whose keys are under [model_table], with the
+// run's from [train]. Throws UsageError naming the key for values no run
+// could use.
+TrainSettings train_settings(const Config& config, const std::string& model_table = "train");
 
 }  // namespace tandem

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tandem/train/task.h"
+#include "tandem/train/train_keys.h"
 
 namespace tandem {
 
@@ -21,10 +22,12 @@ std::string trained_model(const std::string& out_dir);
 
 class Trainer {
  public:
-  // `config` must hold the dist.* and train.* keys (add_dist_keys,
-  // add_train_keys). Every check of the settings and of the run directory
-  // happens here, before any work, and throws UsageError.
-  Trainer(World& world, const Config& config, Task& task);
+  // `config` must hold the dist.* keys (add_dist_keys); it is saved with
+  // every checkpoint. `settings` come from train_settings(config), which an
+  // app may adjust (apps/vavae gives each stage its own out_dir). Every check
+  // of the settings and of the run directory happens here, before any work,
+  // and throws UsageError.
+  Trainer(World& world, const Config& config, Task& task, TrainSettings settings);
   ~Trainer();
 
   // Trains to the last step and returns kExitOk, or stops at a step boundary
