@@ -29,8 +29,7 @@ void add_data_keys(tandem::Schema& s) {
         "no decoding (skipped when larger than data.cache_max_gb)");
   s.add("data.cache_dir", std::string(""), "where image caches are kept; empty: ~/.cache/tandem/carotid");
   s.add("data.cache_max_gb", 8.0, "largest image cache held in memory per rank, GB");
-  s.add("data.num_workers", int64_t{0},
-        "threads per rank decoding images; 0: the rank's compute threads");
+  s.add("data.num_workers", int64_t{0}, "threads per rank decoding images; 0: the rank's compute threads");
 }
 
 void add_augment_keys(tandem::Schema& s) {

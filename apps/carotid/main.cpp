@@ -24,8 +24,7 @@ int plot_out_of_place(tandem::World&, const tandem::Config&) {
 
 const std::vector<tandem::Command>& commands() {
   static const std::vector<tandem::Command> table = {
-      {"train", "--root-dir DIR --label-excel label.xlsx [--epochs 50 ...] (the default)", carotid::run_train,
-       true},
+      {"train", "--root-dir DIR --label-excel label.xlsx [--epochs 50 ...] (the default)", carotid::run_train, true},
       {"predict", "--model RUN/models/best_model.h5 --input DIR [--labels FILE]", carotid::run_predict},
       {"plot", "RUN_DIR: charts of metrics.jsonl", plot_out_of_place}};
   return table;

@@ -26,8 +26,8 @@ struct Collective {
 
 }  // namespace
 
-void print_bandwidth(tandem::World& world, tandem::Communicator& comm,
-                     const tandem::Placement& placement, int64_t max_mb, int64_t iters) {
+void print_bandwidth(tandem::World& world, tandem::Communicator& comm, const tandem::Placement& placement,
+                     int64_t max_mb, int64_t iters) {
   const torch::Device device(placement.torch_device());
   const int size = world.size();
   const std::vector<Collective> collectives = {
@@ -35,8 +35,7 @@ void print_bandwidth(tandem::World& world, tandem::Communicator& comm,
        [&](torch::Tensor& buf, torch::Tensor&) { comm.allreduce(buf, tandem::ReduceOp::Sum); }},
       {"allgather", [](int n) { return double(n - 1) / n; },
        [&](torch::Tensor& buf, torch::Tensor& out) { comm.allgather(buf, out); }},
-      {"broadcast", [](int) { return 1.0; },
-       [&](torch::Tensor& buf, torch::Tensor&) { comm.broadcast(buf, 0); }},
+      {"broadcast", [](int) { return 1.0; }, [&](torch::Tensor& buf, torch::Tensor&) { comm.broadcast(buf, 0); }},
   };
   auto sync = [&] {
     if (placement.cuda) torch::cuda::synchronize();
@@ -44,10 +43,9 @@ void print_bandwidth(tandem::World& world, tandem::Communicator& comm,
 
   for (const auto& c : collectives) {
     if (world.rank() == 0) {
-      std::cout << "\nBandwidth: " << c.name << ", f32, " << size << " ranks, " << comm.backend()
-                << " backend, " << iters << " iterations per size\n";
-      std::printf("%14s %12s %12s %12s %12s\n", "size(B)", "count", "time(us)", "algbw(GB/s)",
-                  "busbw(GB/s)");
+      std::cout << "\nBandwidth: " << c.name << ", f32, " << size << " ranks, " << comm.backend() << " backend, "
+                << iters << " iterations per size\n";
+      std::printf("%14s %12s %12s %12s %12s\n", "size(B)", "count", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
     }
     double bus_sum = 0;
     int rows = 0;
@@ -66,8 +64,7 @@ void print_bandwidth(tandem::World& world, tandem::Communicator& comm,
       const auto t0 = std::chrono::steady_clock::now();
       for (int64_t i = 0; i < iters; ++i) c.run(buf, out);
       sync();
-      double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                      .count() / iters;
+      double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iters;
       // The slowest rank sets the pace of a collective.
       auto t = torch::full({1}, us, torch::TensorOptions().dtype(torch::kFloat64).device(device));
       comm.allreduce(t, tandem::ReduceOp::Max);

@@ -12,7 +12,7 @@ struct Placement;
 
 namespace envcheck {
 
-void print_bandwidth(tandem::World& world, tandem::Communicator& comm,
-                     const tandem::Placement& placement, int64_t max_mb, int64_t iters);
+void print_bandwidth(tandem::World& world, tandem::Communicator& comm, const tandem::Placement& placement,
+                     int64_t max_mb, int64_t iters);
 
 }  // namespace envcheck

@@ -20,8 +20,7 @@ namespace {
 tandem::Schema envcheck_schema() {
   tandem::Schema schema;
   tandem::add_dist_keys(schema);
-  schema.add("envcheck.test", false,
-             "check every collective for correctness, then print a bandwidth table");
+  schema.add("envcheck.test", false, "check every collective for correctness, then print a bandwidth table");
   schema.add("envcheck.max_mb", int64_t{64}, "largest message of the --test sweeps, in MiB");
   schema.add("envcheck.iters", int64_t{20}, "timed repetitions per size in the bandwidth table");
   schema.alias("--test", "envcheck.test");
@@ -31,20 +30,18 @@ tandem::Schema envcheck_schema() {
 int run(tandem::World& world, int argc, char** argv) {
   const auto schema = envcheck_schema();
   std::ostringstream quiet;
-  auto cli = tandem::parse_command_line(
-      argc, argv, schema, "tandem envcheck: report the environment; --test checks collectives",
-      world.rank() == 0 ? std::cout : quiet);
+  auto cli = tandem::parse_command_line(argc, argv, schema,
+                                        "tandem envcheck: report the environment; --test checks collectives",
+                                        world.rank() == 0 ? std::cout : quiet);
   if (cli.help) return 0;
   if (!cli.positional.empty())
-    throw tandem::UsageError("envcheck takes no positional arguments, got '" +
-                             cli.positional.front() + "'");
+    throw tandem::UsageError("envcheck takes no positional arguments, got '" + cli.positional.front() + "'");
   const auto& cfg = cli.config;
   const auto dist = tandem::dist_settings(cfg);
   const int64_t max_mb = cfg.get_int("envcheck.max_mb");
   const int64_t iters = cfg.get_int("envcheck.iters");
   if (max_mb < 1 || max_mb > 4096)
-    throw tandem::UsageError("envcheck.max_mb must be between 1 and 4096, got " +
-                             std::to_string(max_mb));
+    throw tandem::UsageError("envcheck.max_mb must be between 1 and 4096, got " + std::to_string(max_mb));
   if (iters < 1) throw tandem::UsageError("envcheck.iters must be at least 1");
   world.watchdog().set_timeout(dist.timeout_s);
 

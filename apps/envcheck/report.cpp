@@ -34,9 +34,9 @@ std::vector<std::string> relevant_environment() {
 std::string rank_line(const tandem::World& world, const tandem::Placement& placement) {
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   char line[256];
-  std::snprintf(line, sizeof line, "  rank %-4d %-20s local %d/%d  node-leader %-3s device %-8s %s",
-                world.rank(), world.host().c_str(), world.local_rank(), world.local_size(),
-                world.local_rank() == 0 ? "yes" : "no", placement.torch_device().c_str(),
+  std::snprintf(line, sizeof line, "  rank %-4d %-20s local %d/%d  node-leader %-3s device %-8s %s", world.rank(),
+                world.host().c_str(), world.local_rank(), world.local_size(), world.local_rank() == 0 ? "yes" : "no",
+                placement.torch_device().c_str(),
                 visible ? (std::string("CUDA_VISIBLE_DEVICES=") + visible).c_str() : "");
   return line;
 }
@@ -53,25 +53,22 @@ void print_report(tandem::World& world, const tandem::Placement& placement) {
 
   auto& out = std::cout;
   out << "tandem envcheck\n\nSoftware\n"
-      << "  LibTorch        " << TORCH_VERSION << " (CUDA "
-      << (torch::cuda::is_available() ? "yes" : "no") << ")\n"
+      << "  LibTorch        " << TORCH_VERSION << " (CUDA " << (torch::cuda::is_available() ? "yes" : "no") << ")\n"
       << "  CUDA runtime    " << tandem::cuda_runtime_version() << "\n"
       << "  CUDA driver     " << tandem::cuda_driver_version() << "\n"
       << "  NCCL            " << tandem::nccl_version()
       << (tandem::cuda_built() ? "" : " (built without the CUDA toolkit)") << "\n"
       << "  MPI             " << world.mpi_library() << "\n"
       << "  HDF5            " << tandem::hdf5_version() << "\n\n"
-      << "Ranks: " << world.size() << " on " << world.node_count() << " node(s), backend "
-      << placement.backend << "\n";
+      << "Ranks: " << world.size() << " on " << world.node_count() << " node(s), backend " << placement.backend << "\n";
   for (int r = 0; r < world.size(); ++r) out << all.c_str() + r * kLine << "\n";
 
   const auto gpus = tandem::visible_gpus();
   out << "\nGPUs visible to rank 0: " << gpus.size() << "\n";
   for (const auto& g : gpus) {
     char line[256];
-    std::snprintf(line, sizeof line, "  cuda:%d  %-28s %6.1f GiB  sm_%d%d  bf16 %-3s  %s", g.index,
-                  g.name.c_str(), g.total_bytes / double(1 << 30), g.cc_major, g.cc_minor,
-                  g.bf16() ? "yes" : "no", g.bus_id.c_str());
+    std::snprintf(line, sizeof line, "  cuda:%d  %-28s %6.1f GiB  sm_%d%d  bf16 %-3s  %s", g.index, g.name.c_str(),
+                  g.total_bytes / double(1 << 30), g.cc_major, g.cc_minor, g.bf16() ? "yes" : "no", g.bus_id.c_str());
     out << line << "\n";
   }
   out << "\nEnvironment\n";

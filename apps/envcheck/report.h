@@ -3,7 +3,7 @@
 namespace tandem {
 class World;
 struct Placement;
-}
+}  // namespace tandem
 
 namespace envcheck {
 

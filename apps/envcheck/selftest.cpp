@@ -22,8 +22,7 @@ namespace {
 // exception: NCCL's ncclAvg multiplies each input by 1/n in the element type
 // before summing, and 1/3, 1/5, 1/6... round in f16 and bf16.
 torch::Tensor pattern(int64_t n, c10::ScalarType type, const torch::Device& device) {
-  return (torch::arange(n, torch::TensorOptions().dtype(torch::kLong).device(device)) % 7 + 1)
-      .to(type);
+  return (torch::arange(n, torch::TensorOptions().dtype(torch::kLong).device(device)) % 7 + 1).to(type);
 }
 
 std::vector<int64_t> element_counts(int64_t max_mb, int64_t elem_size) {
@@ -45,18 +44,16 @@ struct Check {
 // addition, each at most half a unit of the element type's precision relative
 // to a partial sum no larger than the result: within (ranks + 1) / 2 units,
 // relative, whatever order the ring adds in.
-bool reduced_as_expected(const at::Tensor& got, const at::Tensor& want, tandem::ReduceOp op,
-                         int ranks) {
+bool reduced_as_expected(const at::Tensor& got, const at::Tensor& want, tandem::ReduceOp op, int ranks) {
   if (op != tandem::ReduceOp::Avg || !got.is_floating_point()) return torch::equal(got, want);
   const double eps = got.scalar_type() == torch::kBFloat16 ? 1.0 / 128
                      : got.scalar_type() == torch::kHalf   ? 1.0 / 1024
                      : got.scalar_type() == torch::kFloat  ? 1.0 / (1 << 23)
-                                                            : 1.0 / (1ll << 52);
+                                                           : 1.0 / (1ll << 52);
   return torch::allclose(got.to(torch::kDouble), want.to(torch::kDouble), (ranks + 1) / 2.0 * eps, 0.0);
 }
 
-int run_selftest(tandem::World& world, tandem::Communicator& comm,
-                 const tandem::Placement& placement, int64_t max_mb) {
+int run_selftest(tandem::World& world, tandem::Communicator& comm, const tandem::Placement& placement, int64_t max_mb) {
   const torch::Device device(placement.torch_device());
   const int r = world.rank(), size = world.size();
   const int64_t tri = int64_t{size} * (size + 1) / 2;
@@ -98,13 +95,12 @@ int run_selftest(tandem::World& world, tandem::Communicator& comm,
        }},
   };
   checks.insert(checks.end(), others.begin(), others.end());
-  const std::vector<c10::ScalarType> types = {torch::kFloat32, torch::kFloat16, torch::kBFloat16,
-                                              torch::kFloat64, torch::kInt64};
+  const std::vector<c10::ScalarType> types = {torch::kFloat32, torch::kFloat16, torch::kBFloat16, torch::kFloat64,
+                                              torch::kInt64};
 
   if (r == 0)
-    std::cout << "\nSelf-test: " << checks.size() << " collectives x " << types.size()
-              << " dtypes, 1 element to " << max_mb << " MiB, " << size << " ranks, "
-              << comm.backend() << " backend\n";
+    std::cout << "\nSelf-test: " << checks.size() << " collectives x " << types.size() << " dtypes, 1 element to "
+              << max_mb << " MiB, " << size << " ranks, " << comm.backend() << " backend\n";
   int failures = 0;
   for (const auto& check : checks) {
     for (auto type : types) {
@@ -117,14 +113,13 @@ int run_selftest(tandem::World& world, tandem::Communicator& comm,
         }
       }
       if (failed_here)
-        tandem::log::error("self-test: ", check.name, " ", c10::toString(type), " wrong at ",
-                           first_bad, " elements (", failed_here, " of ", counts.size(),
-                           " sizes)");
+        tandem::log::error("self-test: ", check.name, " ", c10::toString(type), " wrong at ", first_bad, " elements (",
+                           failed_here, " of ", counts.size(), " sizes)");
       failures += failed_here;
       if (r == 0) {
         char line[160];
-        std::snprintf(line, sizeof line, "  %-16s %-9s %zu sizes  %s", check.name.c_str(),
-                      c10::toString(type), counts.size(), failed_here ? "FAILED on rank 0" : "ok");
+        std::snprintf(line, sizeof line, "  %-16s %-9s %zu sizes  %s", check.name.c_str(), c10::toString(type),
+                      counts.size(), failed_here ? "FAILED on rank 0" : "ok");
         std::cout << line << "\n";
       }
     }

@@ -16,11 +16,9 @@ namespace envcheck {
 
 // Whether `got` is `want` as an allreduce of `op` over `ranks` can deliver it:
 // exactly, but for floating-point averages (see selftest.cpp).
-bool reduced_as_expected(const at::Tensor& got, const at::Tensor& want, tandem::ReduceOp op,
-                         int ranks);
+bool reduced_as_expected(const at::Tensor& got, const at::Tensor& want, tandem::ReduceOp op, int ranks);
 
 // Returns the number of failed checks summed over all ranks (0: all passed).
-int run_selftest(tandem::World& world, tandem::Communicator& comm,
-                 const tandem::Placement& placement, int64_t max_mb);
+int run_selftest(tandem::World& world, tandem::Communicator& comm, const tandem::Placement& placement, int64_t max_mb);
 
 }  // namespace envcheck

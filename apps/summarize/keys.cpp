@@ -29,8 +29,7 @@ tandem::Schema summarize_schema() {
   s.add("data.prompt_template", std::string("\n\n### DIALOGUE:\n{dialogue}\n\n### SUMMARY:\n"),
         "text before the summary; {dialogue} is replaced by the dialogue");
   s.add("data.max_tokens", int64_t{0}, "longest training sequence; 0: the model's block size");
-  s.add("data.cache_dir", std::string(""),
-        "where tokenized data is cached; empty: ~/.cache/tandem/summarize");
+  s.add("data.cache_dir", std::string(""), "where tokenized data is cached; empty: ~/.cache/tandem/summarize");
   s.add("tokenizer.dir", std::string(""),
         "gpt2.tiktoken, encoder.json + vocab.bpe or vocab.json + merges.txt; empty: "
         "~/.cache/tandem/gpt2 (env/tokenizer.sh)");

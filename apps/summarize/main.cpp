@@ -25,8 +25,7 @@ const std::vector<tandem::Command>& commands() {
       {"predict", "submission.csv (id,summary) for the test file", summarize::run_predict},
       {"generate", "continues --prompt TEXT (or --prompt-file F) from --checkpoint C or --hf DIR",
        summarize::run_generate},
-      {"export", "--checkpoint C --out DIR: config.json + model.safetensors for transformers",
-       summarize::run_export},
+      {"export", "--checkpoint C --out DIR: config.json + model.safetensors for transformers", summarize::run_export},
       {"tokenize", "--text-file F [--decode]: GPT-2 token ids per line, as JSON", summarize::run_tokenize},
       {"score", "--pred P.csv --ref R.csv [--stemmer]: ROUGE of two id,summary files", summarize::run_score}};
   return table;
@@ -35,20 +34,18 @@ const std::vector<tandem::Command>& commands() {
 int run(tandem::World& world, int argc, char** argv) {
   const auto schema = summarize::summarize_schema();
   std::ostringstream quiet;
-  auto cli = tandem::parse_command_line(
-      argc, argv, schema,
-      "apps/summarize [COMMAND] [options]\n"
-      "GPT-2 dialogue summarization; with no data given, a built-in demo corpus\n" +
-          tandem::commands_help(commands()),
-      world.rank() == 0 ? std::cout : quiet);
+  auto cli = tandem::parse_command_line(argc, argv, schema,
+                                        "apps/summarize [COMMAND] [options]\n"
+                                        "GPT-2 dialogue summarization; with no data given, a built-in demo corpus\n" +
+                                            tandem::commands_help(commands()),
+                                        world.rank() == 0 ? std::cout : quiet);
   if (cli.help) return tandem::kExitOk;
   const tandem::Command& command = tandem::find_command(commands(), cli.positional, "all");
   const auto demo = summarize::apply_demo_defaults(cli.config);
   // Only the commands that read the data say so; generate's output is the text alone.
   const std::string& name = command.name;
   const bool reads_data = name == "all" || name == "train" || name == "eval" || name == "predict";
-  if (!demo.empty() && reads_data)
-    tandem::log::info("no data.train_csv: built-in demo corpus, with ", demo);
+  if (!demo.empty() && reads_data) tandem::log::info("no data.train_csv: built-in demo corpus, with ", demo);
   return tandem::run_command(command, world, cli.config);
 }
 

@@ -43,8 +43,7 @@ void add_data_keys(tandem::Schema& s) {
   s.add("data.root", std::string("data_split"),
         "folder with train/ and val/, each holding user1, user2, ... folders of .png/.jpg/.jpeg images");
   s.add("data.image_size", int64_t{256}, "images are resized to this many pixels square");
-  s.add("data.hflip", false,
-        "flip training images horizontally at random (off: a flipped spectrogram reverses time)");
+  s.add("data.hflip", false, "flip training images horizontally at random (off: a flipped spectrogram reverses time)");
 }
 
 void add_vae_keys(tandem::Schema& s) {

@@ -23,8 +23,7 @@ namespace {
 // requeue; extract and sample have no checkpoint to write and just stop.
 const std::vector<tandem::Command>& commands() {
   static const std::vector<tandem::Command> table = {
-      {"train-vae", "train the VAE on data.root/train (OUT/vae/, OUT/vae/vae.safetensors)", vavae::run_train_vae,
-       true},
+      {"train-vae", "train the VAE on data.root/train (OUT/vae/, OUT/vae/vae.safetensors)", vavae::run_train_vae, true},
       {"extract", "encode train and val (OUT/latent_features/{train,val}.h5)", vavae::run_extract},
       {"train-dit", "train the DiT on the latents (OUT/dit/)", vavae::run_train_dit, true},
       {"sample",
@@ -35,8 +34,7 @@ const std::vector<tandem::Command>& commands() {
        "how often a classifier of real images recognises the user of a generated one\n"
        "(OUT/evaluate/evaluate.json)",
        vavae::run_evaluate, true},
-      {"complete", "all of the above in order, skipping finished stages unless --force", vavae::run_complete,
-       true}};
+      {"complete", "all of the above in order, skipping finished stages unless --force", vavae::run_complete, true}};
   return table;
 }
 

@@ -18,8 +18,7 @@ namespace {
     std::cerr << "error: " << what << std::endl;
   else
     std::cerr << "error (rank " << world.rank() << "): " << what << std::endl;
-  log::write(log::Level::Debug, std::string("exiting with status ") + std::to_string(status) +
-                                    ": " + what);
+  log::write(log::Level::Debug, std::string("exiting with status ") + std::to_string(status) + ": " + what);
   log::close_file();
   std::fflush(nullptr);
   _exit(status);
@@ -30,8 +29,7 @@ namespace {
 int run_program(int argc, char** argv, const std::function<int(World&, int, char**)>& body) {
   World world(argc, argv);
   try {
-    if (const std::string why = launcher_disagrees(world.size()); !why.empty())
-      throw UsageError(why);
+    if (const std::string why = launcher_disagrees(world.size()); !why.empty()) throw UsageError(why);
     return body(world, argc, argv);
   } catch (const UsageError& e) {
     fail(world, e.what(), kExitUsage);

@@ -19,11 +19,16 @@ namespace bench {
 BaselineFlags::BaselineFlags() : device(torch::cuda::is_available() ? "cuda" : "cpu") {}
 
 bool BaselineFlags::take(const std::string& key, const char* value) {
-  if (key == "--threads") threads = std::atoi(value);
-  else if (key == "--repeats") repeats = std::max(1, std::atoi(value));
-  else if (key == "--device") device = value;
-  else if (key == "--python") python = value;
-  else return false;
+  if (key == "--threads")
+    threads = std::atoi(value);
+  else if (key == "--repeats")
+    repeats = std::max(1, std::atoi(value));
+  else if (key == "--device")
+    device = value;
+  else if (key == "--python")
+    python = value;
+  else
+    return false;
   return true;
 }
 
@@ -51,15 +56,21 @@ std::optional<Figures> run_python(const std::string& script_name, const std::str
   const size_t end = output.find_last_not_of('\n');
   const size_t begin = end == std::string::npos ? 0 : output.rfind('\n', end);
   const auto json = nlohmann::json::parse(
-      end == std::string::npos ? std::string() : output.substr(begin == std::string::npos ? 0 : begin + 1), nullptr, false);
+      end == std::string::npos ? std::string() : output.substr(begin == std::string::npos ? 0 : begin + 1), nullptr,
+      false);
   if (!json.is_discarded() && json.contains("error")) {
     *why = json["error"].get<std::string>();
   } else if (status != 0 || json.is_discarded() || !json.contains(rate_key)) {
     *why = "unexpected output (status " + std::to_string(status) + ") from " + command + ": " + output;
   }
   if (!why->empty()) return std::nullopt;
-  return Figures{json[rate_key], json["loss_first"], json["loss_last"], json["parameters"],
-                 json.value("forward_ms", -1.0), json.value("backward_ms", -1.0), json.value("optimizer_ms", -1.0)};
+  return Figures{json[rate_key],
+                 json["loss_first"],
+                 json["loss_last"],
+                 json["parameters"],
+                 json.value("forward_ms", -1.0),
+                 json.value("backward_ms", -1.0),
+                 json.value("optimizer_ms", -1.0)};
 }
 
 Race race(int repeats, const std::function<Figures()>& ours,

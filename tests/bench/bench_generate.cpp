@@ -85,26 +85,36 @@ int main(int argc, char** argv) {
   int64_t prompt_flag = 0, new_flag = 0;
   int threads = 2, repeats = 2;
   const auto take = [&](const std::string& key, const char* value) {
-    if (key == "--presets") presets = value;
-    else if (key == "--batches") batches = value;
-    else if (key == "--prompt") prompt_flag = std::atoll(value);
-    else if (key == "--new") new_flag = std::atoll(value);
-    else if (key == "--threads") threads = std::atoi(value);
-    else if (key == "--repeats") repeats = std::max(1, std::atoi(value));
-    else if (key == "--device") device_name = value;
-    else return false;
+    if (key == "--presets")
+      presets = value;
+    else if (key == "--batches")
+      batches = value;
+    else if (key == "--prompt")
+      prompt_flag = std::atoll(value);
+    else if (key == "--new")
+      new_flag = std::atoll(value);
+    else if (key == "--threads")
+      threads = std::atoi(value);
+    else if (key == "--repeats")
+      repeats = std::max(1, std::atoi(value));
+    else if (key == "--device")
+      device_name = value;
+    else
+      return false;
     return true;
   };
-  const char* usage = "[--presets tiny,gpt2] [--batches 1,8] [--prompt N] [--new N] [--threads N] [--repeats N] "
-                      "[--device cpu|cuda]";
+  const char* usage =
+      "[--presets tiny,gpt2] [--batches 1,8] [--prompt N] [--new N] [--threads N] [--repeats N] "
+      "[--device cpu|cuda]";
   if (const auto stop = bench::parse_flags(argc, argv, "bench_generate", usage, take)) return *stop;
 
   try {
     at::set_num_threads(threads);
     const torch::Device device(device_name);
-    std::printf("GPT-2 greedy generation, fp32 on %s, %d intra-op threads; random prompts, fresh weights; "
-                "best of %d alternating runs\n",
-                device_name.c_str(), threads, repeats);
+    std::printf(
+        "GPT-2 greedy generation, fp32 on %s, %d intra-op threads; random prompts, fresh weights; "
+        "best of %d alternating runs\n",
+        device_name.c_str(), threads, repeats);
     std::printf("%-6s %5s %7s %5s %-9s %10s %10s %9s %s\n", "preset", "batch", "prompt", "new", "mode", "seconds",
                 "tokens/s", "vs no-kv", "same tokens");
     for (const auto& preset : bench::split(presets)) {
@@ -113,7 +123,8 @@ int main(int argc, char** argv) {
       const int64_t prompt_len = prompt_flag > 0 ? prompt_flag : (tiny ? 64 : 32);
       const int64_t new_tokens = new_flag > 0 ? new_flag : (tiny ? 64 : 32);
       if (prompt_len + new_tokens > config.block_size)
-        throw tandem::UsageError("prompt + new exceed " + preset + "'s block_size " + std::to_string(config.block_size));
+        throw tandem::UsageError("prompt + new exceed " + preset + "'s block_size " +
+                                 std::to_string(config.block_size));
       torch::manual_seed(0);
       summarize::GPT model(config);
       model->to(device);

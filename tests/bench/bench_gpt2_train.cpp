@@ -63,7 +63,8 @@ bench::Figures run_ours(const GPTConfig& config, const Shape& s, const torch::De
   options.beta2 = 0.95;
   options.weight_decay = 0.1;
   tandem::AdamW optimizer(params, options, [](const std::string&, const at::Tensor& p) { return p.dim() >= 2; });
-  const at::Tensor idx = torch::randint(config.vocab_size, {s.batch, s.seq}, torch::TensorOptions(torch::kLong).device(device));
+  const at::Tensor idx =
+      torch::randint(config.vocab_size, {s.batch, s.seq}, torch::TensorOptions(torch::kLong).device(device));
   const at::Tensor every = torch::ones({s.batch, s.seq}, torch::TensorOptions(torch::kBool).device(device));
   bench::Figures figures = bench::time_training(
       device, s.warmup, s.steps, static_cast<double>(s.batch * s.seq),
@@ -87,8 +88,10 @@ std::string python_args(const GPTConfig& config, const Shape& s) {
 
 std::string flops_text(double flops_per_s) {
   char text[32];
-  if (flops_per_s >= 1e12) std::snprintf(text, sizeof text, "%.2f TFLOP/s", flops_per_s / 1e12);
-  else std::snprintf(text, sizeof text, "%.1f GFLOP/s", flops_per_s / 1e9);
+  if (flops_per_s >= 1e12)
+    std::snprintf(text, sizeof text, "%.2f TFLOP/s", flops_per_s / 1e12);
+  else
+    std::snprintf(text, sizeof text, "%.1f GFLOP/s", flops_per_s / 1e9);
   return text;
 }
 
@@ -108,16 +111,23 @@ int main(int argc, char** argv) {
   bench::BaselineFlags race_flags;
   Shape flags{0, 0, 0, -1};
   const auto take = [&](const std::string& key, const char* value) {
-    if (key == "--presets") presets = value;
-    else if (key == "--steps") flags.steps = std::atoll(value);
-    else if (key == "--warmup") flags.warmup = std::atoll(value);
-    else if (key == "--batch") flags.batch = std::atoll(value);
-    else if (key == "--seq") flags.seq = std::atoll(value);
-    else return race_flags.take(key, value);
+    if (key == "--presets")
+      presets = value;
+    else if (key == "--steps")
+      flags.steps = std::atoll(value);
+    else if (key == "--warmup")
+      flags.warmup = std::atoll(value);
+    else if (key == "--batch")
+      flags.batch = std::atoll(value);
+    else if (key == "--seq")
+      flags.seq = std::atoll(value);
+    else
+      return race_flags.take(key, value);
     return true;
   };
-  const char* usage = "[--presets tiny,gpt2] [--steps N] [--warmup N] [--batch B] [--seq T] [--threads N] "
-                      "[--repeats N] [--device cpu|cuda] [--python PATH]";
+  const char* usage =
+      "[--presets tiny,gpt2] [--steps N] [--warmup N] [--batch B] [--seq T] [--threads N] "
+      "[--repeats N] [--device cpu|cuda] [--python PATH]";
   if (const auto stop = bench::parse_flags(argc, argv, "bench_gpt2_train", usage, take)) return *stop;
 
   try {
@@ -129,17 +139,19 @@ int main(int argc, char** argv) {
       const int index = device.has_index() ? device.index() : 0;
       if (index < static_cast<int>(gpus.size())) gpu_name = gpus[index].name;
     }
-    std::printf("GPT-2 training, fp32 on %s (%s), %d intra-op threads; forward + cross-entropy + backward + AdamW; "
-                "best of %d alternating runs\n",
-                race_flags.device.c_str(), gpu_name.empty() ? "no MFU peak" : gpu_name.c_str(), race_flags.threads,
-                race_flags.repeats);
-    std::printf("%-6s %7s %7s %5s %-11s %10s %15s %6s %14s  %s\n", "preset", "params", "BxT", "steps", "impl", "tokens/s",
-                "model FLOP/s", "MFU", "loss 1st>last", "ms/step: fwd+loss bwd adamw");
+    std::printf(
+        "GPT-2 training, fp32 on %s (%s), %d intra-op threads; forward + cross-entropy + backward + AdamW; "
+        "best of %d alternating runs\n",
+        race_flags.device.c_str(), gpu_name.empty() ? "no MFU peak" : gpu_name.c_str(), race_flags.threads,
+        race_flags.repeats);
+    std::printf("%-6s %7s %7s %5s %-11s %10s %15s %6s %14s  %s\n", "preset", "params", "BxT", "steps", "impl",
+                "tokens/s", "model FLOP/s", "MFU", "loss 1st>last", "ms/step: fwd+loss bwd adamw");
     std::vector<std::string> unavailable;
     for (const auto& preset : bench::split(presets)) {
       const GPTConfig config = GPTConfig::preset(preset);
       const Shape s = shape_for(preset, flags);
-      if (s.seq > config.block_size) throw tandem::UsageError("--seq exceeds " + preset + "'s block_size " + std::to_string(config.block_size));
+      if (s.seq > config.block_size)
+        throw tandem::UsageError("--seq exceeds " + preset + "'s block_size " + std::to_string(config.block_size));
       // Every position is predicted here: the head runs on all of them.
       const double flops = config.training_flops(s.seq, s.seq) / static_cast<double>(s.seq);
       const bench::Race race = bench::race(

@@ -40,9 +40,12 @@ struct Timing {
 int run(tandem::World& world, int argc, char** argv) {
   int steps = 10, batch = 32;
   const auto take = [&](const std::string& key, const char* value) {
-    if (key == "--steps") steps = std::atoi(value);
-    else if (key == "--batch") batch = std::atoi(value);
-    else return false;
+    if (key == "--steps")
+      steps = std::atoi(value);
+    else if (key == "--batch")
+      batch = std::atoi(value);
+    else
+      return false;
     return true;
   };
   const char* usage = "[--steps N] [--batch B] (under mpirun -np 2)";
@@ -71,8 +74,7 @@ int run(tandem::World& world, int argc, char** argv) {
       if (sync) sync->prepare(true);
       net->forward(x).pow(2).mean().backward();
       if (sync) sync->finish();
-      const double ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (s >= 0) {
         t.step_ms += ms / steps;
         t.wait_ms += (sync ? sync->last_wait_ms() : 0) / steps;
@@ -88,18 +90,18 @@ int run(tandem::World& world, int argc, char** argv) {
   const auto sync_on = measure(&on);
 
   if (world.rank() == 0) {
-    std::printf("gradient sync overhead: %d ranks (mpi backend), %.1fM parameters, batch %d per "
-                "rank, %d buckets of 25 MiB, %d steps\n",
-                world.size(), count / 1e6, batch, static_cast<int>(on.num_buckets()), steps);
+    std::printf(
+        "gradient sync overhead: %d ranks (mpi backend), %.1fM parameters, batch %d per "
+        "rank, %d buckets of 25 MiB, %d steps\n",
+        world.size(), count / 1e6, batch, static_cast<int>(on.num_buckets()), steps);
     std::printf("  %-10s %10s %10s %14s\n", "mode", "ms/step", "vs local", "wait in finish");
     std::printf("  %-10s %10.1f %10.2f %14s\n", "local", local.step_ms, 1.0, "-");
-    std::printf("  %-10s %10.1f %10.2f %11.1f ms\n", "sync-off", sync_off.step_ms,
-                sync_off.step_ms / local.step_ms, sync_off.wait_ms);
-    std::printf("  %-10s %10.1f %10.2f %11.1f ms\n", "sync-on", sync_on.step_ms,
-                sync_on.step_ms / local.step_ms, sync_on.wait_ms);
+    std::printf("  %-10s %10.1f %10.2f %11.1f ms\n", "sync-off", sync_off.step_ms, sync_off.step_ms / local.step_ms,
+                sync_off.wait_ms);
+    std::printf("  %-10s %10.1f %10.2f %11.1f ms\n", "sync-on", sync_on.step_ms, sync_on.step_ms / local.step_ms,
+                sync_on.wait_ms);
     if (sync_off.wait_ms > 0)
-      std::printf("  all-reduce hidden behind backward: %.0f%%\n",
-                  100.0 * (1.0 - sync_on.wait_ms / sync_off.wait_ms));
+      std::printf("  all-reduce hidden behind backward: %.0f%%\n", 100.0 * (1.0 - sync_on.wait_ms / sync_off.wait_ms));
   }
   return 0;
 }

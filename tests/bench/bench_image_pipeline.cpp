@@ -50,8 +50,8 @@ std::vector<std::string> write_synthetic(const fs::path& dir, int64_t width, int
   const auto x = torch::linspace(0, 6.28, width).view({1, 1, width});
   std::vector<std::string> files;
   for (int k = 0; k < 32; ++k) {
-    const auto picture = 0.5 + 0.3 * torch::sin(x * (1 + k % 5)) * torch::cos(y * (1 + k % 3)) +
-                         0.05 * torch::randn({1, height, width});
+    const auto picture =
+        0.5 + 0.3 * torch::sin(x * (1 + k % 5)) * torch::cos(y * (1 + k % 3)) + 0.05 * torch::randn({1, height, width});
     files.push_back((dir / ("s" + std::to_string(k) + ".png")).string());
     image::write_png(files.back(), picture);
   }
@@ -82,11 +82,16 @@ int main(int argc, char** argv) {
   double seconds = 2;
   int64_t channels = 3;
   const auto take = [&](const std::string& key, const char* value) {
-    if (key == "--dir") dir = value;
-    else if (key == "--seconds") seconds = std::atof(value);
-    else if (key == "--channels") channels = std::atoll(value);
-    else if (key == "--synthetic") synthetic = value;
-    else return false;
+    if (key == "--dir")
+      dir = value;
+    else if (key == "--seconds")
+      seconds = std::atof(value);
+    else if (key == "--channels")
+      channels = std::atoll(value);
+    else if (key == "--synthetic")
+      synthetic = value;
+    else
+      return false;
     return true;
   };
   const char* usage = "[--dir DIR] [--seconds S] [--channels 1|3] [--synthetic WxH]";
@@ -112,10 +117,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const at::Tensor first = image::read_image(files.front(), channels);
-  std::printf("image pipeline, 1 thread: %zu PNGs under %s (first is %ldx%ld), read as %ld channel(s), "
-              "%.0f s per case\n",
-              files.size(), dir.c_str(), static_cast<long>(first.size(2)), static_cast<long>(first.size(1)),
-              static_cast<long>(channels), seconds);
+  std::printf(
+      "image pipeline, 1 thread: %zu PNGs under %s (first is %ldx%ld), read as %ld channel(s), "
+      "%.0f s per case\n",
+      files.size(), dir.c_str(), static_cast<long>(first.size(2)), static_cast<long>(first.size(1)),
+      static_cast<long>(channels), seconds);
 
   const image::AugmentOptions augment_options;
   struct Case {

@@ -72,28 +72,39 @@ int main(int argc, char** argv) {
   bench::BaselineFlags race_flags;
   int64_t batch = 0, steps = 5, warmup = 2, in_channels = 3, classes = 1000;
   const auto take = [&](const std::string& key, const char* value) {
-    if (key == "--size") sizes = value;
-    else if (key == "--depth") depths = value;
-    else if (key == "--batch") batch = std::atoll(value);
-    else if (key == "--steps") steps = std::atoll(value);
-    else if (key == "--warmup") warmup = std::atoll(value);
-    else if (key == "--stem") stem = value;
-    else if (key == "--in-channels") in_channels = std::atoll(value);
-    else if (key == "--classes") classes = std::atoll(value);
-    else return race_flags.take(key, value);
+    if (key == "--size")
+      sizes = value;
+    else if (key == "--depth")
+      depths = value;
+    else if (key == "--batch")
+      batch = std::atoll(value);
+    else if (key == "--steps")
+      steps = std::atoll(value);
+    else if (key == "--warmup")
+      warmup = std::atoll(value);
+    else if (key == "--stem")
+      stem = value;
+    else if (key == "--in-channels")
+      in_channels = std::atoll(value);
+    else if (key == "--classes")
+      classes = std::atoll(value);
+    else
+      return race_flags.take(key, value);
     return true;
   };
-  const char* usage = "[--size 224,28] [--depth 18,34] [--batch B] [--steps N] [--warmup N] "
-                      "[--stem imagenet|small] [--in-channels C] [--classes K] [--threads N] [--repeats N] "
-                      "[--device cpu|cuda] [--python PATH]";
+  const char* usage =
+      "[--size 224,28] [--depth 18,34] [--batch B] [--steps N] [--warmup N] "
+      "[--stem imagenet|small] [--in-channels C] [--classes K] [--threads N] [--repeats N] "
+      "[--device cpu|cuda] [--python PATH]";
   if (const auto stop = bench::parse_flags(argc, argv, "bench_resnet_train", usage, take)) return *stop;
 
   try {
     at::set_num_threads(race_flags.threads);
     const torch::Device device(race_flags.device);
-    std::printf("ResNet training, fp32 on %s, %d intra-op threads; forward + cross-entropy + backward + AdamW; "
-                "best of %d alternating runs\n",
-                race_flags.device.c_str(), race_flags.threads, race_flags.repeats);
+    std::printf(
+        "ResNet training, fp32 on %s, %d intra-op threads; forward + cross-entropy + backward + AdamW; "
+        "best of %d alternating runs\n",
+        race_flags.device.c_str(), race_flags.threads, race_flags.repeats);
     std::printf("%-8s %-8s %4s %5s %5s %-11s %9s %9s %14s  %s\n", "model", "stem", "size", "batch", "steps", "impl",
                 "ms/step", "images/s", "loss 1st>last", "ms/step: fwd+loss bwd adamw");
     std::vector<std::string> unavailable;

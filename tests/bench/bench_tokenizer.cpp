@@ -73,8 +73,7 @@ std::pair<std::string, std::string> corpus(const std::string& file, size_t bytes
     text = read_file(file);
     source = file;
   } else if (const auto data = find_above("shared/data/scitldr")) {
-    for (const char* name : {"train.csv", "validation.csv", "test.csv"})
-      text += read_file(*data / name);
+    for (const char* name : {"train.csv", "validation.csv", "test.csv"}) text += read_file(*data / name);
     source = (*data / "*.csv").string();
   }
   if (text.empty()) return {synthetic_text(bytes), "synthetic words"};
@@ -114,8 +113,7 @@ Pass run_ours(const Gpt2Tokenizer& tokenizer, const std::vector<std::string_view
   return pass;
 }
 
-double run_threads(const Gpt2Tokenizer& tokenizer, const std::vector<std::string_view>& lines,
-                   int threads) {
+double run_threads(const Gpt2Tokenizer& tokenizer, const std::vector<std::string_view>& lines, int threads) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
@@ -128,8 +126,8 @@ double run_threads(const Gpt2Tokenizer& tokenizer, const std::vector<std::string
 }
 
 // tiktoken's figures, or why there are none.
-std::optional<Pass> run_tiktoken(const std::string& python, const std::string& tokenizer_dir,
-                                 const std::string& text, std::string* why) {
+std::optional<Pass> run_tiktoken(const std::string& python, const std::string& tokenizer_dir, const std::string& text,
+                                 std::string* why) {
   const fs::path script = fs::path(TANDEM_BENCH_DIR) / "bench_tokenizer_tiktoken.py";
   char pattern[] = "/tmp/bench-tokenizer-XXXXXX";
   const int fd = mkstemp(pattern);
@@ -138,8 +136,7 @@ std::optional<Pass> run_tiktoken(const std::string& python, const std::string& t
     return std::nullopt;
   }
   close(fd);
-  const std::string command = "'" + python + "' '" + script.string() + "' '" + tokenizer_dir +
-                              "' '" + pattern + "'";
+  const std::string command = "'" + python + "' '" + script.string() + "' '" + tokenizer_dir + "' '" + pattern + "'";
   std::string output;
   if (FILE* pipe = popen(command.c_str(), "r")) {
     char buffer[4096];
@@ -161,12 +158,18 @@ int main(int argc, char** argv) {
   double mb = 8;
   int threads = int(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
   const auto take = [&](const std::string& key, const char* value) {
-    if (key == "--dir") dir = value;
-    else if (key == "--text") text_file = value;
-    else if (key == "--mb") mb = std::atof(value);
-    else if (key == "--threads") threads = std::atoi(value);
-    else if (key == "--python") python = value;
-    else return false;
+    if (key == "--dir")
+      dir = value;
+    else if (key == "--text")
+      text_file = value;
+    else if (key == "--mb")
+      mb = std::atof(value);
+    else if (key == "--threads")
+      threads = std::atoi(value);
+    else if (key == "--python")
+      python = value;
+    else
+      return false;
     return true;
   };
   const char* usage = "[--dir DIR] [--text FILE] [--mb N] [--threads N] [--python PATH]";
@@ -179,8 +182,8 @@ int main(int argc, char** argv) {
     const auto [text, source] = corpus(text_file, size_t(mb * (1 << 20)));
     const auto lines = split_lines(text);
     const double size_mb = text.size() / double(1 << 20);
-    std::printf("corpus: %s, %.1f MB, %zu lines; vocabulary loaded in %.0f ms\n", source.c_str(),
-                size_mb, lines.size(), load_s * 1e3);
+    std::printf("corpus: %s, %.1f MB, %zu lines; vocabulary loaded in %.0f ms\n", source.c_str(), size_mb, lines.size(),
+                load_s * 1e3);
 
     const Pass ours = run_ours(tokenizer, lines);
     const double threaded_s = threads > 1 ? run_threads(tokenizer, lines, threads) : 0;
@@ -188,8 +191,8 @@ int main(int argc, char** argv) {
     const auto peer = run_tiktoken(python, dir, text, &why);
 
     std::printf("%-28s %12s %12s %12s\n", "", "cold MB/s", "warm MB/s", "tokens");
-    std::printf("%-28s %12.1f %12.1f %12lld\n", "ours (1 thread)", size_mb / ours.cold_s,
-                size_mb / ours.warm_s, (long long)ours.tokens);
+    std::printf("%-28s %12.1f %12.1f %12lld\n", "ours (1 thread)", size_mb / ours.cold_s, size_mb / ours.warm_s,
+                (long long)ours.tokens);
     if (threads > 1) {
       const std::string label = "ours (" + std::to_string(threads) + " threads)";
       std::printf("%-28s %12s %12.1f\n", label.c_str(), "", size_mb / threaded_s);
@@ -198,8 +201,8 @@ int main(int argc, char** argv) {
       std::printf("tiktoken baseline unavailable: %s\n", why.c_str());
       return 0;
     }
-    std::printf("%-28s %12.2f %12.2f %12lld\n", "tiktoken (1 thread)", size_mb / peer->cold_s,
-                size_mb / peer->warm_s, (long long)peer->tokens);
+    std::printf("%-28s %12.2f %12.2f %12lld\n", "tiktoken (1 thread)", size_mb / peer->cold_s, size_mb / peer->warm_s,
+                (long long)peer->tokens);
     std::printf("%-28s %11.2fx %11.2fx\n", "ratio ours/tiktoken", peer->cold_s / ours.cold_s,
                 peer->warm_s / ours.warm_s);
     const bool same = peer->tokens == ours.tokens && peer->checksum == ours.checksum;

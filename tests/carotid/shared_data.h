@@ -12,8 +12,7 @@ namespace carotid::testing {
 inline std::string shared_data(const std::string& relative) {
   namespace fs = std::filesystem;
 #ifdef TANDEM_SHARED_DATA
-  if (fs::exists(fs::path(TANDEM_SHARED_DATA) / relative))
-    return (fs::path(TANDEM_SHARED_DATA) / relative).string();
+  if (fs::exists(fs::path(TANDEM_SHARED_DATA) / relative)) return (fs::path(TANDEM_SHARED_DATA) / relative).string();
 #endif
   std::error_code ec;
   for (fs::path dir = fs::current_path(ec); !ec && !dir.empty(); dir = dir.parent_path()) {

@@ -38,7 +38,7 @@ TEST(CarotidMetrics, PersonLevelIsTheMeanOfImages) {
   // 0.7 > both (2), 0.3 > 0.2 (1), 0.1 none -> 3 / 6.
   EXPECT_NEAR(m.at("image_auc"), 0.5, 1e-6);
   EXPECT_NEAR(m.at("image_accuracy"), 2.0 / 5, 1e-6);  // 0.2 right, 0.6 wrong, 0.7 right, 0.3/0.1 wrong
-  EXPECT_EQ(m.count("person_tp"), 0u);  // counts stay in the test report
+  EXPECT_EQ(m.count("person_tp"), 0u);                 // counts stay in the test report
 }
 
 TEST(CarotidMetrics, ThreeClassesUseMacroAuc) {

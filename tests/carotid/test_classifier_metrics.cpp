@@ -58,8 +58,8 @@ TEST(BinaryMetrics, HandComputed) {
   EXPECT_DOUBLE_EQ(m.specificity, 2.0 / 3.0);
   EXPECT_DOUBLE_EQ(m.f1, 2.0 / 3.0);
   EXPECT_DOUBLE_EQ(m.balanced_accuracy, 2.0 / 3.0);
-  const double loss = -(std::log(0.9) + std::log(0.6) + std::log(0.35) + std::log(0.8) +
-                        std::log(0.4) + std::log(0.5)) / 6.0;
+  const double loss =
+      -(std::log(0.9) + std::log(0.6) + std::log(0.35) + std::log(0.8) + std::log(0.4) + std::log(0.5)) / 6.0;
   EXPECT_NEAR(m.loss, loss, 1e-12);
   // Positives {0.35, 0.8, 0.5} vs negatives {0.1, 0.4, 0.6}: 1 + 3 + 2 of 9.
   EXPECT_DOUBLE_EQ(m.auc, 6.0 / 9.0);
@@ -67,8 +67,7 @@ TEST(BinaryMetrics, HandComputed) {
 
 TEST(BinaryMetrics, UnevenCounts) {
   // tp 3, fn 1, fp 2, tn 4.
-  const auto m = binary_metrics({0.9, 0.8, 0.7, 0.2, 0.6, 0.55, 0.1, 0.2, 0.3, 0.4},
-                                {1, 1, 1, 1, 0, 0, 0, 0, 0, 0});
+  const auto m = binary_metrics({0.9, 0.8, 0.7, 0.2, 0.6, 0.55, 0.1, 0.2, 0.3, 0.4}, {1, 1, 1, 1, 0, 0, 0, 0, 0, 0});
   EXPECT_EQ(m.tp, 3);
   EXPECT_EQ(m.fn, 1);
   EXPECT_EQ(m.fp, 2);
@@ -98,7 +97,7 @@ TEST(BinaryMetrics, OneClassOnly) {
   EXPECT_EQ(m.tp, 2);
   EXPECT_EQ(m.fn, 1);
   EXPECT_DOUBLE_EQ(m.recall, 2.0 / 3.0);
-  EXPECT_DOUBLE_EQ(m.specificity, 0.0);  // no negatives
+  EXPECT_DOUBLE_EQ(m.specificity, 0.0);              // no negatives
   EXPECT_DOUBLE_EQ(m.balanced_accuracy, 2.0 / 3.0);  // the recall of the class present
   const auto negatives = binary_metrics({0.1, 0.2}, {0, 0});
   EXPECT_DOUBLE_EQ(negatives.precision, 0.0);  // nothing predicted positive
@@ -119,7 +118,7 @@ TEST(BinaryMetrics, BadInputIsRefused) {
   EXPECT_THROW(binary_metrics({}, {}), std::invalid_argument);
   EXPECT_THROW(binary_metrics({0.5, 0.5}, {1}), std::invalid_argument);
   EXPECT_THROW(binary_metrics({0.5}, {2}), std::invalid_argument);
-  EXPECT_THROW(binary_metrics({1.5}, {1}), std::invalid_argument);   // a logit
+  EXPECT_THROW(binary_metrics({1.5}, {1}), std::invalid_argument);  // a logit
   EXPECT_THROW(binary_metrics({-0.1}, {1}), std::invalid_argument);
 }
 
@@ -145,8 +144,8 @@ TEST(MulticlassMetrics, HandComputed) {
   EXPECT_EQ(m.confusion, (std::vector<std::vector<int64_t>>{{1, 0, 1}, {2, 1, 0}, {0, 0, 1}}));
   EXPECT_DOUBLE_EQ(m.accuracy, 0.5);
   EXPECT_DOUBLE_EQ(m.balanced_accuracy, (0.5 + 1.0 / 3.0 + 1.0) / 3.0);
-  const double loss = -(std::log(0.7) + std::log(0.8) + std::log(0.5) + std::log(0.4) +
-                        std::log(0.3) + std::log(0.4)) / 6.0;
+  const double loss =
+      -(std::log(0.7) + std::log(0.8) + std::log(0.5) + std::log(0.4) + std::log(0.3) + std::log(0.4)) / 6.0;
   EXPECT_NEAR(m.loss, loss, 1e-12);
   // Class 0 vs rest: positives {0.7, 0.3} over negatives {0.1, 0.2, 0.5, 0.4}: 4 + 2 of 8.
   ASSERT_EQ(m.auc_per_class.size(), 3u);
@@ -175,8 +174,8 @@ TEST(MulticlassMetrics, BadInputIsRefused) {
 
 TEST(PersonAggregation, MeanOfEachPersonsImages) {
   // A: 0.2, 0.4 -> 0.3; C: 0.6, 0.8, 0.7 -> 0.7; B: 0.9.
-  const auto scores = aggregate_by_person({"A", "C", "B", "A", "C", "C"},
-                                          Probs{0.2, 0.6, 0.9, 0.4, 0.8, 0.7}, {0, 0, 1, 0, 0, 0});
+  const auto scores =
+      aggregate_by_person({"A", "C", "B", "A", "C", "C"}, Probs{0.2, 0.6, 0.9, 0.4, 0.8, 0.7}, {0, 0, 1, 0, 0, 0});
   EXPECT_EQ(scores.persons, (std::vector<std::string>{"A", "C", "B"}));
   EXPECT_EQ(scores.labels, (Labels{0, 0, 1}));
   EXPECT_EQ(scores.image_counts, (Labels{2, 3, 1}));
@@ -195,8 +194,7 @@ TEST(PersonAggregation, MeanOfEachPersonsImages) {
 }
 
 TEST(PersonAggregation, MulticlassRowsAndConflictingLabels) {
-  const auto scores =
-      aggregate_by_person({"A", "A"}, std::vector<Probs>{{0.2, 0.3, 0.5}, {0.4, 0.5, 0.1}}, {2, 2});
+  const auto scores = aggregate_by_person({"A", "A"}, std::vector<Probs>{{0.2, 0.3, 0.5}, {0.4, 0.5, 0.1}}, {2, 2});
   ASSERT_EQ(scores.probs.size(), 1u);
   EXPECT_NEAR(scores.probs[0][0], 0.3, 1e-12);
   EXPECT_NEAR(scores.probs[0][1], 0.4, 1e-12);

@@ -29,9 +29,7 @@ using carotid::testing::XSheet;
 using tandem::UsageError;
 using S = std::string;
 
-std::string message_of(const std::function<void()>& fn) {
-  return tandem::testing::message_of<UsageError>(fn);
-}
+std::string message_of(const std::function<void()>& fn) { return tandem::testing::message_of<UsageError>(fn); }
 
 class LabelSheetTest : public tandem::testing::TempDirTest {
  protected:
@@ -60,8 +58,7 @@ TEST_F(LabelSheetTest, XlsxReaderReadsSharedAndInlineStringsNumbersFormulasAndBo
         {XCell{}, Formula{"=1+1", 2.0}},
         {Formula{"=\"x\"&\"y\"", S("xy")}, Boolean{true}},
     };
-    const auto sheets =
-        carotid::read_xlsx(xlsx({{"first", rows}, {"second", {{S("only")}}}}, inline_strings));
+    const auto sheets = carotid::read_xlsx(xlsx({{"first", rows}, {"second", {{S("only")}}}}, inline_strings));
     ASSERT_EQ(sheets.size(), 2u);
     EXPECT_EQ(sheets[0].name, "first");
     EXPECT_EQ(sheets[1].name, "second");
@@ -150,8 +147,7 @@ TEST_F(LabelSheetTest, ColumnsAreChosenByHeaderName) {
 TEST_F(LabelSheetTest, OneColumnGivenTheOtherIsTheFirstRemaining) {
   LabelSheetOptions options;
   options.label_column = "y";
-  const LabelSheet sheet =
-      read_label_sheet(xlsx(XRows{{S("y"), S("id")}, {1.0, S("A")}}), options);
+  const LabelSheet sheet = read_label_sheet(xlsx(XRows{{S("y"), S("id")}, {1.0, S("A")}}), options);
   EXPECT_EQ(sheet.id_column, "id");
   EXPECT_EQ(sheet.ids, std::vector<std::string>{"A"});
   EXPECT_EQ(sheet.labels, std::vector<int64_t>{1});
@@ -171,16 +167,15 @@ TEST_F(LabelSheetTest, TheFirstSheetUnlessOneIsNamed) {
 }
 
 TEST_F(LabelSheetTest, InlineStringsAsOpenpyxlWritesThem) {
-  const LabelSheet sheet = read_label_sheet(
-      xlsx({{"labels", {{S("ID"), S("Label")}, {S("P1"), S("benign")}, {S("P2"), S("malignant")}}}},
-           /*inline_strings=*/true));
+  const LabelSheet sheet =
+      read_label_sheet(xlsx({{"labels", {{S("ID"), S("Label")}, {S("P1"), S("benign")}, {S("P2"), S("malignant")}}}},
+                            /*inline_strings=*/true));
   EXPECT_EQ(sheet.ids, (std::vector<std::string>{"P1", "P2"}));
   EXPECT_EQ(sheet.labels, (std::vector<int64_t>{0, 1}));
 }
 
 TEST_F(LabelSheetTest, HeaderMayStartBelowEmptyRows) {
-  const LabelSheet sheet =
-      read_label_sheet(xlsx(XRows{{}, {XCell{}, XCell{}}, {S("ID"), S("Label")}, {S("A"), 1.0}}));
+  const LabelSheet sheet = read_label_sheet(xlsx(XRows{{}, {XCell{}, XCell{}}, {S("ID"), S("Label")}, {S("A"), 1.0}}));
   EXPECT_EQ(sheet.ids, std::vector<std::string>{"A"});
   EXPECT_EQ(sheet.rows, std::vector<int64_t>{4});
 }
@@ -190,8 +185,8 @@ TEST_F(LabelSheetTest, RowsWithoutAnIdAreSkippedAndCounted) {
       {S("ID"), S("Label"), S("Note")},
       {S("A"), 1.0},
       {XCell{}, 0.0, S("id lost")},  // counted
-      {},                              // blank: not counted
-      {S("  "), XCell{}, S("x")},      // spaces only: counted
+      {},                            // blank: not counted
+      {S("  "), XCell{}, S("x")},    // spaces only: counted
       {S("B"), 0.0},
   }));
   EXPECT_EQ(sheet.ids, (std::vector<std::string>{"A", "B"}));
@@ -202,31 +197,24 @@ TEST_F(LabelSheetTest, RowsWithoutAnIdAreSkippedAndCounted) {
 TEST_F(LabelSheetTest, AnEmptyLabelNamesTheRowAndThePerson) {
   const std::string file = xlsx(XRows{{S("ID"), S("Label")}, {S("A"), 1.0}, {S("B"), XCell{}}});
   const std::string message = message_of([&] { read_label_sheet(file); });
-  EXPECT_NE(message.find("label.xlsx: row 3: person B has no label in column 'Label' (B)"),
-            std::string::npos)
+  EXPECT_NE(message.find("label.xlsx: row 3: person B has no label in column 'Label' (B)"), std::string::npos)
       << message;
 }
 
 TEST_F(LabelSheetTest, DuplicateIdsNameTheirRows) {
   XRows rows = {{S("ID"), S("Label")}};
   for (int i = 1; i <= 8; ++i) rows.push_back({S("P" + std::to_string(i)), 0.0});
-  rows[4] = {12.0, 1.0};       // row 5
+  rows[4] = {12.0, 1.0};             // row 5
   rows.push_back({S("12.0"), 1.0});  // row 10: the same person as 12
   const std::string file = xlsx(rows);
-  EXPECT_EQ(message_of([&] { read_label_sheet(file); }),
-            path("label.xlsx") + ": person 12 appears in rows 5 and 10");
+  EXPECT_EQ(message_of([&] { read_label_sheet(file); }), path("label.xlsx") + ": person 12 appears in rows 5 and 10");
 }
 
 TEST_F(LabelSheetTest, DuplicateIdsTellHowManyMoreThereAre) {
-  const std::string file = xlsx(XRows{{S("ID"), S("Label")},
-                                      {S("A"), 0.0},
-                                      {S("B"), 0.0},
-                                      {S("A"), 0.0},
-                                      {S("B"), 1.0},
-                                      {S("A"), 0.0}});
+  const std::string file =
+      xlsx(XRows{{S("ID"), S("Label")}, {S("A"), 0.0}, {S("B"), 0.0}, {S("A"), 0.0}, {S("B"), 1.0}, {S("A"), 0.0}});
   EXPECT_EQ(message_of([&] { read_label_sheet(file); }),
-            path("label.xlsx") +
-                ": person A appears in rows 2, 4 and 6; 1 more person appears more than once: B");
+            path("label.xlsx") + ": person A appears in rows 2, 4 and 6; 1 more person appears more than once: B");
 }
 
 TEST_F(LabelSheetTest, ClassNamesAreNumberedInSortedOrder) {
@@ -236,7 +224,7 @@ TEST_F(LabelSheetTest, ClassNamesAreNumberedInSortedOrder) {
       {S("B"), S("malignant")},
       {S("C"), S("benign")},
       {S("D"), S("malignant")},
-      {S("E"), 2.0},  // a number among names is a name too: "2"
+      {S("E"), 2.0},       // a number among names is a name too: "2"
       {S("F"), S("2.0")},  // the same class
   }));
   EXPECT_TRUE(sheet.named_classes);
@@ -245,8 +233,8 @@ TEST_F(LabelSheetTest, ClassNamesAreNumberedInSortedOrder) {
 }
 
 TEST_F(LabelSheetTest, IntegerLabelsAreUsedAsTheyAre) {
-  const LabelSheet sheet = read_label_sheet(
-      xlsx(XRows{{S("ID"), S("Grade")}, {S("A"), 2.0}, {S("B"), S("0")}, {S("C"), Boolean{true}}}));
+  const LabelSheet sheet =
+      read_label_sheet(xlsx(XRows{{S("ID"), S("Grade")}, {S("A"), 2.0}, {S("B"), S("0")}, {S("C"), Boolean{true}}}));
   EXPECT_EQ(sheet.labels, (std::vector<int64_t>{2, 0, 1}));
   EXPECT_EQ(sheet.class_names, (std::vector<std::string>{"0", "1", "2"}));
 }
@@ -259,8 +247,7 @@ TEST_F(LabelSheetTest, NegativeOrHugeIntegerLabelsAreRefused) {
   const std::string message = message_of([&] {
     read_label_sheet(xlsx(XRows{{S("ID"), S("Age")}, {S("A"), 61.0}, {S("B"), 1961.0}}));
   });
-  EXPECT_NE(message.find("row 3: label 1961 of person B is not a class number"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find("row 3: label 1961 of person B is not a class number"), std::string::npos) << message;
   EXPECT_NE(message.find("data.label_column"), std::string::npos) << message;
 }
 
@@ -296,13 +283,14 @@ TEST_F(LabelSheetTest, AMissingSheetListsTheSheets) {
 
 TEST_F(LabelSheetTest, AnEmptySheetOrOneWithoutPersonsIsAnError) {
   const std::string empty = xlsx(std::vector<XSheet>{{"labels", {}}});
-  EXPECT_NE(message_of([&] { read_label_sheet(empty); }).find("sheet 'labels' is empty"),
+  EXPECT_NE(message_of([&] { read_label_sheet(empty); }).find("sheet 'labels' is empty"), std::string::npos);
+  EXPECT_NE(message_of([&] {
+              read_label_sheet(xlsx(XRows{{S("ID"), S("Label")}}));
+            }).find("no row below the header has a person id"),
             std::string::npos);
-  EXPECT_NE(message_of([&] { read_label_sheet(xlsx(XRows{{S("ID"), S("Label")}})); })
-                .find("no row below the header has a person id"),
-            std::string::npos);
-  EXPECT_NE(message_of([&] { read_label_sheet(xlsx(XRows{{S("ID")}, {S("A")}})); })
-                .find("needs two named columns"),
+  EXPECT_NE(message_of([&] {
+              read_label_sheet(xlsx(XRows{{S("ID")}, {S("A")}}));
+            }).find("needs two named columns"),
             std::string::npos);
 }
 
@@ -323,18 +311,14 @@ TEST_F(LabelSheetTest, CsvErrorsNameLines) {
   LabelSheetOptions options;
   options.id_column = "ID";
   EXPECT_EQ(message_of([&] { read_label_sheet(csv("id,y\n12,1\n"), options); }),
-            path("label.csv") +
-                ": no column 'ID' (did you mean 'id'?) (set data.id_column); columns: 'id', 'y'");
+            path("label.csv") + ": no column 'ID' (did you mean 'id'?) (set data.id_column); columns: 'id', 'y'");
 }
 
 TEST_F(LabelSheetTest, OtherFilesAreRefused) {
-  EXPECT_NE(message_of([&] { read_label_sheet(csv("x", "labels.txt")); })
-                .find("must be an .xlsx or .csv file"),
+  EXPECT_NE(message_of([&] { read_label_sheet(csv("x", "labels.txt")); }).find("must be an .xlsx or .csv file"),
             std::string::npos);
-  EXPECT_NE(message_of([&] { read_label_sheet(path("missing.xlsx")); }).find("no such file"),
-            std::string::npos);
-  EXPECT_NE(message_of([&] { read_label_sheet(path("missing.csv")); }).find("missing.csv"),
-            std::string::npos);
+  EXPECT_NE(message_of([&] { read_label_sheet(path("missing.xlsx")); }).find("no such file"), std::string::npos);
+  EXPECT_NE(message_of([&] { read_label_sheet(path("missing.csv")); }).find("missing.csv"), std::string::npos);
 }
 
 // ---- the real data: written by openpyxl (absolute part names, inline strings) ----

@@ -24,9 +24,7 @@ using carotid::Person;
 using carotid::PersonFolder;
 using tandem::UsageError;
 
-std::string message_of(const std::function<void()>& fn) {
-  return tandem::testing::message_of<UsageError>(fn);
-}
+std::string message_of(const std::function<void()>& fn) { return tandem::testing::message_of<UsageError>(fn); }
 
 LabelSheet sheet_of(const std::vector<std::string>& ids, const std::vector<int64_t>& labels) {
   LabelSheet sheet;
@@ -78,8 +76,7 @@ TEST_F(PersonFoldersTest, ScanFindsImagesInNestedFoldersSorted) {
   EXPECT_EQ(folders[2].id, "empty");
   std::vector<std::string> images;
   for (const auto& image : folders[1].images) images.push_back(rel(image));
-  EXPECT_EQ(images, (std::vector<std::string>{"P2/a.JPG", "P2/b.png", "P2/visit1/d.bmp",
-                                              "P2/visit2/left/c.jpeg"}));
+  EXPECT_EQ(images, (std::vector<std::string>{"P2/a.JPG", "P2/b.png", "P2/visit1/d.bmp", "P2/visit2/left/c.jpeg"}));
   EXPECT_TRUE(folders[2].images.empty());
 }
 
@@ -89,8 +86,9 @@ TEST_F(PersonFoldersTest, AMissingRootIsAUsageError) {
                 ": no such folder (set data.root to the folder with one sub-folder of images per "
                 "person)");
   std::ofstream(path("file")) << "x";
-  EXPECT_NE(message_of([&] { carotid::scan_person_folders(path("file"), "data.images"); })
-                .find("is not a folder (set data.images"),
+  EXPECT_NE(message_of([&] {
+              carotid::scan_person_folders(path("file"), "data.images");
+            }).find("is not a folder (set data.images"),
             std::string::npos);
 }
 
@@ -98,8 +96,8 @@ TEST_F(PersonFoldersTest, MatchListsAndCountsWhatDoesNotPair) {
   touch("A/1.png");
   touch("B/1.png");
   touch("B/2.png");
-  touch("C/1.png");  // no label
-  touch("D/1.png");  // no label
+  touch("C/1.png");      // no label
+  touch("D/1.png");      // no label
   touch("E/notes.txt");  // labelled, but no images
   const LabelSheet sheet = sheet_of({"B", "A", "X", "E", "Y"}, {1, 0, 1, 0, 0});
   const auto match = carotid::match_persons(sheet, carotid::scan_person_folders(root()), root());
@@ -122,8 +120,8 @@ TEST_F(PersonFoldersTest, LeadingZerosMatchWhenUnambiguous) {
   touch("007/a.png");  // Excel turned "007" into 7
   touch("12/a.png");
   touch("012/a.png");  // "12" exists too: 12 takes its exact folder, 012 stays unlabelled
-  const auto match = carotid::match_persons(sheet_of({"7", "12"}, {1, 0}),
-                                            carotid::scan_person_folders(root()), root());
+  const auto match =
+      carotid::match_persons(sheet_of({"7", "12"}, {1, 0}), carotid::scan_person_folders(root()), root());
   ASSERT_EQ(match.persons.size(), 2u);
   EXPECT_EQ(rel(match.persons[0].images[0]), "007/a.png");
   EXPECT_EQ(rel(match.persons[1].images[0]), "12/a.png");
@@ -133,11 +131,9 @@ TEST_F(PersonFoldersTest, LeadingZerosMatchWhenUnambiguous) {
 TEST_F(PersonFoldersTest, NoMatchAtAllIsAUsageErrorShowingBothSides) {
   touch("p1/a.png");
   const std::string message = message_of([&] {
-    carotid::match_persons(sheet_of({"P1", "P2"}, {0, 1}), carotid::scan_person_folders(root()),
-                           root());
+    carotid::match_persons(sheet_of({"P1", "P2"}, {0, 1}), carotid::scan_person_folders(root()), root());
   });
-  EXPECT_NE(message.find("no person has both a label in label.xlsx and images under " + root()),
-            std::string::npos)
+  EXPECT_NE(message.find("no person has both a label in label.xlsx and images under " + root()), std::string::npos)
       << message;
   EXPECT_NE(message.find("ids in the sheet: P1, P2; folders: p1"), std::string::npos) << message;
 }
@@ -165,8 +161,7 @@ TEST(LimitImages, KeepsASeededSortedSubsetPerPerson) {
     EXPECT_TRUE(std::is_sorted(kept.begin(), kept.end()));
     EXPECT_EQ(std::set<std::string>(kept.begin(), kept.end()).size(), kept.size());
     for (const auto& image : kept)
-      EXPECT_NE(std::find(original[p].images.begin(), original[p].images.end(), image),
-                original[p].images.end());
+      EXPECT_NE(std::find(original[p].images.begin(), original[p].images.end(), image), original[p].images.end());
   }
   auto again = original;
   carotid::limit_images_per_person(again, 3, 42);
@@ -198,16 +193,15 @@ TEST(LimitImages, IsTheSameOnEveryPlatform) {
   auto again = persons_with_images(1, 10);
   carotid::limit_images_per_person(again, 4, 2024);
   EXPECT_EQ(again[0].images, expected);
-  EXPECT_EQ(expected, (std::vector<std::string>{"P0/img0.png", "P0/img4.png", "P0/img6.png",
-                                              "P0/img8.png"}));
+  EXPECT_EQ(expected, (std::vector<std::string>{"P0/img0.png", "P0/img4.png", "P0/img6.png", "P0/img8.png"}));
 }
 
 TEST(PersonFoldersRealData, EveryLabelledPersonHasImages) {
   const std::string labels = carotid::testing::shared_data("breast_ultrasound/label.xlsx");
   const std::string root = carotid::testing::shared_data("breast_ultrasound/images");
   if (labels.empty() || root.empty()) GTEST_SKIP() << "../shared/data/breast_ultrasound is absent";
-  const auto match = carotid::match_persons(carotid::read_label_sheet(labels),
-                                            carotid::scan_person_folders(root), root);
+  const auto match =
+      carotid::match_persons(carotid::read_label_sheet(labels), carotid::scan_person_folders(root), root);
   EXPECT_EQ(match.persons.size(), 214u);
   EXPECT_EQ(match.image_count, 624);
   EXPECT_TRUE(match.without_folder.empty());

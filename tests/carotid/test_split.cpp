@@ -23,9 +23,7 @@ using carotid::PersonMatch;
 using carotid::SplitRatios;
 using tandem::UsageError;
 
-std::string message_of(const std::function<void()>& fn) {
-  return tandem::testing::message_of<UsageError>(fn);
-}
+std::string message_of(const std::function<void()>& fn) { return tandem::testing::message_of<UsageError>(fn); }
 
 // `negatives` persons of class 0 and `positives` of class 1, ids P000..., each
 // with one to three images named after the person.
@@ -56,14 +54,12 @@ TEST(SplitRatios, MustSumToOne) {
   EXPECT_NO_THROW(carotid::check_ratios({1.0, 0.0, 0.0}));
   EXPECT_NO_THROW(carotid::check_ratios({0.6, 0.2, 0.2000005}));  // within 1e-6
   const std::string message = message_of([] { carotid::check_ratios({0.7, 0.2, 0.2}); });
-  EXPECT_NE(message.find("data.train_ratio, data.val_ratio and data.test_ratio must sum to 1"),
-            std::string::npos)
+  EXPECT_NE(message.find("data.train_ratio, data.val_ratio and data.test_ratio must sum to 1"), std::string::npos)
       << message;
   EXPECT_NE(message.find("(data.train_ratio = 0.7, data.val_ratio = 0.2, data.test_ratio = 0.2, sum 1.1)"),
             std::string::npos)
       << message;
-  EXPECT_NE(message_of([] { carotid::check_ratios({1.2, -0.1, -0.1}); }).find(">= 0"),
-            std::string::npos);
+  EXPECT_NE(message_of([] { carotid::check_ratios({1.2, -0.1, -0.1}); }).find(">= 0"), std::string::npos);
   EXPECT_THROW(carotid::split_persons(make_persons(5, 5), {0.5, 0.5, 0.5}, 1), UsageError);
 }
 
@@ -194,8 +190,7 @@ TEST_F(SplitCsvTest, RoundTrip) {
 
 TEST_F(SplitCsvTest, PersonsMissingNowOrRelabelledAreErrors) {
   const auto persons = make_persons(4, 2);
-  carotid::write_split_csv(path("split.csv"), persons,
-                           carotid::split_persons(persons, {0.5, 0.5, 0.0}, 1));
+  carotid::write_split_csv(path("split.csv"), persons, carotid::split_persons(persons, {0.5, 0.5, 0.0}, 1));
   const auto rows = carotid::read_split_csv(path("split.csv"));
 
   PersonMatch match = match_of(persons);
@@ -232,8 +227,7 @@ TEST_F(SplitCsvTest, MalformedFilesNameTheLine) {
   EXPECT_EQ(write("person,label,split,images\nA,x,train,2\n"),
             path("split.csv") + ": line 2: label 'x' is not a whole number >= 0");
   EXPECT_NE(write("person,label,split\nA,1,train\n").find("images"), std::string::npos);
-  EXPECT_NE(message_of([&] { carotid::read_split_csv(path("none.csv")); }).find("none.csv"),
-            std::string::npos);
+  EXPECT_NE(message_of([&] { carotid::read_split_csv(path("none.csv")); }).find("none.csv"), std::string::npos);
 }
 
 }  // namespace

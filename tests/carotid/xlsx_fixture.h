@@ -29,8 +29,7 @@ struct XSheet {
 
 // `inline_strings`: libxlsxwriter's constant-memory mode, which writes text as
 // inline strings (<is><t>) instead of shared strings, as openpyxl does.
-inline void write_xlsx(const std::string& path, const std::vector<XSheet>& sheets,
-                       bool inline_strings = false) {
+inline void write_xlsx(const std::string& path, const std::vector<XSheet>& sheets, bool inline_strings = false) {
   lxw_workbook_options options = {};
   options.constant_memory = inline_strings ? LXW_TRUE : LXW_FALSE;
   lxw_workbook* workbook = workbook_new_opt(path.c_str(), &options);

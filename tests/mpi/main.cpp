@@ -16,8 +16,8 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
   explicit FailurePrinter(int rank) : rank_(rank) {}
   void OnTestPartResult(const ::testing::TestPartResult& r) override {
     if (r.failed())
-      std::fprintf(stderr, "[rank %d] %s:%d: %s\n", rank_, r.file_name() ? r.file_name() : "?",
-                   r.line_number(), r.summary());
+      std::fprintf(stderr, "[rank %d] %s:%d: %s\n", rank_, r.file_name() ? r.file_name() : "?", r.line_number(),
+                   r.summary());
   }
 
  private:

@@ -15,9 +15,7 @@ namespace {
 
 class Collectives : public ::testing::TestWithParam<c10::ScalarType> {};
 
-torch::Tensor base(int64_t n, c10::ScalarType type) {
-  return (torch::arange(n, torch::kLong) % 7 + 1).to(type);
-}
+torch::Tensor base(int64_t n, c10::ScalarType type) { return (torch::arange(n, torch::kLong) % 7 + 1).to(type); }
 
 // 1 + 2 + ... + size: what (r + 1) sums to over the ranks.
 int64_t triangle(int size) { return static_cast<int64_t>(size) * (size + 1) / 2; }
@@ -60,13 +58,12 @@ TEST_P(Collectives, AllgatherPlacesBlocksByRank) {
   auto in = base(4, type) * (world.rank() + 1);
   auto out = torch::zeros({world.size(), 4}, torch::TensorOptions().dtype(type));
   comm.allgather(in, out);
-  for (int r = 0; r < world.size(); ++r)
-    EXPECT_TRUE(torch::equal(out[r], base(4, type) * (r + 1))) << "block " << r;
+  for (int r = 0; r < world.size(); ++r) EXPECT_TRUE(torch::equal(out[r], base(4, type) * (r + 1))) << "block " << r;
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, Collectives,
-                         ::testing::Values(torch::kFloat32, torch::kFloat16, torch::kBFloat16,
-                                           torch::kFloat64, torch::kInt64),
+                         ::testing::Values(torch::kFloat32, torch::kFloat16, torch::kBFloat16, torch::kFloat64,
+                                           torch::kInt64),
                          [](const auto& info) { return std::string(c10::toString(info.param)); });
 
 TEST(CollectivesMisc, IntegerAverageTruncates) {
@@ -84,8 +81,7 @@ TEST(CollectivesMisc, NonContiguousTensorReducedInPlace) {
   auto m = torch::arange(12, torch::kFloat).reshape({3, 4}) * (world.rank() + 1);
   auto view = m.t();  // a strided view: reduced through a staging copy
   comm.allreduce(view, ReduceOp::Sum);
-  EXPECT_TRUE(torch::equal(m, torch::arange(12, torch::kFloat).reshape({3, 4}) *
-                                  triangle(world.size())));
+  EXPECT_TRUE(torch::equal(m, torch::arange(12, torch::kFloat).reshape({3, 4}) * triangle(world.size())));
 }
 
 TEST(CollectivesAsync, ManyInFlightCompleteInOrder) {

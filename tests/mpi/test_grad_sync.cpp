@@ -46,8 +46,7 @@ torch::Tensor loss_of(Net& net, const torch::Tensor& x, bool use_side = false) {
   return net.forward(x, use_side).pow(2).mean();
 }
 
-void expect_grads_close(const std::shared_ptr<Net>& got, const std::shared_ptr<Net>& want,
-                        const std::string& what) {
+void expect_grads_close(const std::shared_ptr<Net>& got, const std::shared_ptr<Net>& want, const std::string& what) {
   auto g = got->named_parameters();
   auto w = want->named_parameters();
   for (const auto& p : w) {

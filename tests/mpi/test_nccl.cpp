@@ -24,8 +24,7 @@ TEST(Nccl, CollectivesOnTheGpuMatchHandComputedValues) {
   tandem::NcclComm comm(world, device);
   const int r = world.rank(), n = world.size();
   const int64_t tri = int64_t{n} * (n + 1) / 2;
-  for (auto type : {torch::kFloat32, torch::kFloat16, torch::kBFloat16, torch::kFloat64,
-                    torch::kInt64}) {
+  for (auto type : {torch::kFloat32, torch::kFloat16, torch::kBFloat16, torch::kFloat64, torch::kInt64}) {
     auto opts = torch::TensorOptions().dtype(type).device(torch::kCUDA, device);
     auto v = (torch::arange(1000, torch::kLong) % 7 + 1).to(opts);
     auto sum = v * (r + 1);
@@ -48,8 +47,7 @@ TEST(Nccl, CollectivesOnTheGpuMatchHandComputedValues) {
   std::vector<torch::Tensor> ts;
   std::vector<tandem::WorkHandle> works;
   for (int i = 0; i < 4; ++i) {
-    ts.push_back(torch::full({1 << 20}, float(i + 1),
-                             torch::TensorOptions().device(torch::kCUDA, device)));
+    ts.push_back(torch::full({1 << 20}, float(i + 1), torch::TensorOptions().device(torch::kCUDA, device)));
     works.push_back(comm.allreduce_async(ts.back(), tandem::ReduceOp::Sum));
   }
   comm.barrier();

@@ -49,8 +49,8 @@ int compare_losses(const std::string& a, const std::string& b, double tol) {
   return worst <= tol ? 0 : 1;
 }
 
-int compare_sets(const std::string& a, const std::string& set_a, const std::string& b,
-                 const std::string& set_b, double tol) {
+int compare_sets(const std::string& a, const std::string& set_a, const std::string& b, const std::string& set_b,
+                 double tol) {
   auto ca = tandem::load_checkpoint(a), cb = tandem::load_checkpoint(b);
   const auto& ma = ca.set(set_a);
   const auto& mb = cb.set(set_b);
@@ -69,8 +69,8 @@ int compare_sets(const std::string& a, const std::string& set_a, const std::stri
     if (ma[i].second.is_floating_point())
       worst = std::max(worst, (ma[i].second - mb[i].second).abs().max().item<double>());
   }
-  std::printf("%zu tensors, largest difference %.3g, bitwise %s (tolerance %.3g)\n", ma.size(),
-              worst, bitwise ? "equal" : "different", tol);
+  std::printf("%zu tensors, largest difference %.3g, bitwise %s (tolerance %.3g)\n", ma.size(), worst,
+              bitwise ? "equal" : "different", tol);
   return (tol == 0 ? bitwise : worst <= tol) ? 0 : 1;
 }
 

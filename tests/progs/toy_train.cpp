@@ -40,14 +40,15 @@ torch::Tensor inputs(const std::vector<int64_t>& idx) {
 class ToyTask : public tandem::Task {
  public:
   ToyTask(const tandem::Config& c, int rank)
-      : samples_(c.get_int("toy.samples")), hidden_(c.get_int("toy.hidden")),
-        dropout_(c.get_double("toy.dropout")), signal_at_(c.get_int("toy.signal_at_call")),
-        signal_rank_(c.get_int("toy.signal_rank")), nan_from_(c.get_int("toy.nan_from_call")),
+      : samples_(c.get_int("toy.samples")),
+        hidden_(c.get_int("toy.hidden")),
+        dropout_(c.get_double("toy.dropout")),
+        signal_at_(c.get_int("toy.signal_at_call")),
+        signal_rank_(c.get_int("toy.signal_rank")),
+        nan_from_(c.get_int("toy.nan_from_call")),
         rank_(rank) {}
 
-  std::shared_ptr<torch::nn::Module> build_model() override {
-    return std::make_shared<Net>(hidden_, dropout_);
-  }
+  std::shared_ptr<torch::nn::Module> build_model() override { return std::make_shared<Net>(hidden_, dropout_); }
   int64_t train_size() const override { return samples_; }
   int64_t eval_size() const override { return samples_ / 4; }
 

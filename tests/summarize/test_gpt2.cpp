@@ -70,7 +70,8 @@ int64_t count_parameters(const GPT& model) {
 
 void expect_close(const at::Tensor& actual, const at::Tensor& expected, double tolerance = 1e-4) {
   ASSERT_EQ(actual.sizes(), expected.sizes());
-  EXPECT_TRUE(torch::allclose(actual, expected, tolerance, tolerance)) << (actual - expected).abs().max().item<double>();
+  EXPECT_TRUE(torch::allclose(actual, expected, tolerance, tolerance))
+      << (actual - expected).abs().max().item<double>();
 }
 
 TEST(Gpt2, PresetsAndParameterCounts) {
@@ -128,8 +129,8 @@ TEST(Gpt2, TinyShapesAndHuggingFaceNames) {
   EXPECT_EQ(params["transformer.h.3.attn.c_attn.weight"].sizes(), (std::vector<int64_t>{384, 128}));
   EXPECT_EQ(params["transformer.h.0.mlp.c_fc.weight"].sizes(), (std::vector<int64_t>{512, 128}));
   EXPECT_EQ(params["transformer.h.0.mlp.c_proj.weight"].sizes(), (std::vector<int64_t>{128, 512}));
-  for (const char* name : {"transformer.h.0.ln_1.bias", "transformer.h.0.ln_2.weight", "transformer.h.0.attn.c_proj.bias",
-                           "transformer.ln_f.weight"})
+  for (const char* name : {"transformer.h.0.ln_1.bias", "transformer.h.0.ln_2.weight",
+                           "transformer.h.0.attn.c_proj.bias", "transformer.ln_f.weight"})
     EXPECT_TRUE(params.contains(name)) << name;
   for (const auto& item : params) EXPECT_FALSE(contains(item.key(), "lm_head")) << item.key();
 }
@@ -142,7 +143,8 @@ TEST(Gpt2, InitialisedAsGpt2) {
   const auto std_of = [&](const std::string& suffix) {
     std::vector<at::Tensor> all;
     for (const auto& item : params)
-      if (item.key().size() >= suffix.size() && item.key().compare(item.key().size() - suffix.size(), suffix.size(), suffix) == 0)
+      if (item.key().size() >= suffix.size() &&
+          item.key().compare(item.key().size() - suffix.size(), suffix.size(), suffix) == 0)
         all.push_back(item.value().detach().flatten());
     return torch::cat(all).std().item<double>();
   };
@@ -200,7 +202,8 @@ TEST(Gpt2, BatchedPromptsOfDifferentLengthsGenerateAsAlone) {
   const Tokens prompts = {{1, 2, 3}, {900, 45, 12, 7, 7, 300, 2, 81, 5}, {42}, {10, 20, 30, 40, 50}};
   const Tokens together = summarize::generate(model, prompts, greedy(10));
   ASSERT_EQ(together.size(), prompts.size());
-  for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(together[i], summarize::generate(model, {prompts[i]}, greedy(10))[0]) << i;
+  for (size_t i = 0; i < prompts.size(); ++i)
+    EXPECT_EQ(together[i], summarize::generate(model, {prompts[i]}, greedy(10))[0]) << i;
 }
 
 TEST(Gpt2, StopsAtEndOfTextPerRowAndLeavesItOut) {
@@ -313,7 +316,8 @@ TEST_F(Gpt2HfTest, ExportThenImportGivesIdenticalLogits) {
   EXPECT_EQ(config["vocab_size"], 1000);
   EXPECT_EQ(config["eos_token_id"], 50256);
 
-  EXPECT_EQ(tandem::read_safetensors_metadata(path("hf/model.safetensors")), (tandem::SafetensorsMetadata{{"format", "pt"}}));
+  EXPECT_EQ(tandem::read_safetensors_metadata(path("hf/model.safetensors")),
+            (tandem::SafetensorsMetadata{{"format", "pt"}}));
   std::map<std::string, at::Tensor> file;
   for (const auto& [name, tensor] : tandem::read_safetensors(path("hf/model.safetensors"))) file[name] = tensor;
   ASSERT_TRUE(file.count("transformer.h.0.attn.c_attn.weight"));
@@ -332,7 +336,8 @@ TEST_F(Gpt2HfTest, ImportsUnprefixedNamesAndSkipsBuffers) {
   summarize::export_hf(model, path("hf"));
   // As the hub's gpt2 files are: no "transformer." prefix, mask buffers, a tied lm_head.
   tandem::NamedTensors hub;
-  for (const auto& [name, tensor] : tandem::read_safetensors(path("hf/model.safetensors"))) hub.emplace_back(name.substr(12), tensor);
+  for (const auto& [name, tensor] : tandem::read_safetensors(path("hf/model.safetensors")))
+    hub.emplace_back(name.substr(12), tensor);
   hub.emplace_back("h.0.attn.bias", torch::ones({1, 1, 64, 64}).tril());
   hub.emplace_back("h.0.attn.masked_bias", torch::tensor(-1e4));
   hub.emplace_back("lm_head.weight", model->transformer->wte->weight.detach());
@@ -366,24 +371,29 @@ TEST_F(Gpt2HfTest, ImportErrorsNameTheFileAndTheTensor) {
   tandem::NamedTensors tensors = tandem::read_safetensors(path("hf/model.safetensors"));
   for (auto& [name, tensor] : tensors)
     if (name == "transformer.h.1.mlp.c_fc.weight") tensor = torch::zeros({128, 256});
-  tensors.erase(std::remove_if(tensors.begin(), tensors.end(), [](const auto& t) { return t.first == "transformer.h.2.ln_1.weight"; }),
+  tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
+                               [](const auto& t) { return t.first == "transformer.h.2.ln_1.weight"; }),
                 tensors.end());
   tensors.emplace_back("transformer.h.9.attn.c_attn.weight", torch::zeros({2}));
   tandem::write_safetensors(path("hf/model.safetensors"), tensors);
   const std::string message = message_of([&] { summarize::load_hf(path("hf")); });
   EXPECT_TRUE(contains(message, path("hf/model.safetensors"))) << message;
-  EXPECT_TRUE(contains(message, "reshaped h.1.mlp.c_fc.weight [128,256] in the file, [128,512] for this model")) << message;
+  EXPECT_TRUE(contains(message, "reshaped h.1.mlp.c_fc.weight [128,256] in the file, [128,512] for this model"))
+      << message;
   EXPECT_TRUE(contains(message, "missing h.2.ln_1.weight")) << message;
   EXPECT_TRUE(contains(message, "unexpected h.9.attn.c_attn.weight")) << message;
 
   fs::remove(path("hf/model.safetensors"));
   EXPECT_TRUE(contains(message_of([&] { summarize::load_hf(path("hf")); }), "no model.safetensors"));
 
-  std::ofstream(path("hf/config.json")) << R"({"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 8, "n_positions": 16})";
+  std::ofstream(path("hf/config.json"))
+      << R"({"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 8, "n_positions": 16})";
   EXPECT_TRUE(contains(message_of([&] { summarize::read_hf_config(path("hf")); }), "no \"vocab_size\""));
-  std::ofstream(path("hf/config.json")) << R"({"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 8, "n_ctx": 16,
+  std::ofstream(path("hf/config.json"))
+      << R"({"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 8, "n_ctx": 16,
                                              "vocab_size": 10, "activation_function": "relu"})";
-  EXPECT_TRUE(contains(message_of([&] { summarize::read_hf_config(path("hf")); }), "\"activation_function\" is \"relu\""));
+  EXPECT_TRUE(
+      contains(message_of([&] { summarize::read_hf_config(path("hf")); }), "\"activation_function\" is \"relu\""));
   std::ofstream(path("hf/config.json")) << R"({"n_layer": 2, "n_head": 2, "n_embd": 8, "n_ctx": 16, "vocab_size": 10})";
   EXPECT_EQ(summarize::read_hf_config(path("hf")).block_size, 16);
 }

@@ -76,8 +76,7 @@ TEST(PorterStem, HugeTokensStayCheap) {
 }
 
 TEST(RougeTokenize, LowercasesAndSplitsOnAllButLettersAndDigits) {
-  EXPECT_EQ(rouge_tokenize("Hello, WORLD!! It's 5pm:\tok?", false),
-            (Tokens{"hello", "world", "it", "s", "5pm", "ok"}));
+  EXPECT_EQ(rouge_tokenize("Hello, WORLD!! It's 5pm:\tok?", false), (Tokens{"hello", "world", "it", "s", "5pm", "ok"}));
   EXPECT_EQ(rouge_tokenize(" \n--- ", false), Tokens{});
 }
 
@@ -94,14 +93,11 @@ TEST(RougeTokenize, StemsOnlyWordsLongerThanThree) {
   // porter_stem("was") is "wa" and porter_stem("its") is "it", but rouge_score
   // stems only tokens of more than 3 characters.
   EXPECT_EQ(rouge_tokenize("Cats was running its", true), (Tokens{"cat", "was", "run", "its"}));
-  EXPECT_EQ(rouge_tokenize("Cats was running its", false),
-            (Tokens{"cats", "was", "running", "its"}));
+  EXPECT_EQ(rouge_tokenize("Cats was running its", false), (Tokens{"cats", "was", "running", "its"}));
 }
 
 TEST(Rouge, IdenticalIsOne) {
-  expect_all(
-      rouge("The cat sat on the mat.\nIt purred.", "The cat sat on the mat.\nIt purred.", false), 1,
-      1, 1);
+  expect_all(rouge("The cat sat on the mat.\nIt purred.", "The cat sat on the mat.\nIt purred.", false), 1, 1, 1);
 }
 
 TEST(Rouge, DisjointIsZero) { expect_all(rouge("alpha beta", "gamma delta", true), 0, 0, 0); }
@@ -113,9 +109,7 @@ TEST(Rouge, EmptyPredictionIsZero) {
   expect_all(rouge("", "", false), 0, 0, 0);
 }
 
-TEST(Rouge, CaseAndPunctuationDoNotCount) {
-  expect_all(rouge("Hello, world!", "hello WORLD", false), 1, 1, 1);
-}
+TEST(Rouge, CaseAndPunctuationDoNotCount) { expect_all(rouge("Hello, world!", "hello WORLD", false), 1, 1, 1); }
 
 TEST(Rouge, WorkedExampleClipsRepeatedNgrams) {
   // target     the cat the cat sat   (5 tokens)
@@ -166,11 +160,9 @@ TEST(Rouge, LsumCountsEachTokenAsAHitAtMostOnce) {
 TEST(Rouge, StemmingMatchesInflections) {
   // Stemmed: "the cat were run" vs "the cat run": 3 of 3 predicted, 3 of 4
   // target; F = 2 (1)(3/4) / (7/4) = 6/7.
-  expect_prf(rouge("The cats were running", "the cat runs", true).at("rouge1"), 1, 3.0 / 4,
-             6.0 / 7);
+  expect_prf(rouge("The cats were running", "the cat runs", true).at("rouge1"), 1, 3.0 / 4, 6.0 / 7);
   // Unstemmed only "the" matches: P = 1/3, R = 1/4, F = 2 (1/12) / (7/12) = 2/7.
-  expect_prf(rouge("The cats were running", "the cat runs", false).at("rouge1"), 1.0 / 3, 1.0 / 4,
-             2.0 / 7);
+  expect_prf(rouge("The cats were running", "the cat runs", false).at("rouge1"), 1.0 / 3, 1.0 / 4, 2.0 / 7);
 }
 
 TEST(RougeMulti, TakesTheBestReferencePerMetric) {
@@ -190,8 +182,7 @@ TEST(RougeMulti, TiesGoToTheFirstReference) {
 }
 
 TEST(MeanScores, AveragesEachField) {
-  const RougeScores mean =
-      summarize::mean_scores({{{"rouge1", {1, 0.5, 0.25}}}, {{"rouge1", {0, 0.25, 0.75}}}});
+  const RougeScores mean = summarize::mean_scores({{{"rouge1", {1, 0.5, 0.25}}}, {{"rouge1", {0, 0.25, 0.75}}}});
   expect_prf(mean.at("rouge1"), 0.5, 0.375, 0.5);
   EXPECT_TRUE(summarize::mean_scores({}).empty());
 }
@@ -212,8 +203,7 @@ class ScoreCommand : public tandem::testing::TempDirTest {
 
 TEST_F(ScoreCommand, PrintsMeanOfBestReferenceScores) {
   const std::string pred = write("pred.csv", "id,summary\n1,the cat sat\n2,\"a dog, barking\"\n");
-  const std::string ref =
-      write("ref.csv", "summary,id\nthe cat sat,1\na cat barked,2\n\"a dog, barking\",2\n");
+  const std::string ref = write("ref.csv", "summary,id\nthe cat sat,1\na cat barked,2\n\"a dog, barking\",2\n");
   std::ostringstream out;
   EXPECT_EQ(summarize::score_command(pred, ref, true, out), tandem::kExitOk);
   // Both predictions equal one of their references: every score is 1.
@@ -239,10 +229,8 @@ TEST_F(ScoreCommand, MissingIdsOnEitherSideAreNamed) {
     std::ostringstream out;
     summarize::score_command(pred, ref, false, out);
   });
-  EXPECT_NE(message.find("1 of 3 reference ids have no prediction: 3"), std::string::npos)
-      << message;
-  EXPECT_NE(message.find("1 of 3 prediction ids have no reference: 9"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find("1 of 3 reference ids have no prediction: 3"), std::string::npos) << message;
+  EXPECT_NE(message.find("1 of 3 prediction ids have no reference: 9"), std::string::npos) << message;
 }
 
 TEST_F(ScoreCommand, ListsAtMostFiveMissingIds) {
@@ -252,8 +240,7 @@ TEST_F(ScoreCommand, ListsAtMostFiveMissingIds) {
     std::ostringstream out;
     summarize::score_command(pred, ref, false, out);
   });
-  EXPECT_NE(message.find("7 of 8 reference ids have no prediction: 2, 3, 4, 5, 6, ... (2 more)"),
-            std::string::npos)
+  EXPECT_NE(message.find("7 of 8 reference ids have no prediction: 2, 3, 4, 5, 6, ... (2 more)"), std::string::npos)
       << message;
   EXPECT_EQ(message.find("prediction ids have no reference"), std::string::npos) << message;
 }
@@ -265,9 +252,7 @@ TEST_F(ScoreCommand, RejectsTwoPredictionsForOneId) {
     std::ostringstream out;
     summarize::score_command(pred, ref, false, out);
   });
-  EXPECT_NE(message.find("pred.csv:4: id '1' already has a prediction on line 2"),
-            std::string::npos)
-      << message;
+  EXPECT_NE(message.find("pred.csv:4: id '1' already has a prediction on line 2"), std::string::npos) << message;
 }
 
 TEST_F(ScoreCommand, RejectsNoPredictionsAndMissingColumns) {

@@ -49,7 +49,8 @@ TEST(SummarizeTask, BatchesPadWithTheEndTokenAndMaskTheSummary) {
   SummarizeTask task = make_task();
   const tandem::Batch batch = batch_of(task, {1, 1});
   EXPECT_TRUE(torch::equal(batch.at("idx"), torch::tensor({5, 6, 7, 10, 11, 49, 8, 9, 12, 49, 49, 49}).view({2, 6})));
-  EXPECT_TRUE(torch::equal(batch.at("loss_mask"), torch::tensor({0, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0, 0}).view({2, 6}).to(torch::kBool)));
+  EXPECT_TRUE(torch::equal(batch.at("loss_mask"),
+                           torch::tensor({0, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0, 0}).view({2, 6}).to(torch::kBool)));
 }
 
 TEST(SummarizeTask, CountsTheTokensAndFlopsOfValidRowsOnly) {

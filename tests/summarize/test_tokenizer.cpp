@@ -35,9 +35,7 @@ std::string read_file(const fs::path& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
+void write_file(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 // A token's bytes as OpenAI's files spell them (bytes_to_unicode()).
 std::string spell(const std::string& bytes) {
@@ -47,8 +45,7 @@ std::string spell(const std::string& bytes) {
     for (int b = 0; b < 256; ++b) {
       const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
       const int cp = printable ? b : next++;
-      char_of[b] = cp < 0x80 ? std::string(1, char(cp))
-                             : std::string{char(0xC0 | cp >> 6), char(0x80 | (cp & 0x3F))};
+      char_of[b] = cp < 0x80 ? std::string(1, char(cp)) : std::string{char(0xC0 | cp >> 6), char(0x80 | (cp & 0x3F))};
     }
     return char_of;
   }();
@@ -81,8 +78,7 @@ class RealVocab : public ::testing::Test {
       }
   }
   void SetUp() override {
-    if (!tokenizer_)
-      GTEST_SKIP() << "no GPT-2 vocabulary in " << dir_ << "; env/tokenizer.sh puts it there";
+    if (!tokenizer_) GTEST_SKIP() << "no GPT-2 vocabulary in " << dir_ << "; env/tokenizer.sh puts it there";
   }
   const Gpt2Tokenizer& tok() const { return *tokenizer_; }
 
@@ -108,8 +104,7 @@ const std::vector<Known>& known() {
       {"IT'S", {2043, 6, 50}},  // contractions are lower-case only
       {"a  b\n\n  c", {64, 220, 275, 628, 220, 269}},
       {"\tindented\n  trailing   ", {197, 521, 4714, 198, 220, 25462, 220, 220, 220}},
-      {"12345 67890 3.14159 1,000,000",
-       {10163, 2231, 718, 3695, 3829, 513, 13, 1415, 19707, 352, 11, 830, 11, 830}},
+      {"12345 67890 3.14159 1,000,000", {10163, 2231, 718, 3695, 3829, 513, 13, 1415, 19707, 352, 11, 830, 11, 830}},
       {"Hello, world! (test) -- \"quoted\" ... ?!",
        {15496, 11, 995, 0, 357, 9288, 8, 1377, 366, 421, 5191, 1, 2644, 5633, 0}},
       // 🤖, 👍🏽 and 👨‍👩‍👧
@@ -132,8 +127,7 @@ const std::vector<Known>& known() {
        "\xD9\x85",  // مرحبا بالعالم
        {25405, 26897, 148, 255, 39848, 12919, 17550, 101, 23525, 44690, 23525, 25405}},
       {"#Person1#: Hi, how are you?\n#Person2#: I'm fine.",
-       {2,   15439, 16,    2,  25, 15902, 11,  703,  389,  345, 30,
-        198, 2,     15439, 17, 2,  25,    314, 1101, 3734, 13}},
+       {2, 15439, 16, 2, 25, 15902, 11, 703, 389, 345, 30, 198, 2, 15439, 17, 2, 25, 314, 1101, 3734, 13}},
       {"x\xC2\xA0y\xE3\x80\x80z", {87, 1849, 88, 5099, 222, 89}},  // NBSP, ideographic space
       {"<|endoftext|>", {27, 91, 437, 1659, 5239, 91, 29}},
       {"", {}},
@@ -159,8 +153,7 @@ TEST_F(RealVocab, EndOfTextIsTextUnlessAllowed) {
   const std::string text = "Hello world<|endoftext|>Bye";
   EXPECT_EQ(tok().encode(text), (Ids{15496, 995, 27, 91, 437, 1659, 5239, 91, 29, 3886, 68}));
   EXPECT_EQ(tok().encode(text, SpecialTokens::kAllowed), (Ids{15496, 995, 50256, 3886, 68}));
-  EXPECT_EQ(tok().encode("<|endoftext|><|endoftext|>", SpecialTokens::kAllowed),
-            (Ids{50256, 50256}));
+  EXPECT_EQ(tok().encode("<|endoftext|><|endoftext|>", SpecialTokens::kAllowed), (Ids{50256, 50256}));
   EXPECT_EQ(tok().decode({15496, 995, 50256}), "Hello world<|endoftext|>");
 }
 
@@ -192,8 +185,8 @@ TEST_F(RealVocab, RoundTripsTrickyUnicode) {
       } else if (cp < 0x10000) {
         text += {char(0xE0 | cp >> 12), char(0x80 | (cp >> 6 & 0x3F)), char(0x80 | (cp & 0x3F))};
       } else {
-        text += {char(0xF0 | cp >> 18), char(0x80 | (cp >> 12 & 0x3F)),
-                 char(0x80 | (cp >> 6 & 0x3F)), char(0x80 | (cp & 0x3F))};
+        text += {char(0xF0 | cp >> 18), char(0x80 | (cp >> 12 & 0x3F)), char(0x80 | (cp >> 6 & 0x3F)),
+                 char(0x80 | (cp & 0x3F))};
       }
     }
     ASSERT_EQ(tok().decode(tok().encode(text)), text) << nlohmann::json(text).dump();
@@ -225,8 +218,7 @@ TEST_F(RealVocab, RoundTripsAnyBytes) {
 
   std::mt19937 rng(11);
   const std::string fragments[] = {
-      "a",    " the", "'s",   " ", "\n", "1", "\xC3\xA9", "\xE4\xB8\xAD", "\xF0\x9F\x98\x80",
-      "\xC3", "\x80", "\xFF", "!"};
+      "a", " the", "'s", " ", "\n", "1", "\xC3\xA9", "\xE4\xB8\xAD", "\xF0\x9F\x98\x80", "\xC3", "\x80", "\xFF", "!"};
   for (int i = 0; i < 2000; ++i) {
     std::string text;
     for (int n = rng() % 40; n > 0; --n) {
@@ -321,8 +313,7 @@ TEST_F(Gpt2Files, OpenAiAndHuggingFaceLayoutsGiveTheSameIds) {
   const auto tiktoken = Gpt2Tokenizer::load(source_);
   std::mt19937 rng(5);
   std::string text;
-  for (int i = 0; i < 20000; ++i)
-    text += char(rng() % 2 ? 'a' + rng() % 26 : " .,\n'0\xC3\xA9"[rng() % 8]);
+  for (int i = 0; i < 20000; ++i) text += char(rng() % 2 ? 'a' + rng() % 26 : " .,\n'0\xC3\xA9"[rng() % 8]);
   for (const fs::path& dir : {openai_dir, hf_dir}) {
     const auto other = Gpt2Tokenizer::load(dir.string());
     EXPECT_EQ(other.eot(), 50256);
@@ -375,8 +366,7 @@ TEST_F(Gpt2Files, TokenizeCommand) {
   const std::string bad = (dir_ / "bad.txt").string();
   write_file(bad, "[15496]\n[15496, \"x\"]\n");
   auto message = message_of<UsageError>([&] { tokenize_command(tokenizer, bad, true, text); });
-  EXPECT_NE(message.find(bad + ":2: expected a JSON array of token ids"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find(bad + ":2: expected a JSON array of token ids"), std::string::npos) << message;
   write_file(bad, "[99999]\n");
   message = message_of<UsageError>([&] { tokenize_command(tokenizer, bad, true, text); });
   EXPECT_NE(message.find(bad + ":1: token id 99999"), std::string::npos) << message;
@@ -400,8 +390,7 @@ class TinyVocab : public tandem::testing::TempDirTest {
     write_file(dir_ / "merges.txt", "#version: 0.2\nh e\nl l\nhe ll\nhell o\n");
   }
   // The same vocabulary as gpt2.tiktoken in `dir`, with `edit` applied to its lines.
-  fs::path write_tiktoken(const std::string& name,
-                          const std::function<void(std::vector<std::string>&)>& edit = {}) {
+  fs::path write_tiktoken(const std::string& name, const std::function<void(std::vector<std::string>&)>& edit = {}) {
     std::vector<std::string> lines;
     for (int b = 0; b < 256; ++b) lines.push_back(base64(std::string(1, char(b))));
     for (const auto& token : merged_) lines.push_back(base64(token));
@@ -439,16 +428,13 @@ TEST_F(TinyVocab, RejectsIdsThatAreNotDense) {
   encoder["hello"] = 900;
   write_file(dir_ / "vocab.json", encoder.dump());
   const auto message = message_of<UsageError>([&] { Gpt2Tokenizer::load(dir_.string()); });
-  EXPECT_NE(message.find("vocab.json: token \"hello\" has id 900, expected 0..260"),
-            std::string::npos)
-      << message;
+  EXPECT_NE(message.find("vocab.json: token \"hello\" has id 900, expected 0..260"), std::string::npos) << message;
 }
 
 TEST_F(TinyVocab, CorruptOpenAiFilesAreNamed) {
   write_file(dir_ / "vocab.json", "{\"a\": 0,");
   auto message = load_error(dir_);
-  EXPECT_NE(message.find((dir_ / "vocab.json").string() + ": not valid JSON"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find((dir_ / "vocab.json").string() + ": not valid JSON"), std::string::npos) << message;
   write_file(dir_ / "vocab.json", "[1, 2]");
   message = load_error(dir_);
   EXPECT_NE(message.find("not a JSON object"), std::string::npos) << message;
@@ -456,13 +442,10 @@ TEST_F(TinyVocab, CorruptOpenAiFilesAreNamed) {
   SetUp();
   write_file(dir_ / "merges.txt", "#version: 0.2\nh e\nno-space-here\n");
   message = load_error(dir_);
-  EXPECT_NE(message.find((dir_ / "merges.txt").string() + ":3: expected two tokens"),
-            std::string::npos)
-      << message;
+  EXPECT_NE(message.find((dir_ / "merges.txt").string() + ":3: expected two tokens"), std::string::npos) << message;
   write_file(dir_ / "merges.txt", "#version: 0.2\nqqqqq zzzzz\n");
   message = load_error(dir_);
-  EXPECT_NE(message.find("merges.txt:2: merge \"qqqqq zzzzz\" names a token"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find("merges.txt:2: merge \"qqqqq zzzzz\" names a token"), std::string::npos) << message;
 }
 
 TEST_F(TinyVocab, CorruptTiktokenFilesAreNamed) {

@@ -21,8 +21,7 @@ class TransformersPeer : public ::testing::Test {
     const char* dir = std::getenv("TANDEM_PEER_GPT2_DIR");
     if (!dir) GTEST_SKIP() << "run by tests/peers/gpt2_vs_transformers.py (ctest -L peers)";
     dir_ = dir;
-    for (auto& [name, tensor] : tandem::read_safetensors(dir_ + "/reference.safetensors"))
-      reference_[name] = tensor;
+    for (auto& [name, tensor] : tandem::read_safetensors(dir_ + "/reference.safetensors")) reference_[name] = tensor;
   }
   std::string dir_;
   std::map<std::string, at::Tensor> reference_;
@@ -46,8 +45,7 @@ TEST_F(TransformersPeer, ExportsForTransformers) {
   model->eval();
   torch::NoGradGuard no_grad;
   summarize::export_hf(model, dir_ + "/exported");
-  tandem::write_safetensors(dir_ + "/tandem_logits.safetensors",
-                            {{"logits", model(reference_.at("input_ids"))}});
+  tandem::write_safetensors(dir_ + "/tandem_logits.safetensors", {{"logits", model(reference_.at("input_ids"))}});
 }
 
 }  // namespace

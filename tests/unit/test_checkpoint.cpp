@@ -28,9 +28,7 @@ using tandem::UsageError;
 
 using CheckpointTest = tandem::testing::TempDirTest;
 
-std::string message_of(const std::function<void()>& fn) {
-  return tandem::testing::message_of<UsageError>(fn);
-}
+std::string message_of(const std::function<void()>& fn) { return tandem::testing::message_of<UsageError>(fn); }
 
 void expect_same(const NamedTensors& actual, const NamedTensors& expected) {
   ASSERT_EQ(actual.size(), expected.size());
@@ -53,7 +51,8 @@ TensorSets sample_sets() {
 
 TEST_F(CheckpointTest, RoundTripsSetsAndState) {
   const TensorSets sets = sample_sets();
-  const CheckpointState state = {{"step", int64_t{100}}, {"loss_scale", 65536.0}, {"config", std::string("[train]\nlr = 0.1\n")}};
+  const CheckpointState state = {
+      {"step", int64_t{100}}, {"loss_scale", 65536.0}, {"config", std::string("[train]\nlr = 0.1\n")}};
   tandem::save_checkpoint(path("ckpt.h5"), sets, state);
 
   const Checkpoint loaded = tandem::load_checkpoint(path("ckpt.h5"));
@@ -68,7 +67,8 @@ TEST_F(CheckpointTest, RoundTripsSetsAndState) {
   EXPECT_EQ(loaded.get_double("loss_scale"), 65536.0);
   EXPECT_EQ(loaded.get_double("step"), 100.0);
   EXPECT_EQ(loaded.get_string("config"), "[train]\nlr = 0.1\n");
-  EXPECT_NE(message_of([&] { loaded.set("teacher"); }).find(path("ckpt.h5") + ": no tensor set 'teacher'"), std::string::npos);
+  EXPECT_NE(message_of([&] { loaded.set("teacher"); }).find(path("ckpt.h5") + ": no tensor set 'teacher'"),
+            std::string::npos);
   EXPECT_NE(message_of([&] { loaded.get_int("epoch"); }).find("'epoch'"), std::string::npos);
   EXPECT_NE(message_of([&] { loaded.get_int("config"); }).find("'config' is not an int64"), std::string::npos);
   EXPECT_EQ(fs::directory_iterator(dir_)->path().filename(), "ckpt.h5");  // no temporary left behind
@@ -79,7 +79,8 @@ TEST_F(CheckpointTest, MissingCheckpointIsAUsageError) {
 }
 
 TEST_F(CheckpointTest, RejectsNamesWithSlashesAndLeavesNoFile) {
-  EXPECT_THROW(tandem::save_checkpoint(path("ckpt.h5"), {{"model", {{"h/0", torch::zeros({1})}}}}, {}), std::invalid_argument);
+  EXPECT_THROW(tandem::save_checkpoint(path("ckpt.h5"), {{"model", {{"h/0", torch::zeros({1})}}}}, {}),
+               std::invalid_argument);
   EXPECT_TRUE(fs::is_empty(dir_));
 }
 
@@ -110,20 +111,23 @@ TEST_F(CheckpointTest, MismatchListsDifferencesAndChangesNothing) {
   for (const auto& [name, tensor] : targets) before.push_back(tensor.clone());
 
   const std::string message = message_of([&] { tandem::restore(checkpoint, "model", targets); });
-  for (const std::string& part : {path("ckpt.h5"), std::string("'model'"), std::string("1 missing from the checkpoint: scale"),
-                                 std::string("7 in the checkpoint only: extra.0, extra.1"), std::string("(2 more)"),
-                                 std::string("2 of another shape"), std::string("weight: checkpoint [3,4] vs model [4,4]"),
-                                 std::string("bias: checkpoint [3] vs model [4]")}) {
+  for (const std::string& part :
+       {path("ckpt.h5"), std::string("'model'"), std::string("1 missing from the checkpoint: scale"),
+        std::string("7 in the checkpoint only: extra.0, extra.1"), std::string("(2 more)"),
+        std::string("2 of another shape"), std::string("weight: checkpoint [3,4] vs model [4,4]"),
+        std::string("bias: checkpoint [3] vs model [4]")}) {
     EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
   }
-  for (size_t i = 0; i < targets.size(); ++i) EXPECT_TRUE(torch::equal(targets[i].second, before[i])) << targets[i].first;
+  for (size_t i = 0; i < targets.size(); ++i)
+    EXPECT_TRUE(torch::equal(targets[i].second, before[i])) << targets[i].first;
 }
 
 TEST_F(CheckpointTest, DirectoryKeepsTheNewestAndFindsTheLatest) {
   CheckpointDir checkpoints(path("run/checkpoints"), 2);
   EXPECT_FALSE(checkpoints.latest().has_value());
   EXPECT_TRUE(checkpoints.list().empty());
-  for (int64_t step : {100, 1000, 200, 300}) checkpoints.save(step, {{"model", {{"w", torch::full({1}, double(step))}}}}, {{"step", step}});
+  for (int64_t step : {100, 1000, 200, 300})
+    checkpoints.save(step, {{"model", {{"w", torch::full({1}, double(step))}}}}, {{"step", step}});
   EXPECT_EQ(checkpoints.path_for(100), path("run/checkpoints/step-00000100.h5"));
   EXPECT_EQ(checkpoints.list(), (std::vector<std::string>{checkpoints.path_for(300), checkpoints.path_for(1000)}));
   ASSERT_TRUE(checkpoints.latest().has_value());
@@ -196,8 +200,9 @@ TEST_F(CheckpointTest, OpensInH5py) {
     GTEST_SKIP() << "h5py is not importable by /usr/bin/python3 (Debian: apt-get install python3-h5py)";
   }
   tandem::save_checkpoint(path("ckpt.h5"),
-                          {{"model", {{"wte.weight", torch::tensor({{1.5, -2.0}, {0.25, 3.0}}).to(torch::kHalf)},
-                                      {"ln.bias", torch::tensor({1.0, 2.0}).to(torch::kBFloat16)}}}},
+                          {{"model",
+                            {{"wte.weight", torch::tensor({{1.5, -2.0}, {0.25, 3.0}}).to(torch::kHalf)},
+                             {"ln.bias", torch::tensor({1.0, 2.0}).to(torch::kBFloat16)}}}},
                           {{"step", int64_t{7}}, {"lr", 0.001}, {"config", std::string("[model]\nn_layer = 2\n")}});
   const std::string script =
       "import sys, h5py, numpy as np\n"

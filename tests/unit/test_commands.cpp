@@ -14,10 +14,9 @@ namespace {
 using tandem::Command;
 using tandem::find_command;
 
-const std::vector<Command> kTable = {
-    {"train", "train a model (the default)", nullptr, true},
-    {"predict", "score images\nwith a second line", nullptr},
-    {"plot", "charts", nullptr}};
+const std::vector<Command> kTable = {{"train", "train a model (the default)", nullptr, true},
+                                     {"predict", "score images\nwith a second line", nullptr},
+                                     {"plot", "charts", nullptr}};
 
 std::string error_of(const std::vector<std::string>& positional, const std::string& fallback = "") {
   return tandem::testing::message_of<tandem::UsageError>([&] { find_command(kTable, positional, fallback); });

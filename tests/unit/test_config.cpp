@@ -51,7 +51,6 @@ std::string usage_error(Action action) {
 
 class ConfigTest : public tandem::testing::TempDirTest {
  protected:
-
   std::string write_file(const std::string& name, const std::string& text) const {
     const std::string path = (dir_ / name).string();
     std::ofstream(path) << text;
@@ -61,8 +60,7 @@ class ConfigTest : public tandem::testing::TempDirTest {
   CommandLine parse(const std::vector<std::string>& args, std::ostream& help_out) const {
     std::vector<const char*> argv = {"apps/test"};
     for (const std::string& arg : args) argv.push_back(arg.c_str());
-    return parse_command_line(static_cast<int>(argv.size()), argv.data(), schema_,
-                              "a test program", help_out);
+    return parse_command_line(static_cast<int>(argv.size()), argv.data(), schema_, "a test program", help_out);
   }
   CommandLine parse(const std::vector<std::string>& args) const {
     std::ostringstream help_out;
@@ -131,8 +129,7 @@ TEST_F(ConfigTest, InlineTablesNestToo) {
 
 TEST_F(ConfigTest, SetOverridesFileAndLaterSetWins) {
   const std::string path = write_file("job.toml", "[train]\nlr = 1e-3\nmicro_batch = 4\n");
-  const Config config =
-      load_config(schema_, path, {"train.lr=0.01", "train.micro_batch=2", "train.micro_batch=3"});
+  const Config config = load_config(schema_, path, {"train.lr=0.01", "train.micro_batch=2", "train.micro_batch=3"});
   EXPECT_DOUBLE_EQ(config.get_double("train.lr"), 0.01);
   EXPECT_EQ(config.get_int("train.micro_batch"), 3);
   EXPECT_EQ(config.source("train.lr"), "--set");
@@ -140,9 +137,8 @@ TEST_F(ConfigTest, SetOverridesFileAndLaterSetWins) {
 
 TEST_F(ConfigTest, SetReadsTomlValues) {
   const Config config = load_config(schema_, "",
-                                    {"train.lr=3e-4", "data.cols=[7, 8]", "train.amp=true",
-                                     "data.names=[\"x\", \"y\"]", "train.betas=[1, 0.5]",
-                                     " seed = 5 ", "model.enc.dim=-3"});
+                                    {"train.lr=3e-4", "data.cols=[7, 8]", "train.amp=true", "data.names=[\"x\", \"y\"]",
+                                     "train.betas=[1, 0.5]", " seed = 5 ", "model.enc.dim=-3"});
   EXPECT_DOUBLE_EQ(config.get_double("train.lr"), 3e-4);
   EXPECT_EQ(config.get_int_list("data.cols"), (Ints{7, 8}));
   EXPECT_TRUE(config.get_bool("train.amp"));
@@ -153,16 +149,14 @@ TEST_F(ConfigTest, SetReadsTomlValues) {
 }
 
 TEST_F(ConfigTest, SetTakesStringKeysLiterallyUnlessQuoted) {
-  EXPECT_EQ(load_config(schema_, "", {"train.precision=bf16"}).get_string("train.precision"),
-            "bf16");
+  EXPECT_EQ(load_config(schema_, "", {"train.precision=bf16"}).get_string("train.precision"), "bf16");
   EXPECT_EQ(load_config(schema_, "", {"data.path=\"a b.h5\""}).get_string("data.path"), "a b.h5");
   EXPECT_EQ(load_config(schema_, "", {"data.path=2024"}).get_string("data.path"), "2024");
   EXPECT_EQ(load_config(schema_, "", {"data.path=a=b"}).get_string("data.path"), "a=b");
 }
 
 TEST_F(ConfigTest, NumbersConvertOnlyWithoutLoss) {
-  const Config config =
-      load_config(schema_, "", {"train.lr=1", "train.micro_batch=1e2", "data.cols=[2.0]"});
+  const Config config = load_config(schema_, "", {"train.lr=1", "train.micro_batch=1e2", "data.cols=[2.0]"});
   EXPECT_DOUBLE_EQ(config.get_double("train.lr"), 1.0);
   EXPECT_EQ(config.get_int("train.micro_batch"), 100);
   EXPECT_EQ(config.get_int_list("data.cols"), Ints{2});
@@ -197,15 +191,11 @@ TEST_F(ConfigTest, OtherWrongTypesInFile) {
   EXPECT_EQ(file_error("[train]\nmicro_batch = 2.5\n"),
             job + ":2: train.micro_batch must be an integer, got float 2.5");
   EXPECT_EQ(file_error("[train.lr]\nx = 1\n"), job + ":1: train.lr must be a number, got table");
-  EXPECT_EQ(file_error("[train]\namp = \"yes\"\n"),
-            job + ":2: train.amp must be a boolean, got string \"yes\"");
-  EXPECT_EQ(file_error("[data]\ncols = 3\n"),
-            job + ":2: data.cols must be a list of integers, got integer 3");
+  EXPECT_EQ(file_error("[train]\namp = \"yes\"\n"), job + ":2: train.amp must be a boolean, got string \"yes\"");
+  EXPECT_EQ(file_error("[data]\ncols = 3\n"), job + ":2: data.cols must be a list of integers, got integer 3");
   const std::string mixed = file_error("[data]\ncols = [1, \"a\"]\n");
-  EXPECT_EQ(mixed.rfind(job + ":2: data.cols must be a list of integers, got array [", 0), 0u)
-      << mixed;
-  EXPECT_EQ(file_error("[train]\nlr = 2024-01-01\n"),
-            job + ":2: train.lr must be a number, got date 2024-01-01");
+  EXPECT_EQ(mixed.rfind(job + ":2: data.cols must be a list of integers, got array [", 0), 0u) << mixed;
+  EXPECT_EQ(file_error("[train]\nlr = 2024-01-01\n"), job + ":2: train.lr must be a number, got date 2024-01-01");
 }
 
 TEST_F(ConfigTest, StringOutsideChoicesListsThem) {
@@ -219,8 +209,7 @@ TEST_F(ConfigTest, StringOutsideChoicesListsThem) {
 
 TEST_F(ConfigTest, MissingFileIsNamed) {
   const std::string path = (dir_ / "x.toml").string();
-  EXPECT_EQ(usage_error([&] { load_config(schema_, path, {}); }),
-            "config file '" + path + "' not found");
+  EXPECT_EQ(usage_error([&] { load_config(schema_, path, {}); }), "config file '" + path + "' not found");
 }
 
 TEST_F(ConfigTest, SyntaxErrorGivesLineAndColumn) {
@@ -233,10 +222,8 @@ TEST_F(ConfigTest, SyntaxErrorGivesLineAndColumn) {
 // Errors in --set.
 
 TEST_F(ConfigTest, UnknownKeyInSet) {
-  EXPECT_EQ(set_error("train.lrr=1"),
-            "--set train.lrr=1: unknown key 'train.lrr' (did you mean 'train.lr'?)");
-  EXPECT_EQ(set_error("trian.lr=1"),
-            "--set trian.lr=1: unknown key 'trian.lr' (did you mean 'train.lr'?)");
+  EXPECT_EQ(set_error("train.lrr=1"), "--set train.lrr=1: unknown key 'train.lrr' (did you mean 'train.lr'?)");
+  EXPECT_EQ(set_error("trian.lr=1"), "--set trian.lr=1: unknown key 'trian.lr' (did you mean 'train.lr'?)");
   EXPECT_EQ(set_error("lr=1"), "--set lr=1: unknown key 'lr' (did you mean 'train.lr'?)");
 }
 
@@ -244,8 +231,7 @@ TEST_F(ConfigTest, UnknownKeyFarFromAnyListsTableOrPointsToHelp) {
   EXPECT_EQ(set_error("data.something_else=1"),
             "--set data.something_else=1: unknown key 'data.something_else' "
             "(keys in [data]: data.cols, data.names, data.path)");
-  EXPECT_EQ(set_error("model=1"),
-            "--set model=1: unknown key 'model' ([model] is a table of model.enc.dim)");
+  EXPECT_EQ(set_error("model=1"), "--set model=1: unknown key 'model' ([model] is a table of model.enc.dim)");
   EXPECT_EQ(set_error("completely.different=1"),
             "--set completely.different=1: unknown key 'completely.different' "
             "(see --help for the valid keys)");
@@ -254,10 +240,8 @@ TEST_F(ConfigTest, UnknownKeyFarFromAnyListsTableOrPointsToHelp) {
 TEST_F(ConfigTest, WrongTypeInSet) {
   EXPECT_EQ(set_error("train.micro_batch=eight"),
             "--set train.micro_batch=eight: train.micro_batch must be an integer, got 'eight'");
-  EXPECT_EQ(set_error("train.amp=\"yes\""),
-            "--set train.amp=\"yes\": train.amp must be a boolean, got string \"yes\"");
-  EXPECT_EQ(set_error("data.cols=[1,"),
-            "--set data.cols=[1,: data.cols must be a list of integers, got '[1,'");
+  EXPECT_EQ(set_error("train.amp=\"yes\""), "--set train.amp=\"yes\": train.amp must be a boolean, got string \"yes\"");
+  EXPECT_EQ(set_error("data.cols=[1,"), "--set data.cols=[1,: data.cols must be a list of integers, got '[1,'");
 }
 
 TEST_F(ConfigTest, SetWithoutEqualsSign) {
@@ -268,16 +252,14 @@ TEST_F(ConfigTest, SetWithoutEqualsSign) {
 
 TEST_F(ConfigTest, CommandLineLayersFileThenOverridesInOrder) {
   const std::string path = write_file("job.toml", "[train]\nmicro_batch = 4\nlr = 0.1\n");
-  const CommandLine cl = parse({"--set", "train.micro_batch=16", "--config", path, "--batch-size",
-                                "32", "--set=train.lr=0.2", "--lr", "0.3"});
+  const CommandLine cl = parse(
+      {"--set", "train.micro_batch=16", "--config", path, "--batch-size", "32", "--set=train.lr=0.2", "--lr", "0.3"});
   EXPECT_FALSE(cl.help);
   EXPECT_EQ(cl.config.get_int("train.micro_batch"), 32);
   EXPECT_EQ(cl.config.source("train.micro_batch"), "--batch-size");
   EXPECT_DOUBLE_EQ(cl.config.get_double("train.lr"), 0.3);
   EXPECT_EQ(cl.config.source("train.lr"), "--lr");
-  EXPECT_EQ(parse({"--batch-size=4", "--set", "train.micro_batch=8"})
-                .config.get_int("train.micro_batch"),
-            8);
+  EXPECT_EQ(parse({"--batch-size=4", "--set", "train.micro_batch=8"}).config.get_int("train.micro_batch"), 8);
 }
 
 TEST_F(ConfigTest, AliasFlagsAreSugarForKeys) {
@@ -287,22 +269,24 @@ TEST_F(ConfigTest, AliasFlagsAreSugarForKeys) {
   EXPECT_TRUE(parse({"--amp"}).config.get_bool("train.amp"));
   EXPECT_FALSE(parse({"--amp", "--amp=false"}).config.get_bool("train.amp"));
   EXPECT_EQ(parse({"--amp"}).config.source("train.amp"), "--amp");
-  EXPECT_EQ(usage_error([&] { parse({"--batch-size", "eight"}); }),
+  EXPECT_EQ(usage_error([&] {
+              parse({"--batch-size", "eight"});
+            }),
             "--batch-size eight: train.micro_batch must be an integer, got 'eight'");
 }
 
 TEST_F(ConfigTest, PositionalsKeepTheirOrder) {
-  const CommandLine cl =
-      parse({"extract", "--set", "seed=1", "in.h5", "--batch-size", "2", "--", "--raw", "-x"});
+  const CommandLine cl = parse({"extract", "--set", "seed=1", "in.h5", "--batch-size", "2", "--", "--raw", "-x"});
   EXPECT_EQ(cl.positional, (Strings{"extract", "in.h5", "--raw", "-x"}));
   EXPECT_EQ(cl.config.get_int("seed"), 1);
 }
 
 TEST_F(ConfigTest, UnknownFlagNamesTheNearest) {
-  EXPECT_EQ(usage_error([&] { parse({"--bacth-size", "4"}); }),
+  EXPECT_EQ(usage_error([&] {
+              parse({"--bacth-size", "4"});
+            }),
             "unknown option '--bacth-size' (did you mean '--batch-size'?)");
-  EXPECT_EQ(usage_error([&] { parse({"--confg=job.toml"}); }),
-            "unknown option '--confg' (did you mean '--config'?)");
+  EXPECT_EQ(usage_error([&] { parse({"--confg=job.toml"}); }), "unknown option '--confg' (did you mean '--config'?)");
   EXPECT_EQ(usage_error([&] { parse({"--train.lr=1"}); }),
             "unknown option '--train.lr' (to set that key, use --set train.lr=VALUE)");
   EXPECT_EQ(usage_error([&] { parse({"--frobnicate"}); }), "unknown option '--frobnicate' (see --help)");
@@ -311,11 +295,11 @@ TEST_F(ConfigTest, UnknownFlagNamesTheNearest) {
 TEST_F(ConfigTest, CommandLineUsageErrors) {
   EXPECT_EQ(usage_error([&] { parse({"--set"}); }), "option '--set' needs a value");
   EXPECT_EQ(usage_error([&] { parse({"--batch-size"}); }), "option '--batch-size' needs a value");
-  EXPECT_EQ(usage_error([&] { parse({"--config", "a.toml", "--config", "b.toml"}); }),
-            "--config given more than once");
-  EXPECT_EQ(usage_error([&] { parse({"--config", "nowhere.toml"}); }),
-            "config file 'nowhere.toml' not found");
-  EXPECT_EQ(usage_error([&] { parse({"--set", "train.lrr=1"}); }),
+  EXPECT_EQ(usage_error([&] { parse({"--config", "a.toml", "--config", "b.toml"}); }), "--config given more than once");
+  EXPECT_EQ(usage_error([&] { parse({"--config", "nowhere.toml"}); }), "config file 'nowhere.toml' not found");
+  EXPECT_EQ(usage_error([&] {
+              parse({"--set", "train.lrr=1"});
+            }),
             "--set train.lrr=1: unknown key 'train.lrr' (did you mean 'train.lr'?)");
 }
 
@@ -331,9 +315,7 @@ TEST_F(ConfigTest, HelpListsEveryKeyWithTypeDefaultAndDoc) {
     EXPECT_NE(help.find(spec.key), std::string::npos) << spec.key;
     EXPECT_NE(help.find(spec.doc), std::string::npos) << spec.doc;
   }
-  EXPECT_NE(help.find("train.lr           float     0.0003           peak learning rate"),
-            std::string::npos)
-      << help;
+  EXPECT_NE(help.find("train.lr           float     0.0003           peak learning rate"), std::string::npos) << help;
   EXPECT_NE(help.find("\"auto\""), std::string::npos) << help;
   EXPECT_NE(help.find("(fp32|fp16|bf16|auto)"), std::string::npos) << help;
   EXPECT_NE(help.find("[0.9, 0.95]"), std::string::npos) << help;
@@ -370,9 +352,7 @@ TEST_F(ConfigTest, ToTomlGroupsByTableWithDocsAndSources) {
                        0),
             0u)
       << toml;
-  EXPECT_NE(toml.find("# numeric precision (fp32|fp16|bf16|auto)\nprecision = \"auto\"\n"),
-            std::string::npos)
-      << toml;
+  EXPECT_NE(toml.find("# numeric precision (fp32|fp16|bf16|auto)\nprecision = \"auto\"\n"), std::string::npos) << toml;
   EXPECT_NE(toml.find("\n[model.enc]\n# encoder width\ndim = 64\n"), std::string::npos) << toml;
 }
 

@@ -34,9 +34,7 @@ void save_model(const std::string& path, const CheckpointState& state) {
   save_checkpoint(path, {{"model", {{"fc.weight", torch::ones({2, 3})}}}}, state);
 }
 
-std::string usage_error(const std::function<void()>& action) {
-  return tandem::testing::message_of<UsageError>(action);
-}
+std::string usage_error(const std::function<void()>& action) { return tandem::testing::message_of<UsageError>(action); }
 
 TEST_F(ConfigFromCheckpointTest, RoundTripsTheTrainedValues) {
   Config trained(model_schema());

@@ -20,9 +20,7 @@ using tandem::CsvTable;
 using tandem::UsageError;
 using Rows = std::vector<std::vector<std::string>>;
 
-std::string message_of(const std::function<void()>& fn) {
-  return tandem::testing::message_of<UsageError>(fn);
-}
+std::string message_of(const std::function<void()>& fn) { return tandem::testing::message_of<UsageError>(fn); }
 
 class CsvTest : public tandem::testing::TempDirTest {
  protected:
@@ -59,8 +57,8 @@ TEST_F(CsvTest, ReadsQuotedCommasQuotesAndNewlines) {
       "2,plain,\"quoted, with comma\"\n");
   EXPECT_EQ(table.path, train());
   EXPECT_EQ(table.header, (std::vector<std::string>{"id", "dialogue", "summary"}));
-  EXPECT_EQ(table.rows, (Rows{{"1", "Amanda: hi, Tom\nTom: \"hey\"", "Amanda greets Tom."},
-                              {"2", "plain", "quoted, with comma"}}));
+  EXPECT_EQ(table.rows,
+            (Rows{{"1", "Amanda: hi, Tom\nTom: \"hey\"", "Amanda greets Tom."}, {"2", "plain", "quoted, with comma"}}));
   EXPECT_EQ(table.lines, (std::vector<int64_t>{2, 4}));
   EXPECT_EQ(table.skipped, 0);
 }
@@ -79,9 +77,7 @@ TEST_F(CsvTest, ReadsCrLfFiles) {
   EXPECT_EQ(table.lines, (std::vector<int64_t>{2, 3, 5}));
 }
 
-TEST_F(CsvTest, TreatsALoneCrAsALineEnd) {
-  EXPECT_EQ(read("a,b\r1,2\r3,4").rows, (Rows{{"1", "2"}, {"3", "4"}}));
-}
+TEST_F(CsvTest, TreatsALoneCrAsALineEnd) { EXPECT_EQ(read("a,b\r1,2\r3,4").rows, (Rows{{"1", "2"}, {"3", "4"}})); }
 
 TEST_F(CsvTest, StripsTheByteOrderMark) {
   const CsvTable table = read("\xEF\xBB\xBFid,caf\xC3\xA9\n1,\xE2\x82\xAC\n");
@@ -104,9 +100,7 @@ TEST_F(CsvTest, ReadsEmptyFields) {
   EXPECT_EQ(read("a,b,c\n1,2,").rows, (Rows{{"1", "2", ""}}));
 }
 
-TEST_F(CsvTest, KeepsSpacesAroundFields) {
-  EXPECT_EQ(read("a,b\n  x , y\t\n").rows, (Rows{{"  x ", " y\t"}}));
-}
+TEST_F(CsvTest, KeepsSpacesAroundFields) { EXPECT_EQ(read("a,b\n  x , y\t\n").rows, (Rows{{"  x ", " y\t"}})); }
 
 TEST_F(CsvTest, SkipsBlankLinesBetweenRows) {
   const CsvTable table = read("\n\na,b\n\n1,2\r\n\r\n3,4\n\n\n");
@@ -141,7 +135,8 @@ TEST_F(CsvTest, FindsColumnsOrSaysWhichThereAre) {
 
 TEST_F(CsvTest, MissingFile) {
   EXPECT_EQ(message_of([&] { tandem::read_csv(path("nope.csv")); }), path("nope.csv") + ": no such file");
-  EXPECT_EQ(message_of([&] { tandem::read_csv(dir_.string()); }), dir_.string() + ": is a directory, expected a CSV file");
+  EXPECT_EQ(message_of([&] { tandem::read_csv(dir_.string()); }),
+            dir_.string() + ": is a directory, expected a CSV file");
 }
 
 TEST_F(CsvTest, EmptyFile) {
@@ -159,20 +154,24 @@ TEST_F(CsvTest, WrongFieldCount) {
 }
 
 TEST_F(CsvTest, UnterminatedQuoteNamesTheLineItStarted) {
-  EXPECT_EQ(error("id,text\n1,ok\n2,\"never\nclosed\n3,more\n"), train() + ":3: quoted field never closed (started here)");
+  EXPECT_EQ(error("id,text\n1,ok\n2,\"never\nclosed\n3,more\n"),
+            train() + ":3: quoted field never closed (started here)");
   EXPECT_EQ(error("id,\"text\n"), train() + ":1: quoted field never closed (started here)");
 }
 
 TEST_F(CsvTest, StrayQuotes) {
   EXPECT_EQ(error("id,text\n1,ok\n2,say \"hi\"\n"),
-            train() + ":3: stray quote in an unquoted field; quote the whole field and double the quotes inside "
-                      "(\"say \"\"hi\"\"\")");
+            train() +
+                ":3: stray quote in an unquoted field; quote the whole field and double the quotes inside "
+                "(\"say \"\"hi\"\"\")");
   EXPECT_EQ(error("id,text\n1,\"a\nb\"c\n"),
-            train() + ":3: text after the closing quote of a quoted field; a quote inside a quoted field is "
-                      "written twice (\"say \"\"hi\"\"\")");
+            train() +
+                ":3: text after the closing quote of a quoted field; a quote inside a quoted field is "
+                "written twice (\"say \"\"hi\"\"\")");
   EXPECT_EQ(error("id,te\"xt\n"),
-            train() + ":1: stray quote in an unquoted field; quote the whole field and double the quotes inside "
-                      "(\"say \"\"hi\"\"\") (in the header)");
+            train() +
+                ":1: stray quote in an unquoted field; quote the whole field and double the quotes inside "
+                "(\"say \"\"hi\"\"\") (in the header)");
 }
 
 TEST_F(CsvTest, InvalidUtf8NamesLineAndByteOffset) {
@@ -186,7 +185,8 @@ TEST_F(CsvTest, InvalidUtf8NamesLineAndByteOffset) {
   EXPECT_EQ(error("id\n\xED\xA0\x80\n"), train() + ":2: invalid UTF-8 at byte offset 3 (0xED)" + hint);  // surrogate
   EXPECT_EQ(error("id\n\xF4\x90\x80\x80\n"), train() + ":2: invalid UTF-8 at byte offset 3 (0xF4)" + hint);
   EXPECT_EQ(error("id\nab\xE2\x82"), train() + ":2: invalid UTF-8 at byte offset 5 (0xE2)" + hint);  // cut short
-  EXPECT_EQ(error(std::string("\xFF\xFEi\0d\0", 6)), train() + ": file is UTF-16; save it as UTF-8 (\"CSV UTF-8\" in Excel)");
+  EXPECT_EQ(error(std::string("\xFF\xFEi\0d\0", 6)),
+            train() + ": file is UTF-16; save it as UTF-8 (\"CSV UTF-8\" in Excel)");
   EXPECT_EQ(read("t\n\xF0\x9F\x98\x80\n").rows, (Rows{{"\xF0\x9F\x98\x80"}}));
 }
 
@@ -261,15 +261,16 @@ TEST_F(CsvTest, WriteReplacesTheFileAndLeavesNoTemporary) {
 
 TEST_F(CsvTest, WriteRejectsRaggedRowsAndLeavesTheOldFile) {
   file("old\n", "submission.csv");
-  EXPECT_THROW(tandem::write_csv(path("submission.csv"), {"id", "summary"}, {{"1", "x"}, {"2"}}), std::invalid_argument);
+  EXPECT_THROW(tandem::write_csv(path("submission.csv"), {"id", "summary"}, {{"1", "x"}, {"2"}}),
+               std::invalid_argument);
   EXPECT_THROW(tandem::write_csv(path("submission.csv"), {}, {}), std::invalid_argument);
   EXPECT_EQ(slurp(path("submission.csv")), "old\n");
 }
 
 TEST_F(CsvTest, WriteIntoAMissingDirectoryNamesTheFile) {
   const std::string at = path("no/such/dir/submission.csv");
-  const std::string message = tandem::testing::message_of<std::runtime_error>(
-      [&] { tandem::write_csv(at, {"id"}, {{"1"}}); });
+  const std::string message =
+      tandem::testing::message_of<std::runtime_error>([&] { tandem::write_csv(at, {"id"}, {{"1"}}); });
   EXPECT_NE(message.find("submission.csv"), std::string::npos) << message;
   EXPECT_NE(message.find("No such file or directory"), std::string::npos) << message;
 }
@@ -279,7 +280,8 @@ TEST_F(CsvTest, ParsesTwentyThousandRows) {
   std::string bytes = "id,dialogue,summary\r\n";
   for (int i = 0; i < kRows; ++i) {
     const std::string n = std::to_string(i);
-    bytes += n + ",\"#Person1#: row " + n + ", \"\"quoted\"\"\r\n#Person2#: ok\"," + (i % 3 ? "short " + n : "") + "\r\n";
+    bytes +=
+        n + ",\"#Person1#: row " + n + ", \"\"quoted\"\"\r\n#Person2#: ok\"," + (i % 3 ? "short " + n : "") + "\r\n";
   }
   const CsvTable table = read(bytes);
   ASSERT_EQ(table.rows.size(), static_cast<size_t>(kRows));

@@ -143,8 +143,7 @@ TEST(Loader, CudaBatchesArePinnedAndCopied) {
     EXPECT_EQ(device.at("x").sum().item<int64_t>(), 64 * i);
   }
   // Unpinned input is pinned on the way, and a CUDA batch goes back to the host.
-  const tandem::Batch back =
-      tandem::to_device(tandem::to_device({{"x", torch::ones({3})}}, gpu), c10::Device("cpu"));
+  const tandem::Batch back = tandem::to_device(tandem::to_device({{"x", torch::ones({3})}}, gpu), c10::Device("cpu"));
   EXPECT_TRUE(back.at("x").device().is_cpu());
   EXPECT_EQ(back.at("x").sum().item<float>(), 3.0f);
 }

@@ -40,8 +40,7 @@ std::vector<Sampler> world_of(SamplerOptions o) {
 }
 
 // Global micro-batch j of a step, asked of the rank that runs it.
-MicroBatch micro_batch_j(const std::vector<Sampler>& ranks, int64_t epoch, int64_t step,
-                         int64_t j) {
+MicroBatch micro_batch_j(const std::vector<Sampler>& ranks, int64_t epoch, int64_t step, int64_t j) {
   const int world = static_cast<int>(ranks.size());
   return ranks[j % world].micro_batch(epoch, step, static_cast<int>(j / world));
 }
@@ -82,14 +81,12 @@ TEST(Sampler, OrderIsPinnedDown) {
 // A prefetch thread asks for the next epoch while the loop finishes this one.
 TEST(Sampler, ThreadsAskingForDifferentEpochsAgree) {
   const Sampler s(options(1000, 10, 1, 1, 0));
-  const std::vector<std::vector<int64_t>> expected = {epoch_indices(s, 0), epoch_indices(s, 1),
-                                                      epoch_indices(s, 2)};
+  const std::vector<std::vector<int64_t>> expected = {epoch_indices(s, 0), epoch_indices(s, 1), epoch_indices(s, 2)};
   // Epochs 0 and 2 share a cache slot, so the threads keep replacing each other's order.
   auto agree = [&s, &expected](int64_t first_epoch) {
     for (int64_t epoch = first_epoch; epoch < first_epoch + 20; ++epoch)
       for (int64_t step = 0; step < s.steps_per_epoch(); step += 7)
-        if (s.micro_batch(epoch % 3, step, 0).indices[3] != expected[epoch % 3][step * 10 + 3])
-          return false;
+        if (s.micro_batch(epoch % 3, step, 0).indices[3] != expected[epoch % 3][step * 10 + 3]) return false;
     return true;
   };
   bool other_agrees = false;
@@ -120,9 +117,8 @@ TEST(Sampler, NoShuffleKeepsDatasetOrder) {
 
 TEST(Sampler, GlobalBatchesAreTheSameOnAnyWorldSize) {
   // G = 8 on 1, 2 and 4 ranks.
-  const std::vector<std::vector<Sampler>> worlds = {world_of(options(50, 2, 4, 1, 0)),
-                                                    world_of(options(50, 2, 2, 2, 0)),
-                                                    world_of(options(50, 2, 1, 4, 0))};
+  const std::vector<std::vector<Sampler>> worlds = {
+      world_of(options(50, 2, 4, 1, 0)), world_of(options(50, 2, 2, 2, 0)), world_of(options(50, 2, 1, 4, 0))};
   for (const auto& ranks : worlds) ASSERT_EQ(ranks[0].steps_per_epoch(), 6);
 
   for (int64_t epoch : {0, 7}) {
@@ -138,8 +134,7 @@ TEST(Sampler, GlobalBatchesAreTheSameOnAnyWorldSize) {
         if (w == 0) reference = samples;
         EXPECT_EQ(samples, reference) << "world " << worlds[w].size() << ", step " << step;
         for (int64_t j = 0; j < 4; ++j)
-          EXPECT_EQ(micro_batch_j(worlds[w], epoch, step, j).indices,
-                    micro_batch_j(worlds[0], epoch, step, j).indices)
+          EXPECT_EQ(micro_batch_j(worlds[w], epoch, step, j).indices, micro_batch_j(worlds[0], epoch, step, j).indices)
               << "world " << worlds[w].size() << ", step " << step << ", micro-batch " << j;
       }
     }
@@ -219,9 +214,7 @@ TEST(Sampler, DatasetSmallerThanAGlobalBatchWithDropLast) {
 }
 
 TEST(Sampler, RejectsBadOptions) {
-  EXPECT_NE(message_of<tandem::UsageError>([] {
-              Sampler s(options(10, 0, 1, 1, 0));
-            }).find("train.micro_batch"),
+  EXPECT_NE(message_of<tandem::UsageError>([] { Sampler s(options(10, 0, 1, 1, 0)); }).find("train.micro_batch"),
             std::string::npos);
   EXPECT_THROW(Sampler(options(0, 1, 1, 1, 0)), tandem::UsageError);
   EXPECT_THROW(Sampler(options(10, 1, 1, 2, 2)), std::invalid_argument);
@@ -236,19 +229,15 @@ TEST(DeriveGradAccum, DividesTheGlobalBatch) {
 }
 
 TEST(DeriveGradAccum, SuggestsTheNearestValidGlobalBatches) {
-  const std::string m =
-      message_of<tandem::UsageError>([] { tandem::derive_grad_accum(100, 8, 2); });
+  const std::string m = message_of<tandem::UsageError>([] { tandem::derive_grad_accum(100, 8, 2); });
   EXPECT_NE(m.find("train.global_batch = 100"), std::string::npos) << m;
   EXPECT_NE(m.find("train.micro_batch (8)"), std::string::npos) << m;
   EXPECT_NE(m.find("world size (2)"), std::string::npos) << m;
   EXPECT_NE(m.find("96 or 112"), std::string::npos) << m;
 
-  const std::string small =
-      message_of<tandem::UsageError>([] { tandem::derive_grad_accum(4, 8, 2); });
+  const std::string small = message_of<tandem::UsageError>([] { tandem::derive_grad_accum(4, 8, 2); });
   EXPECT_NE(small.find("nearest valid: 16"), std::string::npos) << small;
-  EXPECT_NE(message_of<tandem::UsageError>([] {
-              tandem::derive_grad_accum(0, 8, 2);
-            }).find("train.global_batch"),
+  EXPECT_NE(message_of<tandem::UsageError>([] { tandem::derive_grad_accum(0, 8, 2); }).find("train.global_batch"),
             std::string::npos);
 }
 

@@ -34,13 +34,16 @@ void expect_error(Fn&& fn, std::initializer_list<std::string> parts) {
 TEST_F(H5FileTest, RoundTripsEveryDtype) {
   const auto base = torch::arange(12, torch::kDouble).reshape({3, 4}) - 5;
   const std::vector<std::pair<torch::Dtype, std::string>> dtypes = {
-      {torch::kFloat, "float32"}, {torch::kDouble, "float64"}, {torch::kHalf, "float16"}, {torch::kBFloat16, "bfloat16"},
-      {torch::kLong, "int64"},    {torch::kInt, "int32"},      {torch::kShort, "int16"}, {torch::kChar, "int8"},
-      {torch::kByte, "uint8"},    {torch::kBool, "bool"}};
+      {torch::kFloat, "float32"},     {torch::kDouble, "float64"}, {torch::kHalf, "float16"},
+      {torch::kBFloat16, "bfloat16"}, {torch::kLong, "int64"},     {torch::kInt, "int32"},
+      {torch::kShort, "int16"},       {torch::kChar, "int8"},      {torch::kByte, "uint8"},
+      {torch::kBool, "bool"}};
   {
     H5File file(path("t.h5"), H5File::Mode::kCreate);
     for (const auto& [dtype, name] : dtypes) {
-      const auto values = dtype == torch::kByte ? base.abs() : dtype == torch::kBool ? base.remainder(3).eq(0) : base / 4;
+      const auto values = dtype == torch::kByte   ? base.abs()
+                          : dtype == torch::kBool ? base.remainder(3).eq(0)
+                                                  : base / 4;
       file.write("dtypes/" + name, values.to(dtype));
     }
   }
@@ -206,8 +209,11 @@ TEST_F(H5FileTest, AppendsRows) {
     file.append("cache/tokens", rows.slice(0, 3, 6));
     file.write("fixed", rows);
     expect_error<UsageError>([&] { file.append("cache/tokens", rows.to(torch::kLong)); }, {"'cache/tokens'", "int32"});
-    expect_error<UsageError>([&] { file.append("cache/tokens", torch::zeros({1, 5}, torch::kInt)); },
-                             {"'cache/tokens'", "[4]", "[5]"});
+    expect_error<UsageError>(
+        [&] {
+          file.append("cache/tokens", torch::zeros({1, 5}, torch::kInt));
+        },
+        {"'cache/tokens'", "[4]", "[5]"});
     expect_error<UsageError>([&] { file.append("fixed", rows); }, {"'fixed'", "cannot grow"});
   }
   H5File file(path("t.h5"), H5File::Mode::kReadWrite);

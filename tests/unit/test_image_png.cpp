@@ -72,8 +72,9 @@ TEST_F(ImagePngTest, RejectsOtherShapesAndDtypes) {
 
 TEST_F(ImagePngTest, UnwritablePathThrowsNamingIt) {
   const std::string target = path("no-such-dir/out.png");
-  const std::string message =
-      tandem::testing::message_of<std::runtime_error>([&] { write_png(target, torch::zeros({1, 2, 2})); });
+  const std::string message = tandem::testing::message_of<std::runtime_error>([&] {
+    write_png(target, torch::zeros({1, 2, 2}));
+  });
   EXPECT_NE(message.find(target), std::string::npos) << message;
 }
 

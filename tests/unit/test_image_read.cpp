@@ -88,9 +88,7 @@ std::string png16(int w, int h, int channels, const std::vector<uint16_t>& sampl
 
 class ImageReadTest : public tandem::testing::TempDirTest {
  protected:
-  void put(const std::string& name, const std::string& bytes) {
-    std::ofstream(path(name), std::ios::binary) << bytes;
-  }
+  void put(const std::string& name, const std::string& bytes) { std::ofstream(path(name), std::ios::binary) << bytes; }
 };
 
 TEST_F(ImageReadTest, GrayPngRoundTripsExactly) {

@@ -140,8 +140,8 @@ TEST(ImageAugment, RotationPadsWithTheBorderNotBlack) {
   o.rotate_degrees = 30;
   o.brightness = o.contrast = 0;
   for (uint64_t seed = 0; seed < 5; ++seed)
-    EXPECT_TRUE(torch::allclose(augment(torch::full({3, 20, 30}, 0.6f), 16, o, seed), torch::full({3, 16, 16}, 0.6f),
-                                0, 1e-6));
+    EXPECT_TRUE(
+        torch::allclose(augment(torch::full({3, 20, 30}, 0.6f), 16, o, seed), torch::full({3, 16, 16}, 0.6f), 0, 1e-6));
 }
 
 TEST(ImageAugment, RejectsOptionsOutOfRange) {
@@ -166,12 +166,13 @@ TEST(ImageGrid, TilesRowByRowWithPadding) {
   const std::vector<at::Tensor> images = {torch::full({1, 2, 2}, 1.f), torch::full({1, 2, 2}, 2.f),
                                           torch::full({1, 2, 2}, 3.f)};
   const at::Tensor expected = torch::tensor({9, 9, 9, 9, 9, 9, 9,  //
-                                             9, 1, 1, 9, 2, 2, 9,    //
-                                             9, 1, 1, 9, 2, 2, 9,    //
-                                             9, 9, 9, 9, 9, 9, 9,    //
-                                             9, 3, 3, 9, 9, 9, 9,    //
-                                             9, 3, 3, 9, 9, 9, 9,    //
-                                             9, 9, 9, 9, 9, 9, 9}, torch::kFloat)
+                                             9, 1, 1, 9, 2, 2, 9,  //
+                                             9, 1, 1, 9, 2, 2, 9,  //
+                                             9, 9, 9, 9, 9, 9, 9,  //
+                                             9, 3, 3, 9, 9, 9, 9,  //
+                                             9, 3, 3, 9, 9, 9, 9,  //
+                                             9, 9, 9, 9, 9, 9, 9},
+                                            torch::kFloat)
                                   .view({1, 7, 7});
   EXPECT_TRUE(torch::equal(image_grid(images, 2, 1, 9), expected));
 }

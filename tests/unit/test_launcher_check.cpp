@@ -26,7 +26,7 @@ TEST(LauncherCheck, RefusesOneRankWhenTheLauncherStartedSeveral) {
 }
 
 TEST(LauncherCheck, AcceptsWhatAgrees) {
-  EXPECT_EQ(verdict(1, {}), "");                                // started alone
+  EXPECT_EQ(verdict(1, {}), "");                               // started alone
   EXPECT_EQ(verdict(1, {{"SLURM_STEP_NUM_TASKS", "1"}}), "");  // one srun task
   EXPECT_EQ(verdict(4, {{"SLURM_STEP_NUM_TASKS", "4"}}), "");  // srun with PMIx
   EXPECT_EQ(verdict(2, {{"OMPI_COMM_WORLD_SIZE", "2"}}), "");  // mpirun -np 2

@@ -49,7 +49,8 @@ struct Qkv {
 };
 
 Qkv random_qkv(int64_t batch, int64_t heads, int64_t tq, int64_t tk, int64_t d) {
-  return {torch::randn({batch, heads, tq, d}), torch::randn({batch, heads, tk, d}), torch::randn({batch, heads, tk, d})};
+  return {torch::randn({batch, heads, tq, d}), torch::randn({batch, heads, tk, d}),
+          torch::randn({batch, heads, tk, d})};
 }
 
 void expect_close(const at::Tensor& actual, const at::Tensor& expected) {
@@ -111,7 +112,8 @@ TEST(NnAttention, PaddingKeysAreIgnoredAndPaddingQueriesStayFinite) {
   // Row 0's real positions, alone and unpadded, give the same outputs.
   const auto real = [](const at::Tensor& t) { return t.narrow(0, 0, 1).narrow(2, 2, 3); };
   expect_close(out.narrow(0, 0, 1).narrow(2, 2, 3), tandem::nn::attention(real(x.q), real(x.k), real(x.v)));
-  expect_close(out.narrow(0, 1, 1), tandem::nn::attention(x.q.narrow(0, 1, 1), x.k.narrow(0, 1, 1), x.v.narrow(0, 1, 1)));
+  expect_close(out.narrow(0, 1, 1),
+               tandem::nn::attention(x.q.narrow(0, 1, 1), x.k.narrow(0, 1, 1), x.v.narrow(0, 1, 1)));
 
   // A new query after a padded prefix (the KV-cache step).
   const at::Tensor step = tandem::nn::attention(x.q.narrow(2, 4, 1), x.k, x.v, causal(true, key_mask));

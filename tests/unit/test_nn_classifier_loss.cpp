@@ -49,12 +49,14 @@ TEST(ClassifierRows, HoldProbabilitiesPredictionsLabelsAndLosses) {
   EXPECT_TRUE(torch::allclose(rows.at("prob"), torch::tensor({0.6, 0.2, 0.2, 0.25, 0.5, 0.25}).view({2, 3}), 0, 1e-6));
   EXPECT_TRUE(torch::equal(rows.at("pred"), torch::tensor({0, 1}, torch::kLong)));
   EXPECT_TRUE(torch::equal(rows.at("label"), two_labels()));
-  EXPECT_TRUE(torch::allclose(rows.at("loss"), torch::tensor({std::log(5.0), std::log(2.0)}).to(torch::kFloat), 0, 1e-6));
+  EXPECT_TRUE(
+      torch::allclose(rows.at("loss"), torch::tensor({std::log(5.0), std::log(2.0)}).to(torch::kFloat), 0, 1e-6));
   EXPECT_EQ(classification_accuracy(rows), 0.5);
 }
 
 TEST(ClassifierRows, AccuracyCountsPredictionsEqualToLabels) {
-  EvalRows rows = {{"pred", torch::tensor({0, 1, 2, 2}, torch::kLong)}, {"label", torch::tensor({0, 1, 2, 0}, torch::kLong)}};
+  EvalRows rows = {{"pred", torch::tensor({0, 1, 2, 2}, torch::kLong)},
+                   {"label", torch::tensor({0, 1, 2, 0}, torch::kLong)}};
   EXPECT_EQ(classification_accuracy(rows), 0.75);
 }
 

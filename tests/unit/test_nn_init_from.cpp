@@ -80,7 +80,8 @@ TEST_F(InitFromTest, ConvertsDtypeForAnyModule) {
   torch::manual_seed(5);
   torch::nn::Linear linear(3, 2);
   const at::Tensor weight = torch::arange(6, torch::kDouble).reshape({2, 3}) / 8;  // exact in float
-  tandem::write_safetensors(path("linear.safetensors"), {{"weight", weight}, {"bias", torch::tensor({0.5, -0.25}, torch::kDouble)}});
+  tandem::write_safetensors(path("linear.safetensors"),
+                            {{"weight", weight}, {"bias", torch::tensor({0.5, -0.25}, torch::kDouble)}});
   tandem::nn::init_from_safetensors(*linear, path("linear.safetensors"));
   EXPECT_EQ(linear->weight.scalar_type(), torch::kFloat);
   EXPECT_TRUE(torch::equal(linear->weight, weight.to(torch::kFloat)));
@@ -176,7 +177,7 @@ TEST_F(InitFromTest, HeadlessFileLeavesTheHeadWhenItMayDiffer) {
   options.may_differ = {"fc."};
   const InitReport report = tandem::nn::init_from_safetensors(*target, path("backbone.safetensors"), options);
   EXPECT_EQ(report.skipped, (std::vector<std::string>{"fc.weight: not in file (kept as initialised)",
-                                                       "fc.bias: not in file (kept as initialised)"}));
+                                                      "fc.bias: not in file (kept as initialised)"}));
   EXPECT_EQ(report.loaded.size(), 120u);
 }
 
@@ -194,8 +195,9 @@ TEST_F(InitFromTest, BatchNormCountersMayBeAbsent) {
 
 TEST_F(InitFromTest, UnexpectedTensorsAreAnErrorUnlessAllowed) {
   torch::nn::Linear linear(2, 2);
-  tandem::write_safetensors(path("extra.safetensors"),
-                            {{"weight", torch::ones({2, 2})}, {"bias", torch::zeros({2})}, {"extra.weight", torch::ones({1})}});
+  tandem::write_safetensors(
+      path("extra.safetensors"),
+      {{"weight", torch::ones({2, 2})}, {"bias", torch::zeros({2})}, {"extra.weight", torch::ones({1})}});
   const std::string message = tandem::testing::message_of<UsageError>(
       [&] { tandem::nn::init_from_safetensors(*linear, path("extra.safetensors")); });
   EXPECT_TRUE(contains(message, "1 in the file only: extra.weight")) << message;

@@ -58,10 +58,14 @@ void fill_for_reference(ResNet& model) {
     if (ends("num_batches_tracked")) continue;
     const at::Tensor s = (torch::arange(v.numel(), torch::kDouble) * 2.3999632 + phase).sin().reshape(v.sizes());
     at::Tensor w;
-    if (ends("running_var")) w = 1 + 0.5 * s * s;
-    else if (v.dim() >= 2) w = s * std::sqrt(3.0 / static_cast<double>(v[0].numel()));
-    else if (ends("weight")) w = 1 + 0.2 * s;
-    else w = 0.1 * s;
+    if (ends("running_var"))
+      w = 1 + 0.5 * s * s;
+    else if (v.dim() >= 2)
+      w = s * std::sqrt(3.0 / static_cast<double>(v[0].numel()));
+    else if (ends("weight"))
+      w = 1 + 0.2 * s;
+    else
+      w = 0.1 * s;
     v.copy_(w);
   }
 }
@@ -70,7 +74,8 @@ void expect_close(const at::Tensor& actual, const at::Tensor& expected, double t
   ASSERT_EQ(actual.sizes(), expected.sizes());
   EXPECT_TRUE(torch::allclose(actual, expected, tolerance, tolerance))
       << "max difference " << (actual - expected).abs().max().item<double>() << "\n"
-      << actual << "\n" << expected;
+      << actual << "\n"
+      << expected;
 }
 
 TEST(ResnetArchitecture, ParameterCountsAreTorchvisions) {
@@ -145,7 +150,8 @@ TEST(ResnetReference, Resnet18ImagenetStemMatchesTorchvision) {
   ResNet model(options(18, 3, 5, "imagenet"));
   fill_for_reference(model);
   model->eval();
-  const at::Tensor x = (torch::arange(2 * 3 * 64 * 64, torch::kDouble).square() * 1e-3).sin().to(torch::kFloat).reshape({2, 3, 64, 64});
+  const at::Tensor x =
+      (torch::arange(2 * 3 * 64 * 64, torch::kDouble).square() * 1e-3).sin().to(torch::kFloat).reshape({2, 3, 64, 64});
   const at::Tensor expected = torch::tensor({1.51185238, -3.88277411, 5.55905867, -6.27497435, 5.93111563,  //
                                              1.43526208, -3.79304218, 5.47166824, -6.20500326, 5.89063787})
                                   .to(torch::kFloat)

@@ -62,11 +62,9 @@ TEST(Progress, PlainModePrintsEveryIntervalWithRateAndEta) {
   now = 50;
   p.update(100);  // the end always prints
   auto text = out.str();
-  EXPECT_NE(text.find("train 10/100 (10.0%) 2.00/s elapsed 5s ETA 45s | loss 2.00\n"),
-            std::string::npos) << text;
+  EXPECT_NE(text.find("train 10/100 (10.0%) 2.00/s elapsed 5s ETA 45s | loss 2.00\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("18/100"), std::string::npos);
-  EXPECT_NE(text.find("train 40/100 (40.0%) 2.00/s elapsed 20s ETA 30s | loss 1.50\n"),
-            std::string::npos) << text;
+  EXPECT_NE(text.find("train 40/100 (40.0%) 2.00/s elapsed 20s ETA 30s | loss 1.50\n"), std::string::npos) << text;
   EXPECT_NE(text.find("train 100/100 (100.0%)"), std::string::npos);
   EXPECT_EQ(text.find('\r'), std::string::npos);
 }

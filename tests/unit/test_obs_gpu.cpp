@@ -66,15 +66,16 @@ TEST(GpuMonitor, SamplesEveryGpuOnCadenceAndStopsPromptly) {
     });
     EXPECT_TRUE(monitor.active());
     const auto deadline = Clock::now() + std::chrono::seconds(5);
-    while (calls < 3 && Clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    while (calls < 3 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   EXPECT_GE(calls.load(), 3);
   EXPECT_EQ(gpus.load(), once.size());
 
   // A long period must not hold up the end of a run.
   const auto start = Clock::now();
-  { GpuMonitor monitor(3600, [](const std::vector<GpuSample>&) {}); }
+  {
+    GpuMonitor monitor(3600, [](const std::vector<GpuSample>&) {});
+  }
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(1));
 }
 

@@ -47,8 +47,6 @@ TEST(Mfu, IsUnknownOnCpuUnknownGpusAndPrecisionsWithoutAFastPath) {
   EXPECT_FALSE(mfu(1e12, "Tesla V100-SXM2-16GB", "tf32"));
 }
 
-TEST(Mfu, RejectsAPrecisionItDoesNotKnow) {
-  EXPECT_THROW(peak_flops("Tesla T4", "auto"), std::invalid_argument);
-}
+TEST(Mfu, RejectsAPrecisionItDoesNotKnow) { EXPECT_THROW(peak_flops("Tesla T4", "auto"), std::invalid_argument); }
 
 }  // namespace

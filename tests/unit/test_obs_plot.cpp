@@ -53,16 +53,20 @@ class PathOverride {
   std::string old_;
 };
 
-const char* kMetrics =
-    R"({"step":1,"loss":4.5,"lr":0.0001,"grad_norm":3.1,"ms":120.0,"tokens_per_s":8000.0})" "\n"
-    R"({"step":2,"loss":3.9,"lr":0.0002,"grad_norm":2.5,"ms":110.0,"tokens_per_s":8500.0})" "\n"
-    R"({"step":3,"loss":null,"lr":0.0003,"grad_norm":2.0,"ms":111.0,"tokens_per_s":8400.0})" "\n"
-    R"({"step":3,"eval_loss":3.7,"eval_rouge1":0.21})" "\n"
-    R"({"step":4,"loss":3.2,"lr":0.0003,"grad_norm":1.8,"ms":109.0,"tokens_per_s":8600.0})" "\n";
+const char* kMetrics = R"({"step":1,"loss":4.5,"lr":0.0001,"grad_norm":3.1,"ms":120.0,"tokens_per_s":8000.0})"
+                       "\n"
+                       R"({"step":2,"loss":3.9,"lr":0.0002,"grad_norm":2.5,"ms":110.0,"tokens_per_s":8500.0})"
+                       "\n"
+                       R"({"step":3,"loss":null,"lr":0.0003,"grad_norm":2.0,"ms":111.0,"tokens_per_s":8400.0})"
+                       "\n"
+                       R"({"step":3,"eval_loss":3.7,"eval_rouge1":0.21})"
+                       "\n"
+                       R"({"step":4,"loss":3.2,"lr":0.0003,"grad_norm":1.8,"ms":109.0,"tokens_per_s":8600.0})"
+                       "\n";
 
 TEST_F(PlotTest, SeriesAreOneFieldEachSkippingNullsAndText) {
-  write_file(dir_ / "metrics.jsonl",
-             std::string(kMetrics) + R"({"note":"no step, no points"})" "\n");
+  write_file(dir_ / "metrics.jsonl", std::string(kMetrics) + R"({"note":"no step, no points"})"
+                                                             "\n");
   const auto series = tandem::read_metric_series((dir_ / "metrics.jsonl").string());
   ASSERT_EQ(series.at("loss").size(), 3u);
   EXPECT_EQ(series.at("loss")[2].step, 4);
@@ -124,8 +128,7 @@ TEST_F(PlotTest, DrawsLossLrThroughputGradNormAndEvalCharts) {
   write_file(dir_ / "run" / "metrics.jsonl", kMetrics);
   const auto written = tandem::plot_run((dir_ / "run").string());
   const auto plots = dir_ / "run" / "plots";
-  for (const char* name :
-       {"loss.png", "lr.png", "throughput.png", "grad_norm.png", "eval_rouge1.png"})
+  for (const char* name : {"loss.png", "lr.png", "throughput.png", "grad_norm.png", "eval_rouge1.png"})
     EXPECT_TRUE(is_png(plots / name)) << name;
   EXPECT_EQ(written.size(), 5u);
   // Nothing but the charts is left behind in the run directory.
@@ -151,10 +154,9 @@ TEST(PlotCommand, BadArgumentsAreUsageErrors) {
             }).find("usage: tandem-plot RUN_DIR"),
             std::string::npos);
   const char* unknown[] = {"tandem-plot", "run", "--colour"};
-  EXPECT_NE(message_of<UsageError>([&] {
-              tandem::plot_command(3, const_cast<char**>(unknown), printed);
-            }).find("--colour"),
-            std::string::npos);
+  EXPECT_NE(
+      message_of<UsageError>([&] { tandem::plot_command(3, const_cast<char**>(unknown), printed); }).find("--colour"),
+      std::string::npos);
   const char* help[] = {"tandem-plot", "--help"};
   EXPECT_EQ(tandem::plot_command(2, const_cast<char**>(help), printed), 0);
   EXPECT_NE(printed.str().find("usage:"), std::string::npos);

@@ -7,8 +7,7 @@ using tandem::choose_placement;
 
 namespace {
 
-std::string error_of(int local_rank, int gpus, const std::string& dev, const std::string& be,
-                     bool nccl) {
+std::string error_of(int local_rank, int gpus, const std::string& dev, const std::string& be, bool nccl) {
   try {
     choose_placement(local_rank, gpus, dev, be, nccl);
   } catch (const tandem::UsageError& e) {
@@ -40,8 +39,7 @@ TEST(Placement, DeviceCpuForcesCpuEvenWithGpus) {
 }
 
 TEST(Placement, ImpossibleRequestsSayWhatToChange) {
-  EXPECT_NE(error_of(0, 0, "auto", "nccl", true).find("set dist.backend = \"mpi\""),
-            std::string::npos);
+  EXPECT_NE(error_of(0, 0, "auto", "nccl", true).find("set dist.backend = \"mpi\""), std::string::npos);
   EXPECT_NE(error_of(0, 1, "auto", "nccl", false).find("no NCCL backend"), std::string::npos);
   EXPECT_NE(error_of(0, 0, "cuda", "auto", true).find("CUDA_VISIBLE_DEVICES"), std::string::npos);
   EXPECT_NE(error_of(0, 0, "gpu", "auto", true).find("dist.device"), std::string::npos);

@@ -40,9 +40,7 @@ std::string file_bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-void put_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+void put_bytes(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 // A file as the format lays it out: length, header, data.
 void put_file(const std::string& path, const std::string& header, const std::string& data) {
@@ -107,10 +105,9 @@ TEST_F(SafetensorsTest, WritesTheReferenceBytes) {
 
 TEST_F(SafetensorsTest, ReadsAHandBuiltFile) {
   // Tensors listed out of data order, and the header padded with spaces.
-  const std::string header =
-      R"({"second":{"dtype":"U8","shape":[3],"data_offsets":[16,19]},)"
-      R"("__metadata__":{"format":"pt","note":"hand-made"},)"
-      R"("first":{"dtype":"I32","shape":[2,2],"data_offsets":[0,16]}}   )";
+  const std::string header = R"({"second":{"dtype":"U8","shape":[3],"data_offsets":[16,19]},)"
+                             R"("__metadata__":{"format":"pt","note":"hand-made"},)"
+                             R"("first":{"dtype":"I32","shape":[2,2],"data_offsets":[0,16]}}   )";
   put_file(path("h.safetensors"), header, bytes_of<int32_t>({1, -2, 3, 1 << 30}) + "\x05\x06\xff");
 
   const NamedTensors read = tandem::read_safetensors(path("h.safetensors"));
@@ -174,8 +171,9 @@ TEST_F(SafetensorsTest, CorruptFilesNameTheFileAndTheFault) {
   EXPECT_NE(header_fault(good, f32x2 + "xx").find("2 bytes after the last tensor"), std::string::npos);
   EXPECT_NE(header_fault(R"({"w":{"dtype":"F32",)", f32x2).find("bad JSON"), std::string::npos);
   EXPECT_NE(header_fault("[1,2]", "").find("expected an object"), std::string::npos);
-  EXPECT_NE(header_fault(R"({"w":{"dtype":"Q4","shape":[2],"data_offsets":[0,8]}})", f32x2).find("unknown dtype \"Q4\""),
-            std::string::npos);
+  EXPECT_NE(
+      header_fault(R"({"w":{"dtype":"Q4","shape":[2],"data_offsets":[0,8]}})", f32x2).find("unknown dtype \"Q4\""),
+      std::string::npos);
   EXPECT_NE(header_fault(R"({"w":{"dtype":"F32","data_offsets":[0,8]}})", f32x2).find("tensor 'w': no \"shape\""),
             std::string::npos);
   EXPECT_NE(header_fault(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", f32x2).find("needs 12"),
@@ -189,8 +187,9 @@ TEST_F(SafetensorsTest, CorruptFilesNameTheFileAndTheFault) {
                          f32x2)
                 .find("overlap tensor 'a'"),
             std::string::npos);
-  EXPECT_NE(header_fault(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", f32x2).find("leave bytes [0,4] unused"),
-            std::string::npos);
+  EXPECT_NE(
+      header_fault(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", f32x2).find("leave bytes [0,4] unused"),
+      std::string::npos);
   EXPECT_NE(header_fault(R"({"w":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,8]}})", f32x2)
                 .find("needs more bytes than the file has"),
             std::string::npos);

@@ -24,7 +24,10 @@ struct Toy : torch::nn::Module {
 };
 
 struct Other : torch::nn::Module {
-  Other() { bias = register_parameter("bias", torch::zeros({2, 2})); table = register_buffer("table", torch::zeros({3})); }
+  Other() {
+    bias = register_parameter("bias", torch::zeros({2, 2}));
+    table = register_buffer("table", torch::zeros({3}));
+  }
   at::Tensor bias, table;
 };
 

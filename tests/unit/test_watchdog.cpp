@@ -32,8 +32,7 @@ TEST(Watchdog, FiresForAStuckCollectiveNamingItAndTheWait) {
     ++fired;
   });
   dog.watch(std::make_shared<StuckWork>());
-  for (int i = 0; i < 100 && fired == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 100 && fired == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_EQ(fired, 1);
   EXPECT_EQ(what, "allreduce(sum) f32[8]");
   EXPECT_GE(waited, 0.2);
@@ -58,8 +57,7 @@ TEST(Watchdog, AbortsAtOnceOnALibraryErrorNamingIt) {
       });
   const auto start = std::chrono::steady_clock::now();
   dog.watch(work);
-  for (int i = 0; i < 200 && failed == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 200 && failed == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_EQ(failed, 1);
   EXPECT_EQ(timed_out, 0);
   EXPECT_EQ(what, "allreduce(sum) f32[8]");
@@ -73,8 +71,7 @@ TEST(Watchdog, AbortsTheWorkOnTimeoutToo) {
   auto work = std::make_shared<StuckWork>();
   tandem::Watchdog dog(0, 0.2, [&](const tandem::Work&, double) { ++fired; });
   dog.watch(work);
-  for (int i = 0; i < 100 && fired == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 100 && fired == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_EQ(fired, 1);
   EXPECT_TRUE(work->aborted);
 }

@@ -55,12 +55,15 @@ TEST_F(VavaeUserFolders, BadLayoutsNameTheFolder) {
   EXPECT_THROW(vavae::scan_split(path("b"), "train", "data.root"), tandem::UsageError);
   fs::create_directories(path("c/train/user2"));
   touch("c/train/user1/a.png");
-  EXPECT_NE(message_of<tandem::UsageError>([&] { vavae::scan_split(path("c"), "train", "data.root"); }).find("user2 holds no"),
+  EXPECT_NE(message_of<tandem::UsageError>([&] {
+              vavae::scan_split(path("c"), "train", "data.root");
+            }).find("user2 holds no"),
             std::string::npos);
   touch("e/train/stray.png");
   EXPECT_THROW(vavae::scan_split(path("e"), "train", "data.root"), tandem::UsageError);
-  EXPECT_NE(message_of<tandem::UsageError>([&] { vavae::scan_split(path("none"), "val", "data.root"); }).find("none/val"),
-            std::string::npos);
+  EXPECT_NE(
+      message_of<tandem::UsageError>([&] { vavae::scan_split(path("none"), "val", "data.root"); }).find("none/val"),
+      std::string::npos);
 }
 
 TEST(VavaeUserIdsArg, EveryFormBecomesOneTomlList) {
@@ -99,8 +102,9 @@ TEST(VavaeStageSettings, EachStageTrainsWithTheKeysOfItsTable) {
             "--set train.lr=0.1: unknown key 'train.lr' (set per model here: vae.lr, dit.lr or eval.lr)");
   // A bad value names the stage's key.
   tandem::apply_set(c, "dit.beta2=1.5");
-  EXPECT_NE(message_of<tandem::UsageError>([&] { vavae::stage_settings(c, "dit", "x", "eval_loss", "min"); })
-                .find("dit.beta2 must be in [0, 1), got 1.5"),
+  EXPECT_NE(message_of<tandem::UsageError>([&] {
+              vavae::stage_settings(c, "dit", "x", "eval_loss", "min");
+            }).find("dit.beta2 must be in [0, 1), got 1.5"),
             std::string::npos);
 }
 

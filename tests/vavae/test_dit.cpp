@@ -63,8 +63,8 @@ TEST(VavaeDit, ForwardWithPatch1And2) {
       EXPECT_TRUE(torch::isfinite(out).all().item<bool>());
       EXPECT_GT(out.abs().max().item<double>(), 0.0);
       // Rows do not mix: one sample alone gives its row of the batch.
-      EXPECT_TRUE(torch::allclose(dit(b.x.narrow(0, 1, 1), b.t.narrow(0, 1, 1), b.y.narrow(0, 1, 1)), out.narrow(0, 1, 1),
-                                  1e-4, 1e-5));
+      EXPECT_TRUE(torch::allclose(dit(b.x.narrow(0, 1, 1), b.t.narrow(0, 1, 1), b.y.narrow(0, 1, 1)),
+                                  out.narrow(0, 1, 1), 1e-4, 1e-5));
       // Every parameter takes part.
       out.pow(2).sum().backward();
       for (const auto& item : dit->named_parameters())
@@ -132,8 +132,8 @@ TEST(VavaeDit, TimestepFrequencyEmbeddingByHand) {
   // dim 4: frequencies 1 and 10000^(-1/2); cos half first.
   const at::Tensor e = vavae::TimestepEmbedderImpl::frequency_embedding(torch::tensor({0.0f, 0.5f}), 4);
   EXPECT_TRUE(torch::allclose(e[0], torch::tensor({1.0f, 1.0f, 0.0f, 0.0f})));
-  EXPECT_TRUE(torch::allclose(
-      e[1], torch::tensor({std::cos(0.5f), std::cos(0.005f), std::sin(0.5f), std::sin(0.005f)}), 1e-6, 1e-7));
+  EXPECT_TRUE(torch::allclose(e[1], torch::tensor({std::cos(0.5f), std::cos(0.005f), std::sin(0.5f), std::sin(0.005f)}),
+                              1e-6, 1e-7));
 }
 
 TEST(VavaeDit, LabelDropoutMapsToTheNullClass) {
@@ -148,11 +148,13 @@ TEST(VavaeDit, LabelDropoutMapsToTheNullClass) {
   EXPECT_GT(mask.sum().item<int64_t>(), 0);
   EXPECT_LT(mask.sum().item<int64_t>(), 64);
 
-  EXPECT_TRUE(torch::equal(vavae::mask_labels(torch::tensor({3, 4, 5}, torch::kLong), torch::tensor({false, true, false}), 10),
-                           torch::tensor({3, 10, 5}, torch::kLong)));
+  EXPECT_TRUE(
+      torch::equal(vavae::mask_labels(torch::tensor({3, 4, 5}, torch::kLong), torch::tensor({false, true, false}), 10),
+                   torch::tensor({3, 10, 5}, torch::kLong)));
   // The null class is the table's last row.
   EXPECT_EQ(dit->null_class(), 10);
-  EXPECT_TRUE(torch::equal(dit->y_embedder(torch::tensor({10}, torch::kLong))[0], dit->y_embedder->embedding_table->weight[10]));
+  EXPECT_TRUE(torch::equal(dit->y_embedder(torch::tensor({10}, torch::kLong))[0],
+                           dit->y_embedder->embedding_table->weight[10]));
 
   options.class_dropout_prob = 0.0;
   const Dit never(options);

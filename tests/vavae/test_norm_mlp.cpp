@@ -32,7 +32,8 @@ TEST(NnRmsNorm, NormalisesEachRowOverTheLastDimensionThenScalesByWeight) {
   // Each row is divided by its own rms (sqrt(12.5), then 1), not by one over the whole tensor.
   const at::Tensor out = norm(torch::tensor({{3.0f, 4.0f}, {1.0f, 1.0f}}));
   const double rms0 = std::sqrt(12.5 + 1e-6), rms1 = std::sqrt(1.0 + 1e-6);
-  EXPECT_TRUE(torch::allclose(out, torch::tensor({{2 * 3 / rms0, -4 / rms0}, {2 / rms1, -1 / rms1}}).to(torch::kFloat)));
+  EXPECT_TRUE(
+      torch::allclose(out, torch::tensor({{2 * 3 / rms0, -4 / rms0}, {2 / rms1, -1 / rms1}}).to(torch::kFloat)));
 }
 
 TEST(NnSwiGLU, MapsBackToTheInputWidthWithNamedLinears) {

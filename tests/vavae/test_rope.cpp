@@ -64,7 +64,9 @@ TEST(VavaeRope, DotProductDependsOnOffsetOnly) {
 TEST(VavaePosEmbed, SinCosByHand) {
   const at::Tensor embed = vavae::sincos_pos_embed_2d(8, 2);
   ASSERT_EQ(embed.sizes(), (std::vector<int64_t>{4, 8}));
-  const auto half = [](double p) { return std::vector<double>{std::sin(p), std::sin(0.01 * p), std::cos(p), std::cos(0.01 * p)}; };
+  const auto half = [](double p) {
+    return std::vector<double>{std::sin(p), std::sin(0.01 * p), std::cos(p), std::cos(0.01 * p)};
+  };
   for (int64_t n = 0; n < 4; ++n) {
     const double r = static_cast<double>(n / 2), c = static_cast<double>(n % 2);
     std::vector<double> expected = half(c);

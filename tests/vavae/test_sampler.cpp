@@ -95,7 +95,8 @@ TEST(VavaeSampler, CfgChannelsGuidesOnlyTheFirstChannels) {
   SamplerOptions o = options(1, 1.0, 4.0);
   o.cfg_interval_start = 0.0;
   o.cfg_channels = 3;
-  const at::Tensor out = vavae::sample_euler(fields.fn(), torch::zeros({1, 5, 1, 1}), torch::tensor({0}, torch::kLong), o);
+  const at::Tensor out =
+      vavae::sample_euler(fields.fn(), torch::zeros({1, 5, 1, 1}), torch::tensor({0}, torch::kLong), o);
   EXPECT_TRUE(torch::allclose(out.flatten(), torch::tensor({11.0f, 11.0f, 11.0f, 2.0f, 2.0f})));
   o.cfg_channels = 6;
   EXPECT_THROW(vavae::sample_euler(fields.fn(), torch::zeros({1, 5, 1, 1}), torch::tensor({0}, torch::kLong), o),
@@ -107,7 +108,8 @@ TEST(VavaeSampler, NoGuidanceBelowTheIntervalStart) {
   SamplerOptions o = options(2, 1.0, 4.0);
   o.cfg_interval_start = 0.5;
   // Step at t = 0: conditional alone, 0.5 * 2; step at t = 0.5: guided, 0.5 * 11.
-  const at::Tensor out = vavae::sample_euler(fields.fn(), torch::zeros({1, 1, 1, 1}), torch::tensor({3}, torch::kLong), o);
+  const at::Tensor out =
+      vavae::sample_euler(fields.fn(), torch::zeros({1, 1, 1, 1}), torch::tensor({3}, torch::kLong), o);
   EXPECT_NEAR(out.item<double>(), 0.5 * 2 + 0.5 * 11, 1e-6);
   ASSERT_EQ(fields.labels_seen.size(), 2u);
   EXPECT_EQ(fields.labels_seen[0].size(0), 1);
@@ -138,7 +140,9 @@ TEST(VavaeSampler, RunsAFreshDit) {
   dit_options.num_classes = kNull;
   vavae::Dit dit(dit_options);
   dit->eval();
-  const vavae::VelocityFn model = [&](const at::Tensor& x, const at::Tensor& t, const at::Tensor& y) { return dit(x, t, y); };
+  const vavae::VelocityFn model = [&](const at::Tensor& x, const at::Tensor& t, const at::Tensor& y) {
+    return dit(x, t, y);
+  };
   const at::Tensor noise = torch::randn({2, 4, 4, 4});
   const at::Tensor out = vavae::sample_euler(model, noise, torch::tensor({1, 9}, torch::kLong), options(3, 0.3, 4.0));
   EXPECT_TRUE(torch::equal(out, noise));

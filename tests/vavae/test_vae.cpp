@@ -88,9 +88,10 @@ TEST(VavaeVae, F16d32HasUpstreamNamesAndCount) {
   }
   // Attention only at 16x16 (level 4), no resampler at the ends, no shortcut
   // where the widths agree.
-  for (const std::string absent : {"encoder.down.3.attn.0.q.weight", "encoder.down.4.downsample.conv.weight",
-                                   "decoder.up.0.upsample.conv.weight", "decoder.up.3.attn.0.q.weight",
-                                   "encoder.down.1.block.0.nin_shortcut.weight", "decoder.up.4.block.0.nin_shortcut.weight"}) {
+  for (const std::string absent :
+       {"encoder.down.3.attn.0.q.weight", "encoder.down.4.downsample.conv.weight", "decoder.up.0.upsample.conv.weight",
+        "decoder.up.3.attn.0.q.weight", "encoder.down.1.block.0.nin_shortcut.weight",
+        "decoder.up.4.block.0.nin_shortcut.weight"}) {
     EXPECT_EQ(shapes.count(absent), 0u) << absent;
   }
 }

@@ -13,7 +13,8 @@ namespace {
 at::Tensor positions(std::initializer_list<std::initializer_list<double>> vectors) {
   std::vector<at::Tensor> columns;
   for (const auto& v : vectors) columns.push_back(torch::tensor(std::vector<double>(v)).to(torch::kFloat));
-  return torch::stack(columns, 1).reshape({1, static_cast<int64_t>(vectors.begin()->size()), 1, static_cast<int64_t>(vectors.size())});
+  return torch::stack(columns, 1)
+      .reshape({1, static_cast<int64_t>(vectors.begin()->size()), 1, static_cast<int64_t>(vectors.size())});
 }
 
 TEST(VavaeVaeLoss, ReconstructionAndKlReductions) {
@@ -56,13 +57,15 @@ TEST(VavaeVaeLoss, AdaptiveWeightIsRatioOfGradientNorms) {
   EXPECT_FALSE(weight.requires_grad());
   // The graphs are kept for the backward of the total.
   (rec + weight * vf).backward();
-  EXPECT_TRUE(torch::allclose(w.grad(), torch::tensor({3.0 + 2.0 * weight.item<double>(), 4.0 + 4.0 * weight.item<double>()})));
+  EXPECT_TRUE(
+      torch::allclose(w.grad(), torch::tensor({3.0 + 2.0 * weight.item<double>(), 4.0 + 4.0 * weight.item<double>()})));
 
   // A VF gradient near zero: 5 / 1e-4 = 5e4, clamped.
   const at::Tensor w2 = torch::tensor({1.0, 2.0}).set_requires_grad(true);
   const at::Tensor rec2 = (w2 * torch::tensor({3.0, 4.0})).sum();
   EXPECT_NEAR(vavae::adaptive_weight(rec2, 1e-12 * w2.sum(), w2).item<double>(), 1e4, 1e-3);
-  EXPECT_NEAR(vavae::adaptive_weight(rec2, 1e-12 * w2.sum(), w2, 1e8).item<double>(), 5.0 / (1e-4 + std::sqrt(2.0) * 1e-12), 1e-2);
+  EXPECT_NEAR(vavae::adaptive_weight(rec2, 1e-12 * w2.sum(), w2, 1e8).item<double>(),
+              5.0 / (1e-4 + std::sqrt(2.0) * 1e-12), 1e-2);
 
   // A loss that does not reach the layer is an error, not a silent 1e4.
   const at::Tensor other = torch::ones({2}).set_requires_grad(true);

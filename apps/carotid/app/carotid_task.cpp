@@ -36,9 +36,8 @@ void add_named(tandem::Metrics& out, const std::string& prefix,
     if (!is_count(k) && k != "loss") out[prefix + k] = v;
 }
 
-void add_scores(tandem::Metrics& out, const std::string& prefix,
-                const std::vector<std::vector<double>>& probs, const std::vector<int64_t>& labels,
-                int64_t classes) {
+void add_scores(tandem::Metrics& out, const std::string& prefix, const std::vector<std::vector<double>>& probs,
+                const std::vector<int64_t>& labels, int64_t classes) {
   if (classes == 2) {
     std::vector<double> positive;
     for (const auto& row : probs) positive.push_back(row[1]);
@@ -53,8 +52,7 @@ void add_scores(tandem::Metrics& out, const std::string& prefix,
 std::vector<std::vector<double>> table_rows(const at::Tensor& t) {
   const auto c = t.to(at::kDouble).contiguous();
   std::vector<std::vector<double>> out(c.size(0));
-  for (int64_t i = 0; i < c.size(0); ++i)
-    out[i].assign(c[i].data_ptr<double>(), c[i].data_ptr<double>() + c.size(1));
+  for (int64_t i = 0; i < c.size(0); ++i) out[i].assign(c[i].data_ptr<double>(), c[i].data_ptr<double>() + c.size(1));
   return out;
 }
 
@@ -76,15 +74,12 @@ CarotidTask::CarotidTask(TaskOptions options, const ImageStore& store, std::vect
   const int64_t channels = options_.model.resnet.in_channels;
   mean_ = channel_mean(channels).to(at::kFloat).view({channels, 1, 1});
   std_ = channel_std(channels).to(at::kFloat).view({channels, 1, 1});
-  if (!options_.class_weights.empty())
-    class_weights_ = torch::tensor(options_.class_weights, torch::kFloat);
+  if (!options_.class_weights.empty()) class_weights_ = torch::tensor(options_.class_weights, torch::kFloat);
 }
 
 void CarotidTask::set_eval(std::vector<Sample> eval) { eval_ = std::move(eval); }
 
-std::shared_ptr<torch::nn::Module> CarotidTask::build_model() {
-  return build_classifier(options_.model).ptr();
-}
+std::shared_ptr<torch::nn::Module> CarotidTask::build_model() { return build_classifier(options_.model).ptr(); }
 
 tandem::Batch CarotidTask::make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) {
   const auto& samples = train ? train_ : eval_;
@@ -137,7 +132,8 @@ tandem::Metrics classification_metrics(const tandem::EvalRows& rows, const std::
   if (rows.count("loss")) out["loss"] = rows.at("loss").to(at::kDouble).mean().item<double>();
   add_scores(out, "image_", probs, labels, classes);
   std::vector<std::string> person_of;
-  for (double s : column(rows.at("sample"))) person_of.push_back(persons.at(samples.at(static_cast<int64_t>(s)).person));
+  for (double s : column(rows.at("sample")))
+    person_of.push_back(persons.at(samples.at(static_cast<int64_t>(s)).person));
   const auto scores = aggregate_by_person(person_of, probs, labels);
   add_scores(out, "person_", scores.probs, scores.labels, classes);
   return out;

@@ -34,8 +34,8 @@ std::vector<double> balanced_class_weights(const std::vector<Sample>& samples, i
 
 class CarotidTask : public tandem::Task {
  public:
-  CarotidTask(TaskOptions options, const ImageStore& store, std::vector<std::string> persons,
-              std::vector<Sample> train, std::vector<Sample> eval);
+  CarotidTask(TaskOptions options, const ImageStore& store, std::vector<std::string> persons, std::vector<Sample> train,
+              std::vector<Sample> eval);
 
   // What evaluation runs on: validation while training, then the test set.
   void set_eval(std::vector<Sample> eval);

@@ -12,8 +12,8 @@ namespace {
 double in_range(const tandem::Config& c, const std::string& key, double low, double high) {
   const double v = c.get_double(key);
   if (!(v >= low && v <= high))
-    throw tandem::UsageError(key + " must be in [" + std::to_string(low) + ", " + std::to_string(high) +
-                             "], not " + std::to_string(v) + " (" + c.source(key) + ")");
+    throw tandem::UsageError(key + " must be in [" + std::to_string(low) + ", " + std::to_string(high) + "], not " +
+                             std::to_string(v) + " (" + c.source(key) + ")");
   return v;
 }
 

@@ -67,15 +67,13 @@ std::string number(double v) {
   return text;
 }
 
-int64_t argmax(const std::vector<double>& row) {
-  return std::max_element(row.begin(), row.end()) - row.begin();
-}
+int64_t argmax(const std::vector<double>& row) { return std::max_element(row.begin(), row.end()) - row.begin(); }
 
 // Each input person's label index from the sheet at cmd.labels, matched as in
 // training; -1 for a person the sheet does not label (predicted all the
 // same, left out of the scores), and for all without a sheet.
-std::vector<int64_t> person_labels(tandem::World& world, const tandem::Config& c, const std::vector<PersonFolder>& folders,
-                                   const std::vector<std::string>& classes) {
+std::vector<int64_t> person_labels(tandem::World& world, const tandem::Config& c,
+                                   const std::vector<PersonFolder>& folders, const std::vector<std::string>& classes) {
   std::vector<int64_t> person_label(folders.size(), -1);
   const std::string labels_path = c.get_string("cmd.labels");
   if (labels_path.empty()) return person_label;
@@ -154,8 +152,8 @@ void write_predictions(const fs::path& out, const std::vector<std::string>& clas
 }
 
 // metrics.json: the classifier's scores over the images of labelled persons.
-void write_scores(const fs::path& out, const std::string& labels_path, const tandem::EvalRows& rows,
-                  const Inputs& in, const std::vector<int64_t>& person_label) {
+void write_scores(const fs::path& out, const std::string& labels_path, const tandem::EvalRows& rows, const Inputs& in,
+                  const std::vector<int64_t>& person_label) {
   const auto order = rows.at("sample").to(at::kLong).contiguous();
   std::vector<int64_t> keep;
   for (int64_t k = 0; k < order.numel(); ++k)
@@ -177,7 +175,8 @@ void write_scores(const fs::path& out, const std::string& labels_path, const tan
 
 int run_predict(tandem::World& world, const tandem::Config& c) {
   const std::string model_path = c.get_string("cmd.model");
-  if (model_path.empty()) throw UsageError("cmd.model is not set: give a model file (--model RUN/models/best_model.h5)");
+  if (model_path.empty())
+    throw UsageError("cmd.model is not set: give a model file (--model RUN/models/best_model.h5)");
   if (!fs::is_regular_file(model_path)) throw UsageError("cmd.model: " + model_path + ": no such file");
   const tandem::Config mc = model_config(model_path);
   const auto classes = mc.get_string_list("model.classes");
@@ -190,9 +189,9 @@ int run_predict(tandem::World& world, const tandem::Config& c) {
   store_options.threads = image_store_options(c).threads;
   store_options.persist = false;
   const ImageStore store(world, in.paths, store_options);
-  in.samples.erase(std::remove_if(in.samples.begin(), in.samples.end(),
-                                  [&](const Sample& s) { return !store.readable(s.image); }),
-                   in.samples.end());
+  in.samples.erase(
+      std::remove_if(in.samples.begin(), in.samples.end(), [&](const Sample& s) { return !store.readable(s.image); }),
+      in.samples.end());
   if (in.samples.empty())
     throw UsageError("cmd.input: none of the " + std::to_string(in.paths.size()) + " images can be read");
 

@@ -10,11 +10,11 @@
 namespace carotid {
 
 struct ReportInputs {
-  tandem::EvalRows rows;              // the evaluation rows of the test set
-  std::vector<Sample> samples;        // what rows["sample"] indexes
-  std::vector<std::string> persons;   // what Sample::person indexes
+  tandem::EvalRows rows;             // the evaluation rows of the test set
+  std::vector<Sample> samples;       // what rows["sample"] indexes
+  std::vector<std::string> persons;  // what Sample::person indexes
   std::vector<std::string> class_names;
-  std::string model;                  // the model file judged
+  std::string model;  // the model file judged
 };
 
 // Writes into `dir`: test_report.json, confusion_matrix.txt,

@@ -35,8 +35,8 @@ std::string split_to_reuse(const std::string& run_dir, const std::string& load) 
   if (!fs::is_regular_file(load)) throw UsageError("model.load: " + load + ": no such file");
   const fs::path theirs = fs::path(load).parent_path().parent_path() / "split.csv";
   if (!fs::is_regular_file(theirs))
-    throw UsageError("model.load: " + load + " has no split.csv in its run folder (expected " +
-                     theirs.string() + "); without it, test persons could reach training");
+    throw UsageError("model.load: " + load + " has no split.csv in its run folder (expected " + theirs.string() +
+                     "); without it, test persons could reach training");
   return theirs.string();
 }
 
@@ -57,8 +57,8 @@ void fill_samples(const Dataset& d, const ImageStore& store, Parts& parts) {
   int64_t image = 0;
   for (size_t i = 0; i < d.persons().size(); ++i) {
     const Person& person = d.persons()[i];
-    auto* list = d.parts[i] == Part::train ? &parts.train
-                 : d.parts[i] == Part::val ? &parts.val
+    auto* list = d.parts[i] == Part::train  ? &parts.train
+                 : d.parts[i] == Part::val  ? &parts.val
                  : d.parts[i] == Part::test ? &parts.test
                                             : nullptr;
     for (size_t k = 0; k < person.images.size(); ++k, ++image)
@@ -131,9 +131,9 @@ int run_train(tandem::World& world, tandem::Config c) {
   if (world.is_main()) {
     ReportInputs in{rows, parts.test, persons, dataset.sheet.class_names, best.string()};
     const auto m = write_test_report(run_dir, in);
-    log::info("test (", best.filename().string(), ", ", parts.test.size(), " images): person auc ",
-              m.at("person_auc"), ", accuracy ", m.at("person_accuracy"), ", balanced accuracy ",
-              m.at("person_balanced_accuracy"), "; report in ", run_dir, "/test_report.json");
+    log::info("test (", best.filename().string(), ", ", parts.test.size(), " images): person auc ", m.at("person_auc"),
+              ", accuracy ", m.at("person_accuracy"), ", balanced accuracy ", m.at("person_balanced_accuracy"),
+              "; report in ", run_dir, "/test_report.json");
   }
   world.barrier();
   return status;

@@ -14,8 +14,7 @@ DataSettings data_settings(const tandem::Config& c) {
   DataSettings s;
   s.root = c.get_string("data.root");
   s.label_file = c.get_string("data.label_file");
-  if (s.root.empty())
-    throw UsageError("data.root is not set: give the folder of person folders (--root-dir DIR)");
+  if (s.root.empty()) throw UsageError("data.root is not set: give the folder of person folders (--root-dir DIR)");
   if (s.label_file.empty())
     throw UsageError("data.label_file is not set: give the label sheet (--label-excel label.xlsx)");
   s.sheet.sheet = c.get_string("data.label_sheet");
@@ -23,10 +22,8 @@ DataSettings data_settings(const tandem::Config& c) {
   s.sheet.label_column = c.get_string("data.label_column");
   s.max_per_person = c.get_int("data.max_imgs_per_person");
   if (s.max_per_person < 0)
-    throw UsageError("data.max_imgs_per_person must be >= 0 (0: all), not " +
-                     std::to_string(s.max_per_person));
-  s.ratios = {c.get_double("data.train_ratio"), c.get_double("data.val_ratio"),
-              c.get_double("data.test_ratio")};
+    throw UsageError("data.max_imgs_per_person must be >= 0 (0: all), not " + std::to_string(s.max_per_person));
+  s.ratios = {c.get_double("data.train_ratio"), c.get_double("data.val_ratio"), c.get_double("data.test_ratio")};
   check_ratios(s.ratios);
   return s;
 }
@@ -51,8 +48,8 @@ std::vector<std::string> Dataset::describe() const {
     std::string classes;
     for (int64_t k = 0; k < num_classes(); ++k)
       classes += (k ? ", " : "") + sheet.class_names[k] + " " + std::to_string(per_class[k]);
-    lines.push_back(std::string(part_name(part)) + ": " + std::to_string(members.size()) +
-                    " persons (" + classes + "), " + std::to_string(images) + " images");
+    lines.push_back(std::string(part_name(part)) + ": " + std::to_string(members.size()) + " persons (" + classes +
+                    "), " + std::to_string(images) + " images");
   }
   return lines;
 }
@@ -72,9 +69,9 @@ Dataset load_dataset(const DataSettings& s, uint64_t seed, const std::string& re
       throw UsageError(reuse_split + ": no such file (the split of the run whose model.load is given)");
     d.parts = parts_from_split(read_split_csv(reuse_split), reuse_split, d.match);
   }
-  const std::string how = reuse_split.empty() ? "data.train_ratio and data.val_ratio (" +
-                                                    std::to_string(d.persons().size()) + " persons)"
-                                              : reuse_split;
+  const std::string how =
+      reuse_split.empty() ? "data.train_ratio and data.val_ratio (" + std::to_string(d.persons().size()) + " persons)"
+                          : reuse_split;
   if (d.persons_in(Part::train).empty()) throw UsageError("no person for training: check " + how);
   if (d.persons_in(Part::val).empty()) throw UsageError("no person for validation: check " + how);
   return d;

@@ -34,8 +34,7 @@ std::vector<std::string> images_below(const fs::path& dir) {
       if (it->is_directory(ec)) it.disable_recursion_pending();
       continue;
     }
-    if (it->is_regular_file(ec) && is_image_file(it->path().string()))
-      images.push_back(it->path().string());
+    if (it->is_regular_file(ec) && is_image_file(it->path().string())) images.push_back(it->path().string());
   }
   std::sort(images.begin(), images.end());
   return images;
@@ -43,8 +42,7 @@ std::vector<std::string> images_below(const fs::path& dir) {
 
 // "007" -> "7", "0" -> "0"; empty for anything that is not all digits.
 std::string number_key(const std::string& id) {
-  if (id.empty() || !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return "";
+  if (id.empty() || !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) return "";
   const size_t first = id.find_first_not_of('0');
   return first == std::string::npos ? "0" : id.substr(first);
 }
@@ -82,13 +80,11 @@ std::vector<PersonFolder> scan_person_folders(const std::string& root, const std
     folder.images = images_below(it->path());
     folders.push_back(std::move(folder));
   }
-  std::sort(folders.begin(), folders.end(),
-            [](const PersonFolder& a, const PersonFolder& b) { return a.id < b.id; });
+  std::sort(folders.begin(), folders.end(), [](const PersonFolder& a, const PersonFolder& b) { return a.id < b.id; });
   return folders;
 }
 
-PersonMatch match_persons(const LabelSheet& labels, const std::vector<PersonFolder>& folders,
-                          const std::string& root) {
+PersonMatch match_persons(const LabelSheet& labels, const std::vector<PersonFolder>& folders, const std::string& root) {
   std::unordered_map<std::string, size_t> by_name;
   std::unordered_map<std::string, std::vector<size_t>> by_number;
   for (size_t f = 0; f < folders.size(); ++f) {
@@ -137,10 +133,9 @@ PersonMatch match_persons(const LabelSheet& labels, const std::vector<PersonFold
   if (match.persons.empty()) {
     std::vector<std::string> folder_names;
     for (const auto& folder : folders) folder_names.push_back(folder.id);
-    throw tandem::UsageError(
-        "no person has both a label in " + labels.path + " and images under " + root + " (" +
-        match.summary() + "); ids in the sheet: " + tandem::first_few(labels.ids, 3) +
-        "; folders: " + (folder_names.empty() ? "none" : tandem::first_few(folder_names, 3)));
+    throw tandem::UsageError("no person has both a label in " + labels.path + " and images under " + root + " (" +
+                             match.summary() + "); ids in the sheet: " + tandem::first_few(labels.ids, 3) +
+                             "; folders: " + (folder_names.empty() ? "none" : tandem::first_few(folder_names, 3)));
   }
   return match;
 }
@@ -149,11 +144,11 @@ std::string PersonMatch::summary(size_t shown) const {
   std::string out = count_of(persons.size(), "person", "persons") + " with " +
                     count_of(static_cast<size_t>(image_count), "image", "images");
   if (!without_folder.empty())
-    out += "; " + count_of(without_folder.size(), "person", "persons") +
-           " in the sheet without a folder (" + tandem::first_few(without_folder, shown) + ")";
+    out += "; " + count_of(without_folder.size(), "person", "persons") + " in the sheet without a folder (" +
+           tandem::first_few(without_folder, shown) + ")";
   if (!without_images.empty())
-    out += "; " + count_of(without_images.size(), "person", "persons") +
-           " with a folder but no images (" + tandem::first_few(without_images, shown) + ")";
+    out += "; " + count_of(without_images.size(), "person", "persons") + " with a folder but no images (" +
+           tandem::first_few(without_images, shown) + ")";
   if (!without_label.empty())
     out += "; " + count_of(without_label.size(), "folder", "folders") + " not in the sheet (" +
            tandem::first_few(without_label, shown) + ")";

@@ -26,8 +26,7 @@ struct PersonFolder {
 // out. Symbolic links to folders are followed at the top level only, so a
 // link cycle inside a person's folder cannot loop. Throws tandem::UsageError
 // naming `root` and `root_key` when it is missing or not a folder.
-std::vector<PersonFolder> scan_person_folders(const std::string& root,
-                                              const std::string& root_key = "data.root");
+std::vector<PersonFolder> scan_person_folders(const std::string& root, const std::string& root_key = "data.root");
 
 struct Person {
   std::string id;
@@ -52,8 +51,7 @@ struct PersonMatch {
 // written with leading zeros (a sheet saved by Excel turns "007" into 7).
 // Throws tandem::UsageError, with summary()'s counts and examples of both
 // sides' names, when no person has both a label and an image.
-PersonMatch match_persons(const LabelSheet& labels, const std::vector<PersonFolder>& folders,
-                          const std::string& root);
+PersonMatch match_persons(const LabelSheet& labels, const std::vector<PersonFolder>& folders, const std::string& root);
 
 // Keeps at most `max_per_person` images of each person (all when it is 0 or
 // less): a uniform random subset drawn with splitmix64 and Fisher-Yates from

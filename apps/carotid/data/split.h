@@ -42,15 +42,13 @@ std::array<int64_t, 3> split_counts(int64_t n, const SplitRatios& ratios);
 // `seed` and the class, and cut by split_counts. The result depends only on
 // the persons' ids and labels, the ratios and the seed: not on the order of
 // `persons`, the platform or the standard library. Calls check_ratios.
-std::vector<Part> split_persons(const std::vector<Person>& persons, const SplitRatios& ratios,
-                                uint64_t seed);
+std::vector<Part> split_persons(const std::vector<Person>& persons, const SplitRatios& ratios, uint64_t seed);
 
 // split.csv, written into the run directory: one row per person,
 // `person,label,split,images` (images = how many of the person's images the
 // run used), so a later run (--load-model) evaluates on the same persons and
 // a reader can check the split by eye. Persons with Part::none are left out.
-void write_split_csv(const std::string& path, const std::vector<Person>& persons,
-                     const std::vector<Part>& parts);
+void write_split_csv(const std::string& path, const std::vector<Person>& persons, const std::vector<Part>& parts);
 
 struct SplitRow {
   std::string person;

@@ -62,8 +62,7 @@ at::Tensor decode_for_store(const std::string& path, int64_t channels, int64_t s
   return image.mul(255).round_().clamp_(0, 255).to(at::kByte);
 }
 
-ImageStore::ImageStore(tandem::World& world, std::vector<std::string> paths,
-                       const ImageStoreOptions& options)
+ImageStore::ImageStore(tandem::World& world, std::vector<std::string> paths, const ImageStoreOptions& options)
     : paths_(std::move(paths)), options_(options), ok_(paths_.size(), 0) {
   const int64_t n = size();
   const int64_t per_image = options_.channels * options_.size * options_.size;
@@ -76,8 +75,7 @@ ImageStore::ImageStore(tandem::World& world, std::vector<std::string> paths,
                 "); decoded for every batch");
   }
   const std::string dir = options_.cache_dir.empty() ? default_cache_dir() : options_.cache_dir;
-  const std::string file =
-      (fs::path(dir) / (cache_key(paths_, options_.channels, options_.size) + ".h5")).string();
+  const std::string file = (fs::path(dir) / (cache_key(paths_, options_.channels, options_.size) + ".h5")).string();
   if (!(keep && options_.persist && load_cache(file))) {
     decode_all(world, keep);
     if (keep && options_.persist && world.is_main()) {

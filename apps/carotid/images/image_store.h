@@ -22,11 +22,11 @@ struct ImageStoreOptions {
   int64_t channels = 3;
   int64_t size = 224;
   bool cache = true;
-  std::string cache_dir;      // empty: ~/.cache/tandem/carotid
+  std::string cache_dir;  // empty: ~/.cache/tandem/carotid
   double cache_max_gb = 8.0;
   bool strict = false;
-  bool persist = true;         // write the cache file (predict keeps it in memory only)
-  int64_t threads = 1;        // decoding threads per rank
+  bool persist = true;  // write the cache file (predict keeps it in memory only)
+  int64_t threads = 1;  // decoding threads per rank
 };
 
 class ImageStore {

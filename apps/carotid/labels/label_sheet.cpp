@@ -83,9 +83,9 @@ std::string quoted_list(const std::vector<std::string>& names) {
 
 // A sheet reduced to what the label reader needs, from either format.
 struct Table {
-  std::string sheet;                 // the sheet's name; "" for .csv
-  std::string where;                 // "sheet 'labels'" or "" for .csv
-  std::vector<std::string> header;   // per column, trimmed ("" for an empty header cell)
+  std::string sheet;                // the sheet's name; "" for .csv
+  std::string where;                // "sheet 'labels'" or "" for .csv
+  std::vector<std::string> header;  // per column, trimmed ("" for an empty header cell)
   std::vector<std::vector<Cell>> rows;
   std::vector<int64_t> row_numbers;  // 1-based row (xlsx) or line (csv)
   bool spreadsheet = true;
@@ -93,10 +93,14 @@ struct Table {
 
 std::string cell_text(const Cell& cell) {
   switch (cell.kind) {
-    case Cell::Kind::number: return number_text(cell.number);
-    case Cell::Kind::text: return trim(cell.text);
-    case Cell::Kind::error: return cell.text;
-    case Cell::Kind::empty: break;
+    case Cell::Kind::number:
+      return number_text(cell.number);
+    case Cell::Kind::text:
+      return trim(cell.text);
+    case Cell::Kind::error:
+      return cell.text;
+    case Cell::Kind::empty:
+      break;
   }
   return "";
 }
@@ -125,9 +129,7 @@ Table xlsx_table(const std::string& path, const LabelSheetOptions& options) {
   table.sheet = sheet.name;
   table.where = "sheet '" + sheet.name + "'";
   size_t r = 0;
-  auto row_blank = [&](size_t i) {
-    return std::all_of(sheet.rows[i].begin(), sheet.rows[i].end(), blank);
-  };
+  auto row_blank = [&](size_t i) { return std::all_of(sheet.rows[i].begin(), sheet.rows[i].end(), blank); };
   while (r < sheet.rows.size() && row_blank(r)) ++r;
   if (r == sheet.rows.size())
     throw UsageError(path + ": " + table.where + " is empty (set " + options.sheet_key +
@@ -168,8 +170,7 @@ std::string column_name_for_message(const Table& table, size_t column) {
 }
 
 // The index of the column headed `name`, or a UsageError listing the headers.
-size_t find_column(const std::string& path, const Table& table, const std::string& name,
-                   const std::string& key) {
+size_t find_column(const std::string& path, const Table& table, const std::string& name, const std::string& key) {
   std::vector<size_t> found;
   std::vector<std::string> names;
   for (size_t c = 0; c < table.header.size(); ++c) {
@@ -185,20 +186,18 @@ size_t find_column(const std::string& path, const Table& table, const std::strin
                      "); columns: " + quoted_list(names));
   }
   if (found.size() > 1)
-    throw UsageError(path + ": the header" + in + " has two columns named '" + name +
-                     "' (columns " + column_letters(found[0]) + " and " + column_letters(found[1]) +
-                     "); rename one");
+    throw UsageError(path + ": the header" + in + " has two columns named '" + name + "' (columns " +
+                     column_letters(found[0]) + " and " + column_letters(found[1]) + "); rename one");
   return found[0];
 }
 
 // The first column with a header that is not `other`.
-size_t first_column_except(const std::string& path, const Table& table, size_t other,
-                           const std::string& key) {
+size_t first_column_except(const std::string& path, const Table& table, size_t other, const std::string& key) {
   for (size_t c = 0; c < table.header.size(); ++c)
     if (!table.header[c].empty() && c != other) return c;
   const std::string in = table.where.empty() ? "" : " in " + table.where;
-  throw UsageError(path + ": the header" + in +
-                   " needs two named columns, the person id and the label (set " + key + ")");
+  throw UsageError(path + ": the header" + in + " needs two named columns, the person id and the label (set " + key +
+                   ")");
 }
 
 struct RawLabel {
@@ -211,8 +210,7 @@ RawLabel raw_label(const Cell& cell) {
   RawLabel label;
   label.text = cell_text(cell);
   if (cell.kind == Cell::Kind::number) {
-    if (std::isfinite(cell.number) && cell.number == std::floor(cell.number) &&
-        std::fabs(cell.number) < 9.0e15) {
+    if (std::isfinite(cell.number) && cell.number == std::floor(cell.number) && std::fabs(cell.number) < 9.0e15) {
       label.integer = true;
       label.value = static_cast<int64_t>(cell.number);
     }
@@ -269,16 +267,14 @@ LabelSheet read_label_sheet(const std::string& path, const LabelSheetOptions& op
   sheet.path = path;
   sheet.sheet = table.sheet;
   constexpr size_t kNone = static_cast<size_t>(-1);
-  size_t id_col = options.id_column.empty() ? kNone
-                                            : find_column(path, table, options.id_column, options.id_key);
-  size_t label_col = options.label_column.empty()
-                         ? kNone
-                         : find_column(path, table, options.label_column, options.label_key);
+  size_t id_col = options.id_column.empty() ? kNone : find_column(path, table, options.id_column, options.id_key);
+  size_t label_col =
+      options.label_column.empty() ? kNone : find_column(path, table, options.label_column, options.label_key);
   if (id_col == kNone) id_col = first_column_except(path, table, label_col, options.id_key);
   if (label_col == kNone) label_col = first_column_except(path, table, id_col, options.label_key);
   if (id_col == label_col)
-    throw UsageError(path + ": " + options.id_key + " and " + options.label_key +
-                     " both name column '" + table.header[id_col] + "'");
+    throw UsageError(path + ": " + options.id_key + " and " + options.label_key + " both name column '" +
+                     table.header[id_col] + "'");
   sheet.id_column = table.header[id_col];
   sheet.label_column = table.header[label_col];
   const std::string row_word = table.spreadsheet ? "row" : "line";
@@ -293,16 +289,14 @@ LabelSheet read_label_sheet(const std::string& path, const LabelSheetOptions& op
     const std::string at = path + ": " + row_word + " " + std::to_string(number) + ": ";
     const Cell& id_cell = id_col < row.size() ? row[id_col] : kEmpty;
     const Cell& label_cell = label_col < row.size() ? row[label_col] : kEmpty;
-    if (id_cell.kind == Cell::Kind::error)
-      throw UsageError(at + "the person id shows the error " + id_cell.text);
-    const std::string id = id_cell.kind == Cell::Kind::number ? number_text(id_cell.number)
-                                                              : normalize_id_text(id_cell.text);
+    if (id_cell.kind == Cell::Kind::error) throw UsageError(at + "the person id shows the error " + id_cell.text);
+    const std::string id =
+        id_cell.kind == Cell::Kind::number ? number_text(id_cell.number) : normalize_id_text(id_cell.text);
     if (id.empty()) {
       if (!std::all_of(row.begin(), row.end(), blank)) ++sheet.skipped_rows;
       continue;
     }
-    if (blank(label_cell))
-      throw UsageError(at + "person " + id + " has no label in " + label_where);
+    if (blank(label_cell)) throw UsageError(at + "person " + id + " has no label in " + label_where);
     if (label_cell.kind == Cell::Kind::error)
       throw UsageError(at + "the label of person " + id + " shows the error " + label_cell.text);
     auto& seen = rows_of[id];
@@ -319,22 +313,20 @@ LabelSheet read_label_sheet(const std::string& path, const LabelSheetOptions& op
   for (const auto& id : sheet.ids)
     if (rows_of[id].size() > 1) repeated.push_back(id);
   if (!repeated.empty()) {
-    std::string message = path + ": person " + repeated[0] + " appears in " + row_word + "s " +
-                          rows_list(rows_of[repeated[0]]);
+    std::string message =
+        path + ": person " + repeated[0] + " appears in " + row_word + "s " + rows_list(rows_of[repeated[0]]);
     const size_t more = repeated.size() - 1;
     if (more > 0)
-      message += "; " + std::to_string(more) +
-                 (more == 1 ? " more person appears" : " more persons appear") + " more than once: " +
-                 tandem::first_few(std::vector<std::string>(repeated.begin() + 1, repeated.end()));
+      message +=
+          "; " + std::to_string(more) + (more == 1 ? " more person appears" : " more persons appear") +
+          " more than once: " + tandem::first_few(std::vector<std::string>(repeated.begin() + 1, repeated.end()));
     throw UsageError(message);
   }
   if (sheet.ids.empty())
     throw UsageError(path + ": " + (table.where.empty() ? "" : table.where + ": ") +
-                     "no row below the header has a person id (column " +
-                     column_name_for_message(table, id_col) + ")");
+                     "no row below the header has a person id (column " + column_name_for_message(table, id_col) + ")");
 
-  const bool all_integers =
-      std::all_of(raw.begin(), raw.end(), [](const RawLabel& l) { return l.integer; });
+  const bool all_integers = std::all_of(raw.begin(), raw.end(), [](const RawLabel& l) { return l.integer; });
   if (all_integers) {
     int64_t largest = 0;
     for (size_t i = 0; i < raw.size(); ++i) {
@@ -343,10 +335,9 @@ LabelSheet read_label_sheet(const std::string& path, const LabelSheetOptions& op
         throw UsageError(at + "label " + std::to_string(raw[i].value) + " of person " + sheet.ids[i] +
                          " is negative; labels are class numbers from 0, or class names");
       if (raw[i].value > kMaxIntegerLabel)
-        throw UsageError(at + "label " + std::to_string(raw[i].value) + " of person " +
-                         sheet.ids[i] + " is not a class number (0 to " +
-                         std::to_string(kMaxIntegerLabel) + "); " + options.label_key +
-                         " chose " + label_where + ": is that the label column?");
+        throw UsageError(at + "label " + std::to_string(raw[i].value) + " of person " + sheet.ids[i] +
+                         " is not a class number (0 to " + std::to_string(kMaxIntegerLabel) + "); " +
+                         options.label_key + " chose " + label_where + ": is that the label column?");
       largest = std::max(largest, raw[i].value);
       sheet.labels.push_back(raw[i].value);
     }
@@ -357,8 +348,7 @@ LabelSheet read_label_sheet(const std::string& path, const LabelSheetOptions& op
     sheet.class_names.assign(names.begin(), names.end());
     sheet.named_classes = true;
     for (const auto& label : raw)
-      sheet.labels.push_back(std::lower_bound(sheet.class_names.begin(), sheet.class_names.end(),
-                                              label.text) -
+      sheet.labels.push_back(std::lower_bound(sheet.class_names.begin(), sheet.class_names.end(), label.text) -
                              sheet.class_names.begin());
   }
   return sheet;

@@ -21,8 +21,8 @@ struct LabelSheetOptions {
 
 struct LabelSheet {
   std::string path;
-  std::string sheet;         // the sheet read; empty for .csv
-  std::string id_column;     // the header names used
+  std::string sheet;      // the sheet read; empty for .csv
+  std::string id_column;  // the header names used
   std::string label_column;
   std::vector<std::string> ids;  // normalised (see normalize_id), each once, sheet order
   std::vector<int64_t> labels;   // 0..num_classes()-1

@@ -60,8 +60,7 @@ std::string folder_of(const std::string& part) {
 // ("/xl/worksheets/sheet1.xml") start at the root, relative ones at the
 // source part's folder, and ".." steps up.
 std::string resolve_target(const std::string& source_folder, const std::string& target) {
-  const std::string joined = !target.empty() && target[0] == '/' ? target.substr(1)
-                                                                  : source_folder + target;
+  const std::string joined = !target.empty() && target[0] == '/' ? target.substr(1) : source_folder + target;
   std::vector<std::string> parts;
   std::stringstream in(joined);
   std::string piece;
@@ -84,9 +83,7 @@ std::string resolve_target(const std::string& source_folder, const std::string& 
 // local name; namespace prefixes are ignored, as writers differ in them.
 class HandlerBase : public orcus::sax_handler {
  public:
-  void attribute(const orcus::sax::parser_attribute& attr) {
-    attrs_[std::string(attr.name)] = std::string(attr.value);
-  }
+  void attribute(const orcus::sax::parser_attribute& attr) { attrs_[std::string(attr.name)] = std::string(attr.value); }
 
  protected:
   std::string take(const char* name) const {
@@ -127,8 +124,7 @@ class RelationshipsHandler : public HandlerBase {
 };
 
 // The relationships of `part`, kept in "<folder>/_rels/<name>.rels".
-std::map<std::string, Relationship> relationships_of(const Package& package,
-                                                     const std::string& part) {
+std::map<std::string, Relationship> relationships_of(const Package& package, const std::string& part) {
   const std::string folder = folder_of(part);
   const std::string rels = folder + "_rels/" + part.substr(folder.size()) + ".rels";
   std::string xml;
@@ -139,8 +135,7 @@ std::map<std::string, Relationship> relationships_of(const Package& package,
 }
 
 bool has_suffix(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 class WorkbookHandler : public HandlerBase {
@@ -224,8 +219,7 @@ bool parse_cell_reference(const std::string& ref, int64_t& row, int64_t& column)
 
 class SheetHandler : public HandlerBase {
  public:
-  SheetHandler(SheetCells& sheet, const std::vector<std::string>& shared)
-      : sheet_(sheet), shared_(shared) {}
+  SheetHandler(SheetCells& sheet, const std::vector<std::string>& shared) : sheet_(sheet), shared_(shared) {}
 
   void start_element(const orcus::sax::parser_element& elem) {
     const std::string_view name = elem.name;
@@ -289,11 +283,10 @@ class SheetHandler : public HandlerBase {
       cell.text = value_;
     } else if (!value_.empty()) {  // "n" (the default) or "b"
       double number = 0;
-      const auto [end, ec] =
-          std::from_chars(value_.data(), value_.data() + value_.size(), number);
+      const auto [end, ec] = std::from_chars(value_.data(), value_.data() + value_.size(), number);
       if (ec != std::errc() || end != value_.data() + value_.size())
-        throw std::runtime_error("cell " + column_letters(column_) + std::to_string(row_ + 1) +
-                                 " holds '" + value_ + "', which is not a number");
+        throw std::runtime_error("cell " + column_letters(column_) + std::to_string(row_ + 1) + " holds '" + value_ +
+                                 "', which is not a number");
       cell.kind = Cell::Kind::number;
       cell.number = number;
     }
@@ -323,8 +316,7 @@ std::vector<SheetCells> read_workbook(const std::string& bytes) {
   for (const auto& [id, rel] : relationships_of(package, ""))
     if (has_suffix(rel.type, "/officeDocument")) workbook_part = rel.target;
   std::string xml;
-  if (!package.read(workbook_part, xml))
-    throw std::runtime_error("no workbook part (" + workbook_part + ")");
+  if (!package.read(workbook_part, xml)) throw std::runtime_error("no workbook part (" + workbook_part + ")");
   WorkbookHandler workbook;
   parse_xml(xml, workbook);
   const auto rels = relationships_of(package, workbook_part);

@@ -14,18 +14,14 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double ratio(int64_t num, int64_t den) {
-  return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 0.0;
-}
+double ratio(int64_t num, int64_t den) { return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 0.0; }
 
-double clipped_log(double p) {
-  return std::log(std::clamp(p, kProbabilityEpsilon, 1.0 - kProbabilityEpsilon));
-}
+double clipped_log(double p) { return std::log(std::clamp(p, kProbabilityEpsilon, 1.0 - kProbabilityEpsilon)); }
 
 void check_probability(double p, size_t i) {
   if (!std::isnan(p) && (p < 0.0 || p > 1.0))
-    throw std::invalid_argument("probability " + std::to_string(p) + " of example " +
-                                std::to_string(i) + " is outside [0, 1]; pass probabilities, not logits");
+    throw std::invalid_argument("probability " + std::to_string(p) + " of example " + std::to_string(i) +
+                                " is outside [0, 1]; pass probabilities, not logits");
 }
 
 // Mann-Whitney: AUC = (sum of the positives' ranks - P(P+1)/2) / (P N), with
@@ -57,13 +53,13 @@ double rank_auc(const std::vector<double>& scores, const std::vector<bool>& posi
 void check_binary(const std::vector<double>& probs, const std::vector<int64_t>& labels) {
   if (probs.empty()) throw std::invalid_argument("binary metrics of no examples");
   if (probs.size() != labels.size())
-    throw std::invalid_argument("binary metrics: " + std::to_string(probs.size()) +
-                                " probabilities for " + std::to_string(labels.size()) + " labels");
+    throw std::invalid_argument("binary metrics: " + std::to_string(probs.size()) + " probabilities for " +
+                                std::to_string(labels.size()) + " labels");
   for (size_t i = 0; i < probs.size(); ++i) {
     check_probability(probs[i], i);
     if (labels[i] != 0 && labels[i] != 1)
-      throw std::invalid_argument("binary metrics: label " + std::to_string(labels[i]) +
-                                  " of example " + std::to_string(i) + " is not 0 or 1");
+      throw std::invalid_argument("binary metrics: label " + std::to_string(labels[i]) + " of example " +
+                                  std::to_string(i) + " is not 0 or 1");
   }
 }
 
@@ -76,8 +72,8 @@ double roc_auc(const std::vector<double>& prob_positive, const std::vector<int64
   return rank_auc(prob_positive, positive);
 }
 
-BinaryMetrics binary_metrics(const std::vector<double>& prob_positive,
-                             const std::vector<int64_t>& labels, double threshold) {
+BinaryMetrics binary_metrics(const std::vector<double>& prob_positive, const std::vector<int64_t>& labels,
+                             double threshold) {
   check_binary(prob_positive, labels);
   BinaryMetrics m;
   m.count = static_cast<int64_t>(labels.size());
@@ -100,9 +96,7 @@ BinaryMetrics binary_metrics(const std::vector<double>& prob_positive,
   m.specificity = ratio(m.tn, m.tn + m.fp);
   m.f1 = m.precision + m.recall > 0 ? 2 * m.precision * m.recall / (m.precision + m.recall) : 0.0;
   const bool has_pos = m.tp + m.fn > 0, has_neg = m.tn + m.fp > 0;
-  m.balanced_accuracy = has_pos && has_neg ? (m.recall + m.specificity) / 2.0
-                        : has_pos          ? m.recall
-                                           : m.specificity;
+  m.balanced_accuracy = has_pos && has_neg ? (m.recall + m.specificity) / 2.0 : has_pos ? m.recall : m.specificity;
   m.auc = roc_auc(prob_positive, labels);
   return m;
 }
@@ -123,14 +117,13 @@ std::vector<std::pair<std::string, double>> BinaryMetrics::named() const {
           {"count", static_cast<double>(count)}};
 }
 
-MulticlassMetrics multiclass_metrics(const std::vector<std::vector<double>>& probs,
-                                     const std::vector<int64_t>& labels, int64_t num_classes) {
+MulticlassMetrics multiclass_metrics(const std::vector<std::vector<double>>& probs, const std::vector<int64_t>& labels,
+                                     int64_t num_classes) {
   if (num_classes < 2) throw std::invalid_argument("multiclass metrics need 2 classes or more");
   if (probs.empty()) throw std::invalid_argument("multiclass metrics of no examples");
   if (probs.size() != labels.size())
-    throw std::invalid_argument("multiclass metrics: " + std::to_string(probs.size()) +
-                                " rows of probabilities for " + std::to_string(labels.size()) +
-                                " labels");
+    throw std::invalid_argument("multiclass metrics: " + std::to_string(probs.size()) + " rows of probabilities for " +
+                                std::to_string(labels.size()) + " labels");
   const size_t k = static_cast<size_t>(num_classes);
   MulticlassMetrics m;
   m.count = static_cast<int64_t>(labels.size());
@@ -140,16 +133,15 @@ MulticlassMetrics multiclass_metrics(const std::vector<std::vector<double>>& pro
   for (size_t i = 0; i < probs.size(); ++i) {
     if (probs[i].size() != k)
       throw std::invalid_argument("multiclass metrics: row " + std::to_string(i) + " has " +
-                                  std::to_string(probs[i].size()) + " probabilities for " +
-                                  std::to_string(k) + " classes");
+                                  std::to_string(probs[i].size()) + " probabilities for " + std::to_string(k) +
+                                  " classes");
     if (labels[i] < 0 || labels[i] >= num_classes)
-      throw std::invalid_argument("multiclass metrics: label " + std::to_string(labels[i]) +
-                                  " of example " + std::to_string(i) + " is not a class");
+      throw std::invalid_argument("multiclass metrics: label " + std::to_string(labels[i]) + " of example " +
+                                  std::to_string(i) + " is not a class");
     size_t best = 0;
     for (size_t c = 0; c < k; ++c) {
       check_probability(probs[i][c], i);
-      if (probs[i][c] > probs[i][best] || (std::isnan(probs[i][best]) && !std::isnan(probs[i][c])))
-        best = c;
+      if (probs[i][c] > probs[i][best] || (std::isnan(probs[i][best]) && !std::isnan(probs[i][c]))) best = c;
     }
     const double p_true = probs[i][static_cast<size_t>(labels[i])];
     loss_sum -= std::isnan(p_true) ? kNaN : clipped_log(p_true);
@@ -209,12 +201,10 @@ std::vector<double> PersonScores::positive() const {
 }
 
 PersonScores aggregate_by_person(const std::vector<std::string>& person_of_image,
-                                 const std::vector<std::vector<double>>& probs,
-                                 const std::vector<int64_t>& labels) {
+                                 const std::vector<std::vector<double>>& probs, const std::vector<int64_t>& labels) {
   if (person_of_image.size() != probs.size() || probs.size() != labels.size())
-    throw std::invalid_argument("aggregate_by_person: " + std::to_string(person_of_image.size()) +
-                                " persons, " + std::to_string(probs.size()) + " rows, " +
-                                std::to_string(labels.size()) + " labels");
+    throw std::invalid_argument("aggregate_by_person: " + std::to_string(person_of_image.size()) + " persons, " +
+                                std::to_string(probs.size()) + " rows, " + std::to_string(labels.size()) + " labels");
   PersonScores scores;
   std::unordered_map<std::string, size_t> index;
   for (size_t i = 0; i < probs.size(); ++i) {
@@ -227,9 +217,8 @@ PersonScores aggregate_by_person(const std::vector<std::string>& person_of_image
       scores.labels.push_back(labels[i]);
       scores.image_counts.push_back(0);
     } else if (scores.labels[it->second] != labels[i]) {
-      throw std::invalid_argument("aggregate_by_person: images of person " + person_of_image[i] +
-                                  " have labels " + std::to_string(scores.labels[it->second]) +
-                                  " and " + std::to_string(labels[i]));
+      throw std::invalid_argument("aggregate_by_person: images of person " + person_of_image[i] + " have labels " +
+                                  std::to_string(scores.labels[it->second]) + " and " + std::to_string(labels[i]));
     }
     auto& sum = scores.probs[it->second];
     for (size_t c = 0; c < sum.size(); ++c) sum[c] += probs[i][c];
@@ -241,8 +230,7 @@ PersonScores aggregate_by_person(const std::vector<std::string>& person_of_image
 }
 
 PersonScores aggregate_by_person(const std::vector<std::string>& person_of_image,
-                                 const std::vector<double>& prob_positive,
-                                 const std::vector<int64_t>& labels) {
+                                 const std::vector<double>& prob_positive, const std::vector<int64_t>& labels) {
   std::vector<std::vector<double>> rows;
   rows.reserve(prob_positive.size());
   for (double p : prob_positive) rows.push_back({1.0 - p, p});

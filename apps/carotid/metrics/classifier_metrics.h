@@ -20,15 +20,15 @@ struct BinaryMetrics {
   // The confusion matrix at the threshold: predicted positive when
   // p >= threshold.
   int64_t tp = 0, fp = 0, tn = 0, fn = 0;
-  double loss = 0;               // mean binary cross-entropy of the clipped probabilities
-  double accuracy = 0;           // (tp + tn) / count
+  double loss = 0;      // mean binary cross-entropy of the clipped probabilities
+  double accuracy = 0;  // (tp + tn) / count
   // Mean of recall and specificity over the classes present in the labels
   // (with one class present, that class's recall), as scikit-learn.
   double balanced_accuracy = 0;
-  double precision = 0;          // tp / (tp + fp); 0 when nothing is predicted positive
-  double recall = 0;             // tp / (tp + fn), sensitivity; 0 without positives
-  double specificity = 0;        // tn / (tn + fp); 0 without negatives
-  double f1 = 0;                 // 2PR / (P + R); 0 when P + R is 0
+  double precision = 0;    // tp / (tp + fp); 0 when nothing is predicted positive
+  double recall = 0;       // tp / (tp + fn), sensitivity; 0 without positives
+  double specificity = 0;  // tn / (tn + fp); 0 without negatives
+  double f1 = 0;           // 2PR / (P + R); 0 when P + R is 0
   // ROC-AUC, the probability that a random positive scores above a random
   // negative, ties counting one half (Mann-Whitney U with average ranks).
   // NaN when the labels hold one class only (it is undefined then; scikit-
@@ -44,8 +44,8 @@ struct BinaryMetrics {
 // negative and makes loss and AUC NaN rather than failing the run. Throws
 // std::invalid_argument for no examples, sizes that differ, a label other
 // than 0 or 1, or a probability outside [0, 1] (logits passed by mistake).
-BinaryMetrics binary_metrics(const std::vector<double>& prob_positive,
-                             const std::vector<int64_t>& labels, double threshold = 0.5);
+BinaryMetrics binary_metrics(const std::vector<double>& prob_positive, const std::vector<int64_t>& labels,
+                             double threshold = 0.5);
 
 // The ROC-AUC part of binary_metrics on its own (same rules).
 double roc_auc(const std::vector<double>& prob_positive, const std::vector<int64_t>& labels);
@@ -56,7 +56,7 @@ struct MulticlassMetrics {
   // confusion[true][predicted]; predicted = the class of highest probability
   // (the lowest such class on ties).
   std::vector<std::vector<int64_t>> confusion;
-  double loss = 0;               // mean cross-entropy, -log p[true class] clipped
+  double loss = 0;  // mean cross-entropy, -log p[true class] clipped
   double accuracy = 0;
   double balanced_accuracy = 0;  // mean recall over the classes present in the labels
   // One-vs-rest ROC-AUC per class (NaN for a class absent from the labels or
@@ -71,8 +71,8 @@ struct MulticlassMetrics {
 // `probs[i]` holds example i's probability for each of `num_classes`
 // classes (a softmax); labels are 0..num_classes-1. Same NaN rules and
 // std::invalid_argument cases as binary_metrics, and rows of the wrong width.
-MulticlassMetrics multiclass_metrics(const std::vector<std::vector<double>>& probs,
-                                     const std::vector<int64_t>& labels, int64_t num_classes);
+MulticlassMetrics multiclass_metrics(const std::vector<std::vector<double>>& probs, const std::vector<int64_t>& labels,
+                                     int64_t num_classes);
 
 // Image predictions turned into person predictions: each person's
 // probabilities are the mean of its images'. Persons appear in the order of
@@ -91,12 +91,10 @@ struct PersonScores {
 // std::invalid_argument when the sizes or row widths differ, or when images of
 // one person carry different labels.
 PersonScores aggregate_by_person(const std::vector<std::string>& person_of_image,
-                                 const std::vector<std::vector<double>>& probs,
-                                 const std::vector<int64_t>& labels);
+                                 const std::vector<std::vector<double>>& probs, const std::vector<int64_t>& labels);
 
 // The binary case: `prob_positive[i]` for image i becomes rows {1 - p, p}.
 PersonScores aggregate_by_person(const std::vector<std::string>& person_of_image,
-                                 const std::vector<double>& prob_positive,
-                                 const std::vector<int64_t>& labels);
+                                 const std::vector<double>& prob_positive, const std::vector<int64_t>& labels);
 
 }  // namespace carotid

@@ -50,10 +50,8 @@ InferenceSettings inference_settings(const tandem::Config& c, int64_t eot) {
 }
 
 // The model of a checkpoint or models/*.h5 file, on the rank's device.
-GPT load_model(tandem::World& world, const tandem::Config& c, const GPTConfig& shape,
-               const std::string& path) {
-  if (!fs::is_regular_file(path))
-    throw tandem::UsageError("checkpoint '" + path + "' not found (set --checkpoint)");
+GPT load_model(tandem::World& world, const tandem::Config& c, const GPTConfig& shape, const std::string& path) {
+  if (!fs::is_regular_file(path)) throw tandem::UsageError("checkpoint '" + path + "' not found (set --checkpoint)");
   GPT model(shape);
   tandem::restore(tandem::load_checkpoint(path), "model", tandem::module_state(*model));
   model->to(tandem::rank_device(world, c));
@@ -69,8 +67,8 @@ std::string default_checkpoint(const tandem::Config& c) {
   return !trained.empty() ? trained : (fs::path(out_dir(c)) / "models" / "final_model.h5").string();
 }
 
-int evaluate_and_predict(tandem::World& world, const tandem::Config& c, GPT& model,
-                         const Gpt2Tokenizer& tok, const Corpus& corpus) {
+int evaluate_and_predict(tandem::World& world, const tandem::Config& c, GPT& model, const Gpt2Tokenizer& tok,
+                         const Corpus& corpus) {
   const auto settings = inference_settings(c, tok.eot());
   const bool stem = c.get_bool("rouge.stemmer");
   const fs::path out = out_dir(c);
@@ -91,18 +89,17 @@ int evaluate_and_predict(tandem::World& world, const tandem::Config& c, GPT& mod
       report["baseline_first_line"] = nlohmann::json::parse(to_json(base));
       auto& samples = report["samples"] = nlohmann::json::array();
       for (size_t i = 0; i < std::min<size_t>(5, predictions.size()); ++i)
-        samples.push_back({{"id", corpus.val[i].id},
-                           {"reference", corpus.val[i].summary},
-                           {"prediction", predictions[i]}});
+        samples.push_back(
+            {{"id", corpus.val[i].id}, {"reference", corpus.val[i].summary}, {"prediction", predictions[i]}});
       fs::create_directories(out);
       std::ofstream(out / "eval.json") << report.dump(2) << "\n";
-      std::printf("\nROUGE on %zu validation examples (F1): rouge1 %.4f rouge2 %.4f rougeL %.4f "
-                  "rougeLsum %.4f\nbaseline (first line of the dialogue): rouge1 %.4f rouge2 %.4f "
-                  "rougeL %.4f rougeLsum %.4f\nwritten to %s\n",
-                  predictions.size(), mean.at("rouge1").f1, mean.at("rouge2").f1,
-                  mean.at("rougeL").f1, mean.at("rougeLsum").f1, base.at("rouge1").f1,
-                  base.at("rouge2").f1, base.at("rougeL").f1, base.at("rougeLsum").f1,
-                  (out / "eval.json").c_str());
+      std::printf(
+          "\nROUGE on %zu validation examples (F1): rouge1 %.4f rouge2 %.4f rougeL %.4f "
+          "rougeLsum %.4f\nbaseline (first line of the dialogue): rouge1 %.4f rouge2 %.4f "
+          "rougeL %.4f rougeLsum %.4f\nwritten to %s\n",
+          predictions.size(), mean.at("rouge1").f1, mean.at("rouge2").f1, mean.at("rougeL").f1, mean.at("rougeLsum").f1,
+          base.at("rouge1").f1, base.at("rouge2").f1, base.at("rougeL").f1, base.at("rougeLsum").f1,
+          (out / "eval.json").c_str());
       std::printf("rouge1 %s the first-line baseline\n",
                   mean.at("rouge1").f1 > base.at("rouge1").f1 ? "beats" : "does not beat");
       for (size_t i = 0; i < std::min<size_t>(3, predictions.size()); ++i)
@@ -130,8 +127,7 @@ struct Setup {
 };
 
 Setup setup(tandem::World& world, const tandem::Config& c) {
-  return {load_tokenizer(c), model_config(c),
-          tandem::shared_seed(world, c.get_int("train.seed"))};
+  return {load_tokenizer(c), model_config(c), tandem::shared_seed(world, c.get_int("train.seed"))};
 }
 
 }  // namespace
@@ -139,8 +135,7 @@ Setup setup(tandem::World& world, const tandem::Config& c) {
 int run_train(tandem::World& world, const tandem::Config& c) {
   auto s = setup(world, c);
   auto data = prepare_data(world, c, s.tok, s.shape, s.seed);
-  SummarizeTask task(s.shape, c.get_string("model.init_from"), std::move(data.train),
-                     std::move(data.val), s.tok.eot());
+  SummarizeTask task(s.shape, c.get_string("model.init_from"), std::move(data.train), std::move(data.val), s.tok.eot());
   tandem::Trainer trainer(world, c, task, tandem::train_settings(c));
   return trainer.run();
 }
@@ -148,8 +143,7 @@ int run_train(tandem::World& world, const tandem::Config& c) {
 int run_all(tandem::World& world, const tandem::Config& c) {
   auto s = setup(world, c);
   auto data = prepare_data(world, c, s.tok, s.shape, s.seed);
-  SummarizeTask task(s.shape, c.get_string("model.init_from"), std::move(data.train),
-                     std::move(data.val), s.tok.eot());
+  SummarizeTask task(s.shape, c.get_string("model.init_from"), std::move(data.train), std::move(data.val), s.tok.eot());
   tandem::Trainer trainer(world, c, task, tandem::train_settings(c));
   const int status = trainer.run();
   if (status != tandem::kExitOk) return status;

@@ -44,24 +44,20 @@ std::vector<std::vector<int64_t>> gather(tandem::World& world, const std::vector
 
 }  // namespace
 
-std::vector<std::string> summarize_all(tandem::World& world, GPT& model,
-                                       const Gpt2Tokenizer& tok, const std::vector<Example>& examples,
-                                       const InferenceSettings& s) {
-  const auto shard = tandem::eval_shard(static_cast<int64_t>(examples.size()), world.size(),
-                                        world.rank());
+std::vector<std::string> summarize_all(tandem::World& world, GPT& model, const Gpt2Tokenizer& tok,
+                                       const std::vector<Example>& examples, const InferenceSettings& s) {
+  const auto shard = tandem::eval_shard(static_cast<int64_t>(examples.size()), world.size(), world.rank());
   // Prompts leave room for the summary; long dialogues lose their end.
   const int64_t room = model->config().block_size - s.generate.max_new_tokens;
   std::vector<Example> mine;
   for (int64_t i : shard.indices) mine.push_back(examples[i]);
   const auto prompts = tokenize(
-      mine, [&tok](std::string_view t) { return tok.encode(t); }, s.format, room, false,
-      tok.eot(), nullptr);
+      mine, [&tok](std::string_view t) { return tok.encode(t); }, s.format, room, false, tok.eot(), nullptr);
   if (prompts.size() != static_cast<int64_t>(mine.size()))
     throw std::runtime_error("a prompt template longer than the model's context");
 
   std::vector<std::vector<int64_t>> outputs;
-  tandem::Progress progress("generate", static_cast<int64_t>(mine.size()), std::cout,
-                            tandem::console_redraws(), 10.0);
+  tandem::Progress progress("generate", static_cast<int64_t>(mine.size()), std::cout, tandem::console_redraws(), 10.0);
   for (size_t begin = 0; begin < mine.size(); begin += s.batch) {
     const size_t end = std::min(mine.size(), begin + static_cast<size_t>(s.batch));
     std::vector<std::vector<int64_t>> batch;

@@ -22,9 +22,7 @@ struct InferenceSettings {
   int64_t batch = 16;
 };
 
-std::vector<std::string> summarize_all(tandem::World& world, GPT& model,
-                                       const Gpt2Tokenizer& tokenizer,
-                                       const std::vector<Example>& examples,
-                                       const InferenceSettings& settings);
+std::vector<std::string> summarize_all(tandem::World& world, GPT& model, const Gpt2Tokenizer& tokenizer,
+                                       const std::vector<Example>& examples, const InferenceSettings& settings);
 
 }  // namespace summarize

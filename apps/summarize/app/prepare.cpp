@@ -24,16 +24,14 @@ std::string cache_dir(const tandem::Config& c) {
 }
 
 TokenSet cached_tokens(tandem::World& world, const std::string& dir, const std::string& what,
-                       const std::vector<Example>& examples, const Gpt2Tokenizer& tok,
-                       const PromptTemplate& format, int64_t max_tokens) {
-  const auto key = cache_key(examples, "gpt2-bpe-" + std::to_string(tok.vocab_size()), format,
-                             max_tokens, true);
+                       const std::vector<Example>& examples, const Gpt2Tokenizer& tok, const PromptTemplate& format,
+                       int64_t max_tokens) {
+  const auto key = cache_key(examples, "gpt2-bpe-" + std::to_string(tok.vocab_size()), format, max_tokens, true);
   const std::string path = dir + "/tokens-" + key + ".h5";
   if (world.rank() == 0 && !fs::exists(path)) {
     TokenizeStats stats;
     auto set = tokenize(
-        examples, [&tok](std::string_view s) { return tok.encode(s); }, format, max_tokens, true,
-        tok.eot(), &stats);
+        examples, [&tok](std::string_view s) { return tok.encode(s); }, format, max_tokens, true, tok.eot(), &stats);
     if (set.size() == 0)
       throw tandem::UsageError("no " + what + " example fits in " + std::to_string(max_tokens) +
                                " tokens (data.max_tokens / model.block_size)");
@@ -61,8 +59,8 @@ Gpt2Tokenizer load_tokenizer(const tandem::Config& c) {
 
 GPTConfig model_config(const tandem::Config& c) {
   const std::string init = c.get_string("model.init_from");
-  GPTConfig g = init.rfind("hf:", 0) == 0 ? read_hf_config(init.substr(3))
-                                          : GPTConfig::preset(c.get_string("model.preset"));
+  GPTConfig g =
+      init.rfind("hf:", 0) == 0 ? read_hf_config(init.substr(3)) : GPTConfig::preset(c.get_string("model.preset"));
   if (c.get_int("model.n_layer") > 0) g.n_layer = c.get_int("model.n_layer");
   if (c.get_int("model.n_head") > 0) g.n_head = c.get_int("model.n_head");
   if (c.get_int("model.n_embd") > 0) g.n_embd = c.get_int("model.n_embd");
@@ -73,21 +71,21 @@ GPTConfig model_config(const tandem::Config& c) {
   return g;
 }
 
-Prepared prepare_data(tandem::World& world, const tandem::Config& c, const Gpt2Tokenizer& tok,
-                      const GPTConfig& model, uint64_t seed) {
+Prepared prepare_data(tandem::World& world, const tandem::Config& c, const Gpt2Tokenizer& tok, const GPTConfig& model,
+                      uint64_t seed) {
   Prepared p;
   p.corpus = load_corpus(c, seed);
   p.format = PromptTemplate::parse(c.get_string("data.prompt_template"));
   p.max_tokens = c.get_int("data.max_tokens") > 0 ? c.get_int("data.max_tokens") : model.block_size;
   if (p.max_tokens > model.block_size)
-    throw tandem::UsageError("data.max_tokens " + std::to_string(p.max_tokens) +
-                             " exceeds the model's block size " + std::to_string(model.block_size));
+    throw tandem::UsageError("data.max_tokens " + std::to_string(p.max_tokens) + " exceeds the model's block size " +
+                             std::to_string(model.block_size));
   const auto dir = cache_dir(c);
   p.train = cached_tokens(world, dir, "train", p.corpus.train, tok, p.format, p.max_tokens);
   p.val = cached_tokens(world, dir, "validation", p.corpus.val, tok, p.format, p.max_tokens);
-  tandem::log::info("data: ", p.corpus.origin, ": ", p.train.size(), " training and ",
-                    p.val.size(), " validation sequences (", p.train.ids.size(), " training tokens), ",
-                    p.corpus.test.size(), " test rows");
+  tandem::log::info("data: ", p.corpus.origin, ": ", p.train.size(), " training and ", p.val.size(),
+                    " validation sequences (", p.train.ids.size(), " training tokens), ", p.corpus.test.size(),
+                    " test rows");
   return p;
 }
 

@@ -28,7 +28,7 @@ struct Prepared {
 
 // Loads and tokenizes the corpus. The token cache is built by rank 0 while the
 // others wait, then read by all.
-Prepared prepare_data(tandem::World& world, const tandem::Config& config,
-                      const Gpt2Tokenizer& tokenizer, const GPTConfig& model, uint64_t seed);
+Prepared prepare_data(tandem::World& world, const tandem::Config& config, const Gpt2Tokenizer& tokenizer,
+                      const GPTConfig& model, uint64_t seed);
 
 }  // namespace summarize

@@ -12,27 +12,19 @@ GPT make_model(const GPTConfig& config, const std::string& init_from) {
   if (init_from.rfind("hf:", 0) == 0) {
     auto model = load_hf(init_from.substr(3));
     if (model->config().block_size < config.block_size)
-      throw tandem::UsageError("model.init_from " + init_from + " has " +
-                               std::to_string(model->config().block_size) +
-                               " positions, fewer than model.block_size " +
-                               std::to_string(config.block_size));
+      throw tandem::UsageError("model.init_from " + init_from + " has " + std::to_string(model->config().block_size) +
+                               " positions, fewer than model.block_size " + std::to_string(config.block_size));
     return model;
   }
-  throw tandem::UsageError("model.init_from must be \"scratch\" or \"hf:DIR\", got \"" + init_from +
-                           "\"");
+  throw tandem::UsageError("model.init_from must be \"scratch\" or \"hf:DIR\", got \"" + init_from + "\"");
 }
 
-SummarizeTask::SummarizeTask(GPTConfig config, std::string init_from, TokenSet train, TokenSet val,
-                             int64_t pad)
-    : config_(config), init_from_(std::move(init_from)), train_(std::move(train)),
-      val_(std::move(val)), pad_(pad) {}
+SummarizeTask::SummarizeTask(GPTConfig config, std::string init_from, TokenSet train, TokenSet val, int64_t pad)
+    : config_(config), init_from_(std::move(init_from)), train_(std::move(train)), val_(std::move(val)), pad_(pad) {}
 
-std::shared_ptr<torch::nn::Module> SummarizeTask::build_model() {
-  return make_model(config_, init_from_).ptr();
-}
+std::shared_ptr<torch::nn::Module> SummarizeTask::build_model() { return make_model(config_, init_from_).ptr(); }
 
-tandem::Batch SummarizeTask::make_batch(const std::vector<int64_t>& indices, bool train,
-                                        uint64_t) {
+tandem::Batch SummarizeTask::make_batch(const std::vector<int64_t>& indices, bool train, uint64_t) {
   const TokenSet& set = train ? train_ : val_;
   int64_t len = 1;
   for (int64_t i : indices) len = std::max(len, set.length(i));

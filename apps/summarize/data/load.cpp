@@ -18,14 +18,13 @@ struct Columns {
   std::string id, text, summary;
 };
 
-std::vector<Example> read_examples(const std::string& path, const Columns& cols, bool summaries,
-                                   bool skip_bad_rows) {
+std::vector<Example> read_examples(const std::string& path, const Columns& cols, bool summaries, bool skip_bad_rows) {
   tandem::CsvOptions options;
   options.skip_bad_rows = skip_bad_rows;
   const auto table = tandem::read_csv(path, options);
   if (table.skipped > 0)
-    tandem::log::warn(path, ": skipped ", table.skipped, " malformed rows (data.skip_bad_rows); first: ",
-                      table.first_skipped);
+    tandem::log::warn(path, ": skipped ", table.skipped,
+                      " malformed rows (data.skip_bad_rows); first: ", table.first_skipped);
   const size_t id = table.column(cols.id, "data.id_column");
   const size_t text = table.column(cols.text, "data.text_column");
   const size_t summary = summaries ? table.column(cols.summary, "data.summary_column") : 0;
@@ -36,8 +35,8 @@ std::vector<Example> read_examples(const std::string& path, const Columns& cols,
     Example e{row[id], row[text], summaries ? row[summary] : ""};
     if (summaries && e.summary.empty()) {
       if (skip_bad_rows) continue;
-      throw tandem::UsageError(path + ":" + std::to_string(table.lines[r]) + ": empty " +
-                               cols.summary + " (set data.skip_bad_rows = true to skip such rows)");
+      throw tandem::UsageError(path + ":" + std::to_string(table.lines[r]) + ": empty " + cols.summary +
+                               " (set data.skip_bad_rows = true to skip such rows)");
     }
     out.push_back(std::move(e));
   }
@@ -71,8 +70,7 @@ Corpus load_corpus(const tandem::Config& c, uint64_t seed) {
   const std::string train = c.get_string("data.train_csv");
   if (train.empty()) {
     for (const char* key : {"data.val_csv", "data.test_csv"})
-      if (!c.get_string(key).empty())
-        throw tandem::UsageError(std::string(key) + " is set but data.train_csv is not");
+      if (!c.get_string(key).empty()) throw tandem::UsageError(std::string(key) + " is set but data.train_csv is not");
     return synthetic_corpus();
   }
   const Columns cols{c.get_string("data.id_column"), c.get_string("data.text_column"),
@@ -95,8 +93,7 @@ Corpus load_corpus(const tandem::Config& c, uint64_t seed) {
     if (n_val >= rows.size())
       throw tandem::UsageError(train + ": " + std::to_string(rows.size()) +
                                " rows are too few to hold out a validation split");
-    for (size_t i = 0; i < order.size(); ++i)
-      (i < n_val ? corpus.val : corpus.train).push_back(rows[order[i]]);
+    for (size_t i = 0; i < order.size(); ++i) (i < n_val ? corpus.val : corpus.train).push_back(rows[order[i]]);
   }
   const std::string test = c.get_string("data.test_csv");
   if (!test.empty()) corpus.test = read_examples(test, cols, false, skip);

@@ -9,20 +9,20 @@
 namespace summarize {
 namespace {
 
-const std::vector<std::string> kNames = {
-    "Anna", "Ben", "Carla", "David", "Emma", "Frank", "Grace", "Henry", "Irene", "Jack",
-    "Kate", "Liam", "Maria", "Nick", "Olivia", "Paul", "Rosa", "Sam", "Tina", "Victor"};
-const std::vector<std::string> kEvents = {
-    "dinner", "a movie", "the concert", "football practice", "a job interview",
-    "the dentist appointment", "a birthday party", "the book club", "yoga class", "a picnic",
-    "the science fair", "a team meeting"};
+const std::vector<std::string> kNames = {"Anna",   "Ben",   "Carla", "David", "Emma", "Frank", "Grace",
+                                         "Henry",  "Irene", "Jack",  "Kate",  "Liam", "Maria", "Nick",
+                                         "Olivia", "Paul",  "Rosa",  "Sam",   "Tina", "Victor"};
+const std::vector<std::string> kEvents = {"dinner",           "a movie",
+                                          "the concert",      "football practice",
+                                          "a job interview",  "the dentist appointment",
+                                          "a birthday party", "the book club",
+                                          "yoga class",       "a picnic",
+                                          "the science fair", "a team meeting"};
 const std::vector<std::string> kPlaces = {
-    "the Italian restaurant", "the cinema", "the park", "the library", "the office", "the gym",
-    "the train station", "the museum", "the coffee shop", "the community hall"};
-const std::vector<std::string> kDays = {"Monday", "Tuesday", "Wednesday", "Thursday",
-                                        "Friday", "Saturday", "Sunday"};
-const std::vector<std::string> kTimes = {"9 am", "10 am", "noon", "2 pm",
-                                         "4 pm", "6 pm", "7 pm", "8 pm"};
+    "the Italian restaurant", "the cinema", "the park",        "the library",       "the office", "the gym",
+    "the train station",      "the museum", "the coffee shop", "the community hall"};
+const std::vector<std::string> kDays = {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"};
+const std::vector<std::string> kTimes = {"9 am", "10 am", "noon", "2 pm", "4 pm", "6 pm", "7 pm", "8 pm"};
 
 // The same corpus on every platform and library, unlike the standard
 // distributions would give.
@@ -45,35 +45,33 @@ Example make_example(Rng& rng, const std::string& id) {
   e.id = id;
   switch (rng.below(4)) {
     case 0:
-      e.dialogue = "#Person1#: Hi " + b + ", are you free on " + day + "?\n" +
-                   "#Person2#: I think so. What's up, " + a + "?\n" +
-                   "#Person1#: Would you like to come to " + event + " with me? It's at " + place +
-                   ".\n#Person2#: Sure. What time?\n#Person1#: At " + time +
-                   ".\n#Person2#: Great, see you there.";
-      e.summary = a + " invites " + b + " to " + event + " at " + place + " on " + day + " at " +
-                  time + ".";
+      e.dialogue = "#Person1#: Hi " + b + ", are you free on " + day + "?\n" + "#Person2#: I think so. What's up, " +
+                   a + "?\n" + "#Person1#: Would you like to come to " + event + " with me? It's at " + place +
+                   ".\n#Person2#: Sure. What time?\n#Person1#: At " + time + ".\n#Person2#: Great, see you there.";
+      e.summary = a + " invites " + b + " to " + event + " at " + place + " on " + day + " at " + time + ".";
       break;
     case 1:
-      e.dialogue = "#Person1#: " + b + ", I'm sorry, but I can't make it to " + event + " on " +
-                   day + ".\n#Person2#: Oh no. Can we move it?\n#Person1#: How about " + day2 +
-                   " at " + time + " at " + place + "?\n#Person2#: That works for me, " + a + ".";
-      e.summary = a + " cancels " + event + " on " + day + " and " + b + " agrees to meet at " +
-                  place + " on " + day2 + " at " + time + ".";
-      break;
-    case 2:
-      e.dialogue = "#Person1#: Excuse me, where is " + event + " this " + day +
-                   "?\n#Person2#: It's at " + place + ", starting at " + time +
-                   ".\n#Person1#: Thank you. I'm " + a + ", by the way.\n#Person2#: Nice to meet "
-                   "you, " + a + ". I'm " + b + ".";
-      e.summary = b + " tells " + a + " that " + event + " is at " + place + " on " + day +
+      e.dialogue = "#Person1#: " + b + ", I'm sorry, but I can't make it to " + event + " on " + day +
+                   ".\n#Person2#: Oh no. Can we move it?\n#Person1#: How about " + day2 + " at " + time + " at " +
+                   place + "?\n#Person2#: That works for me, " + a + ".";
+      e.summary = a + " cancels " + event + " on " + day + " and " + b + " agrees to meet at " + place + " on " + day2 +
                   " at " + time + ".";
       break;
+    case 2:
+      e.dialogue = "#Person1#: Excuse me, where is " + event + " this " + day + "?\n#Person2#: It's at " + place +
+                   ", starting at " + time + ".\n#Person1#: Thank you. I'm " + a +
+                   ", by the way.\n#Person2#: Nice to meet "
+                   "you, " +
+                   a + ". I'm " + b + ".";
+      e.summary = b + " tells " + a + " that " + event + " is at " + place + " on " + day + " at " + time + ".";
+      break;
     default:
-      e.dialogue = "#Person1#: " + a + " here. Did you book " + place + " for " + event +
-                   "?\n#Person2#: Yes, " + b + " booked it for " + day + ".\n#Person1#: What "
-                   "time does it start?\n#Person2#: It starts at " + time + ".";
-      e.summary = b + " booked " + place + " for " + event + " on " + day + ", starting at " +
-                  time + ".";
+      e.dialogue = "#Person1#: " + a + " here. Did you book " + place + " for " + event + "?\n#Person2#: Yes, " + b +
+                   " booked it for " + day +
+                   ".\n#Person1#: What "
+                   "time does it start?\n#Person2#: It starts at " +
+                   time + ".";
+      e.summary = b + " booked " + place + " for " + event + " on " + day + ", starting at " + time + ".";
       break;
   }
   return e;
@@ -98,8 +96,6 @@ Corpus synthetic_corpus(int train_size, int val_size, int test_size) {
   return c;
 }
 
-std::string first_line(const std::string& dialogue) {
-  return dialogue.substr(0, dialogue.find('\n'));
-}
+std::string first_line(const std::string& dialogue) { return dialogue.substr(0, dialogue.find('\n')); }
 
 }  // namespace summarize

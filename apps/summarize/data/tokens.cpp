@@ -24,9 +24,8 @@ void TokenSet::add(const std::vector<int64_t>& tokens, int64_t prompt, int64_t f
   source.push_back(from);
 }
 
-TokenSet tokenize(const std::vector<Example>& examples, const Encode& encode,
-                  const PromptTemplate& format, int64_t max_tokens, bool with_summary,
-                  int64_t eot, TokenizeStats* stats) {
+TokenSet tokenize(const std::vector<Example>& examples, const Encode& encode, const PromptTemplate& format,
+                  int64_t max_tokens, bool with_summary, int64_t eot, TokenizeStats* stats) {
   const auto head = encode(format.head);
   const auto tail = encode(format.tail);
   TokenSet out;

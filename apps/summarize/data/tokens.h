@@ -22,9 +22,9 @@ struct PromptTemplate {
 // Sequences stored end to end, as in the HDF5 cache.
 struct TokenSet {
   std::vector<int32_t> ids;
-  std::vector<int64_t> offsets{0};   // sequence i is ids[offsets[i], offsets[i+1])
-  std::vector<int32_t> prompt_len;   // tokens before the summary
-  std::vector<int64_t> source;       // index of the example each sequence came from
+  std::vector<int64_t> offsets{0};  // sequence i is ids[offsets[i], offsets[i+1])
+  std::vector<int32_t> prompt_len;  // tokens before the summary
+  std::vector<int64_t> source;      // index of the example each sequence came from
   int64_t size() const { return static_cast<int64_t>(prompt_len.size()); }
   int64_t length(int64_t i) const { return offsets[i + 1] - offsets[i]; }
   void add(const std::vector<int64_t>& tokens, int64_t prompt, int64_t from);
@@ -39,9 +39,8 @@ using Encode = std::function<std::vector<int64_t>(std::string_view)>;
 
 // with_summary: prompt + summary + eot, at most max_tokens; otherwise the
 // prompt alone, at most max_tokens (the caller leaves room for generation).
-TokenSet tokenize(const std::vector<Example>& examples, const Encode& encode,
-                  const PromptTemplate& format, int64_t max_tokens, bool with_summary,
-                  int64_t eot, TokenizeStats* stats);
+TokenSet tokenize(const std::vector<Example>& examples, const Encode& encode, const PromptTemplate& format,
+                  int64_t max_tokens, bool with_summary, int64_t eot, TokenizeStats* stats);
 
 void save_tokens(const std::string& path, const TokenSet& set);
 TokenSet load_tokens(const std::string& path);

@@ -64,8 +64,8 @@ std::vector<std::vector<int64_t>> generate(GPT& model, const std::vector<std::ve
   std::vector<std::vector<int64_t>> out(prompts.size());
   if (batch == 0 || options.max_new_tokens == 0) return out;
   if (options.eot_token < 0 || options.eot_token >= config.vocab_size) {
-    throw tandem::UsageError("generate: eot_token " + std::to_string(options.eot_token) + " is not in the vocabulary (vocab_size " +
-                             std::to_string(config.vocab_size) + ")");
+    throw tandem::UsageError("generate: eot_token " + std::to_string(options.eot_token) +
+                             " is not in the vocabulary (vocab_size " + std::to_string(config.vocab_size) + ")");
   }
   const int64_t room = config.block_size - options.max_new_tokens;
   if (room < 1) {
@@ -78,8 +78,10 @@ std::vector<std::vector<int64_t>> generate(GPT& model, const std::vector<std::ve
   int64_t width = 0;
   for (size_t b = 0; b < prompts.size(); ++b) {
     const std::vector<int64_t>& prompt = prompts[b];
-    if (prompt.empty()) kept[b] = {options.eot_token};
-    else kept[b].assign(prompt.end() - std::min<int64_t>(room, static_cast<int64_t>(prompt.size())), prompt.end());
+    if (prompt.empty())
+      kept[b] = {options.eot_token};
+    else
+      kept[b].assign(prompt.end() - std::min<int64_t>(room, static_cast<int64_t>(prompt.size())), prompt.end());
     width = std::max(width, static_cast<int64_t>(kept[b].size()));
   }
   const int64_t total = width + options.max_new_tokens;
@@ -115,8 +117,7 @@ std::vector<std::vector<int64_t>> generate(GPT& model, const std::vector<std::ve
     const int64_t running = append_step(next, options.eot_token, out, done);
     if (running == 0 || step + 1 == options.max_new_tokens) break;
     const int64_t column = width + step;
-    last = model->features(next.to(device).view({batch, 1}), &cache, column - pad, keys_upto(column + 1))
-               .select(1, -1);
+    last = model->features(next.to(device).view({batch, 1}), &cache, column - pad, keys_upto(column + 1)).select(1, -1);
   }
   return out;
 }

@@ -12,10 +12,10 @@ struct GenerateOptions {
   int64_t max_new_tokens = 64;
   bool sample = false;  // false: the likeliest token (greedy); true: draw one
   double temperature = 1.0;
-  int64_t top_k = 0;    // draw from the k likeliest tokens only; 0: from all
-  double top_p = 1.0;   // from the likeliest tokens that make up p of the probability; 1: from all
+  int64_t top_k = 0;          // draw from the k likeliest tokens only; 0: from all
+  double top_p = 1.0;         // from the likeliest tokens that make up p of the probability; 1: from all
   int64_t eot_token = 50256;  // <|endoftext|>: ends a row, not returned
-  uint64_t seed = 0;    // draws depend on this, the model and the batch only
+  uint64_t seed = 0;          // draws depend on this, the model and the batch only
 
   // Throws UsageError naming the first field out of range.
   void validate() const;

@@ -17,11 +17,8 @@ namespace F = torch::nn::functional;
 GPTConfig GPTConfig::preset(const std::string& name) {
   // n_layer, n_head, n_embd; every preset has GPT-2's vocabulary.
   static const std::map<std::string, std::tuple<int64_t, int64_t, int64_t>> kPresets = {
-      {"gpt2", {12, 12, 768}},
-      {"gpt2-medium", {24, 16, 1024}},
-      {"gpt2-large", {36, 20, 1280}},
-      {"gpt2-xl", {48, 25, 1600}},
-      {"tiny", {4, 4, 128}},
+      {"gpt2", {12, 12, 768}},     {"gpt2-medium", {24, 16, 1024}}, {"gpt2-large", {36, 20, 1280}},
+      {"gpt2-xl", {48, 25, 1600}}, {"tiny", {4, 4, 128}},
   };
   const auto it = kPresets.find(name);
   if (it == kPresets.end()) {
@@ -36,21 +33,27 @@ GPTConfig GPTConfig::preset(const std::string& name) {
 }
 
 void GPTConfig::validate() const {
-  const std::pair<const char*, int64_t> sizes[] = {
-      {"n_layer", n_layer}, {"n_head", n_head}, {"n_embd", n_embd}, {"vocab_size", vocab_size}, {"block_size", block_size}};
+  const std::pair<const char*, int64_t> sizes[] = {{"n_layer", n_layer},
+                                                   {"n_head", n_head},
+                                                   {"n_embd", n_embd},
+                                                   {"vocab_size", vocab_size},
+                                                   {"block_size", block_size}};
   for (const auto& [key, value] : sizes)
-    if (value < 1) throw tandem::UsageError("GPT-2 config: " + std::string(key) + " must be positive, got " + std::to_string(value));
+    if (value < 1)
+      throw tandem::UsageError("GPT-2 config: " + std::string(key) + " must be positive, got " + std::to_string(value));
   if (n_embd % n_head != 0) {
     throw tandem::UsageError("GPT-2 config: n_embd (" + std::to_string(n_embd) + ") must be a multiple of n_head (" +
                              std::to_string(n_head) + ")");
   }
-  if (dropout < 0 || dropout >= 1) throw tandem::UsageError("GPT-2 config: dropout must be in [0, 1), got " + std::to_string(dropout));
+  if (dropout < 0 || dropout >= 1)
+    throw tandem::UsageError("GPT-2 config: dropout must be in [0, 1), got " + std::to_string(dropout));
 }
 
 int64_t GPTConfig::num_parameters(bool non_embedding) const {
   const int64_t c = n_embd, b = bias ? 1 : 0;
   // Two LayerNorms, c_attn (c -> 3c), attention c_proj (c -> c), c_fc (c -> 4c), MLP c_proj (4c -> c).
-  const int64_t block = 2 * (c + b * c) + (3 * c * c + b * 3 * c) + (c * c + b * c) + (4 * c * c + b * 4 * c) + (4 * c * c + b * c);
+  const int64_t block =
+      2 * (c + b * c) + (3 * c * c + b * 3 * c) + (c * c + b * c) + (4 * c * c + b * 4 * c) + (4 * c * c + b * c);
   const int64_t total = vocab_size * c + block_size * c + n_layer * block + (c + b * c);
   return non_embedding ? total - block_size * c : total;
 }
@@ -159,7 +162,8 @@ at::Tensor GPTImpl::features(const at::Tensor& idx, KVCache* cache, const at::Te
     throw std::invalid_argument("GPT: " + std::to_string(past + t) + " positions exceed block_size " +
                                 std::to_string(config_.block_size));
   }
-  const at::Tensor pos = positions.defined() ? positions : torch::arange(past, past + t, idx.options().dtype(torch::kLong)).unsqueeze(0);
+  const at::Tensor pos =
+      positions.defined() ? positions : torch::arange(past, past + t, idx.options().dtype(torch::kLong)).unsqueeze(0);
   at::Tensor x = transformer->drop(transformer->wte(idx) + transformer->wpe(pos));
   for (auto& block : *transformer->h) x = block->as<Block>()->forward(x, cache, key_mask);
   return transformer->ln_f(x);
@@ -174,9 +178,9 @@ at::Tensor GPTImpl::forward(const at::Tensor& idx, KVCache* cache, const at::Ten
 
 at::Tensor next_token_losses(const at::Tensor& logits, const at::Tensor& idx) {
   const int64_t b = idx.size(0), t = idx.size(1), v = logits.size(2);
-  const at::Tensor predicted = F::cross_entropy(logits.narrow(1, 0, t - 1).to(torch::kFloat).reshape({-1, v}),
-                                                idx.narrow(1, 1, t - 1).reshape({-1}),
-                                                F::CrossEntropyFuncOptions().reduction(torch::kNone));
+  const at::Tensor predicted =
+      F::cross_entropy(logits.narrow(1, 0, t - 1).to(torch::kFloat).reshape({-1, v}),
+                       idx.narrow(1, 1, t - 1).reshape({-1}), F::CrossEntropyFuncOptions().reduction(torch::kNone));
   return F::pad(predicted.view({b, t - 1}), F::PadFuncOptions({1, 0}));
 }
 

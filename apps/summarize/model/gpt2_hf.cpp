@@ -77,11 +77,11 @@ T value_of(const nlohmann::json& json, const std::string& key, const std::string
 }
 
 // Where `key` is present and not null, it must equal `expected`.
-void require(const nlohmann::json& json, const std::string& key, const nlohmann::json& expected, const std::string& path,
-             const std::string& why) {
+void require(const nlohmann::json& json, const std::string& key, const nlohmann::json& expected,
+             const std::string& path, const std::string& why) {
   if (json.contains(key) && !json[key].is_null() && json[key] != expected) {
-    throw UsageError(path + ": \"" + key + "\" is " + json[key].dump() + "; this GPT-2 supports only " + expected.dump() +
-                     " (" + why + ")");
+    throw UsageError(path + ": \"" + key + "\" is " + json[key].dump() + "; this GPT-2 supports only " +
+                     expected.dump() + " (" + why + ")");
   }
 }
 
@@ -112,7 +112,8 @@ GPTConfig read_hf_config(const std::string& dir) {
   config.n_embd = value_of<int64_t>(json, "n_embd", path);
   config.vocab_size = value_of<int64_t>(json, "vocab_size", path);
   config.block_size = value_of<int64_t>(json, json.contains("n_positions") ? "n_positions" : "n_ctx", path);
-  if (json.contains("layer_norm_epsilon")) config.layer_norm_epsilon = value_of<double>(json, "layer_norm_epsilon", path);
+  if (json.contains("layer_norm_epsilon"))
+    config.layer_norm_epsilon = value_of<double>(json, "layer_norm_epsilon", path);
   require(json, "n_inner", 4 * config.n_embd, path, "an MLP 4 times as wide as n_embd");
   try {
     config.validate();
@@ -155,8 +156,9 @@ void load_hf_weights(GPT& model, const std::string& dir) {
   if (!missing.empty() || !reshaped.empty() || !unexpected.empty()) {
     const GPTConfig& c = model->config();
     std::ostringstream message;
-    message << path << ": does not fit a GPT-2 with n_layer=" << c.n_layer << " n_head=" << c.n_head << " n_embd=" << c.n_embd
-            << " vocab_size=" << c.vocab_size << " block_size=" << c.block_size << (c.bias ? "" : " without bias") << ":";
+    message << path << ": does not fit a GPT-2 with n_layer=" << c.n_layer << " n_head=" << c.n_head
+            << " n_embd=" << c.n_embd << " vocab_size=" << c.vocab_size << " block_size=" << c.block_size
+            << (c.bias ? "" : " without bias") << ":";
     if (!missing.empty()) message << " missing " << tandem::first_few(missing, 6) << ";";
     if (!unexpected.empty()) message << " unexpected " << tandem::first_few(unexpected, 6) << ";";
     if (!reshaped.empty()) message << " reshaped " << tandem::first_few(reshaped, 6) << ";";
@@ -182,7 +184,9 @@ void export_hf(const GPT& model, const std::string& dir) {
     tensors.emplace_back(item.key(), conv1d(item.key()) ? weight.t() : weight);
   }
   if (!c.bias) {
-    const auto zeros = [&](const std::string& name, int64_t size) { tensors.emplace_back(kPrefix + name, torch::zeros({size})); };
+    const auto zeros = [&](const std::string& name, int64_t size) {
+      tensors.emplace_back(kPrefix + name, torch::zeros({size}));
+    };
     for (int64_t layer = 0; layer < c.n_layer; ++layer) {
       const std::string block = "h." + std::to_string(layer) + ".";
       zeros(block + "ln_1.bias", c.n_embd);

@@ -20,7 +20,8 @@ std::pair<at::Tensor, at::Tensor> KVCache::append(int64_t layer, const at::Tenso
   const int64_t t = k.size(2);
   if (cache.length + t > capacity_) {
     throw std::length_error("KVCache: layer " + std::to_string(layer) + " holds " + std::to_string(cache.length) +
-                            " positions of " + std::to_string(capacity_) + " and cannot take " + std::to_string(t) + " more");
+                            " positions of " + std::to_string(capacity_) + " and cannot take " + std::to_string(t) +
+                            " more");
   }
   if (!cache.k.defined()) {
     cache.k = at::empty({k.size(0), k.size(1), capacity_, k.size(3)}, k.options());

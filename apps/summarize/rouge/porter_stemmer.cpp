@@ -59,15 +59,14 @@ bool ends_double_consonant(const std::string& w) {
 // so that "are", "ice" and "use" keep their final e.
 bool ends_cvc(const std::string& w) {
   const size_t n = w.size();
-  if (n >= 3 && is_consonant(w, n - 3) && !is_consonant(w, n - 2) && is_consonant(w, n - 1) &&
-      w[n - 1] != 'w' && w[n - 1] != 'x' && w[n - 1] != 'y')
+  if (n >= 3 && is_consonant(w, n - 3) && !is_consonant(w, n - 2) && is_consonant(w, n - 1) && w[n - 1] != 'w' &&
+      w[n - 1] != 'x' && w[n - 1] != 'y')
     return true;
   return n == 2 && !is_consonant(w, 0) && is_consonant(w, 1);
 }
 
 bool ends_with(const std::string& w, const std::string& suffix) {
-  return w.size() >= suffix.size() &&
-         w.compare(w.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return w.size() >= suffix.size() && w.compare(w.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::string cut(const std::string& w, size_t n) { return w.substr(0, w.size() - n); }
@@ -135,10 +134,9 @@ std::string step1c(const std::string& word) {
   // NLTK: y -> i only after a consonant that is not the whole stem, so
   // "happy" -> "happi" but "enjoy" stays (Porter's paper asks for a vowel
   // anywhere in the stem instead).
-  static const std::vector<Rule> rules = {
-      {"y", "i", [](const std::string&, const std::string& stem) {
-         return stem.size() > 1 && is_consonant(stem, stem.size() - 1);
-       }}};
+  static const std::vector<Rule> rules = {{"y", "i", [](const std::string&, const std::string& stem) {
+                                             return stem.size() > 1 && is_consonant(stem, stem.size() - 1);
+                                           }}};
   return apply_first(word, rules);
 }
 
@@ -169,17 +167,15 @@ std::string step2(const std::string& word) {
       {"fulli", "ful", positive_measure},
       // The l of "logi" counts towards the stem's measure, so that short
       // stems like "geo" and "theo" are shortened as "philo" is.
-      {"logi", "log",
-       [](const std::string& word, const std::string&) { return measure(cut(word, 3)) > 0; }},
+      {"logi", "log", [](const std::string& word, const std::string&) { return measure(cut(word, 3)) > 0; }},
   };
   return apply_first(word, rules);
 }
 
 std::string step3(const std::string& word) {
   static const std::vector<Rule> rules = {
-      {"icate", "ic", positive_measure}, {"ative", "", positive_measure},
-      {"alize", "al", positive_measure}, {"iciti", "ic", positive_measure},
-      {"ical", "ic", positive_measure},  {"ful", "", positive_measure},
+      {"icate", "ic", positive_measure}, {"ative", "", positive_measure},  {"alize", "al", positive_measure},
+      {"iciti", "ic", positive_measure}, {"ical", "ic", positive_measure}, {"ful", "", positive_measure},
       {"ness", "", positive_measure},
   };
   return apply_first(word, rules);
@@ -232,12 +228,10 @@ std::string step5b(const std::string& word) {
 std::string porter_stem(const std::string& word) {
   // NLTK's table of irregular forms, mapped before any step runs.
   static const std::unordered_map<std::string, std::string> irregular = {
-      {"sky", "sky"},         {"skies", "sky"},        {"dying", "die"},
-      {"lying", "lie"},       {"tying", "tie"},        {"news", "news"},
-      {"innings", "inning"},  {"inning", "inning"},    {"outings", "outing"},
-      {"outing", "outing"},   {"cannings", "canning"}, {"canning", "canning"},
-      {"howe", "howe"},       {"proceed", "proceed"},  {"exceed", "exceed"},
-      {"succeed", "succeed"},
+      {"sky", "sky"},        {"skies", "sky"},       {"dying", "die"},        {"lying", "lie"},
+      {"tying", "tie"},      {"news", "news"},       {"innings", "inning"},   {"inning", "inning"},
+      {"outings", "outing"}, {"outing", "outing"},   {"cannings", "canning"}, {"canning", "canning"},
+      {"howe", "howe"},      {"proceed", "proceed"}, {"exceed", "exceed"},    {"succeed", "succeed"},
   };
   if (const auto it = irregular.find(word); it != irregular.end()) return it->second;
   // NLTK (like Porter's own code, unlike the paper) leaves 1- and 2-letter words.

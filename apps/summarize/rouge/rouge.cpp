@@ -23,9 +23,7 @@ using Lines = std::vector<Tokens>;
 // Token ids shared by target and prediction, so n-grams and LCS compare ints.
 class Vocabulary {
  public:
-  int id(const std::string& token) {
-    return ids_.emplace(token, static_cast<int>(ids_.size())).first->second;
-  }
+  int id(const std::string& token) { return ids_.emplace(token, static_cast<int>(ids_.size())).first->second; }
   size_t size() const { return ids_.size(); }
 
  private:
@@ -66,8 +64,7 @@ Prf prf(double precision, double recall) {
 
 std::map<Tokens, long> ngram_counts(const Tokens& tokens, size_t n) {
   std::map<Tokens, long> counts;
-  for (size_t i = 0; i + n <= tokens.size(); ++i)
-    ++counts[Tokens(tokens.begin() + i, tokens.begin() + i + n)];
+  for (size_t i = 0; i + n <= tokens.size(); ++i) ++counts[Tokens(tokens.begin() + i, tokens.begin() + i + n)];
   return counts;
 }
 
@@ -81,8 +78,7 @@ Prf ngram_score(const Tokens& target, const Tokens& prediction, size_t n) {
     if (it != prediction_counts.end()) overlap += std::min(count, it->second);
   }
   const long target_total = target.size() >= n ? static_cast<long>(target.size() - n + 1) : 0;
-  const long prediction_total =
-      prediction.size() >= n ? static_cast<long>(prediction.size() - n + 1) : 0;
+  const long prediction_total = prediction.size() >= n ? static_cast<long>(prediction.size() - n + 1) : 0;
   return prf(static_cast<double>(overlap) / std::max(prediction_total, 1L),
              static_cast<double>(overlap) / std::max(target_total, 1L));
 }
@@ -94,8 +90,7 @@ class LcsTable {
       : ref_(ref), can_(can), cols_(can.size() + 1), table_((ref.size() + 1) * cols_, 0) {
     for (size_t i = 1; i <= ref.size(); ++i)
       for (size_t j = 1; j <= can.size(); ++j)
-        at(i, j) =
-            ref[i - 1] == can[j - 1] ? at(i - 1, j - 1) + 1 : std::max(at(i - 1, j), at(i, j - 1));
+        at(i, j) = ref[i - 1] == can[j - 1] ? at(i - 1, j - 1) + 1 : std::max(at(i - 1, j), at(i, j - 1));
   }
 
   int length() const { return table_.back(); }
@@ -133,8 +128,7 @@ class LcsTable {
 Prf lcs_score(const Tokens& target, const Tokens& prediction) {
   if (target.empty() || prediction.empty()) return {};
   const double lcs = LcsTable(target, prediction).length();
-  return prf(lcs / static_cast<double>(prediction.size()),
-             lcs / static_cast<double>(target.size()));
+  return prf(lcs / static_cast<double>(prediction.size()), lcs / static_cast<double>(target.size()));
 }
 
 // Summary-level LCS (Lin 2004, section 3.2): each target sentence's union LCS
@@ -186,8 +180,7 @@ RougeScores rouge(const std::string& target, const std::string& prediction, bool
   };
 }
 
-RougeScores rouge_multi(const std::vector<std::string>& targets, const std::string& prediction,
-                        bool stemmer) {
+RougeScores rouge_multi(const std::vector<std::string>& targets, const std::string& prediction, bool stemmer) {
   if (targets.empty()) throw std::invalid_argument("rouge_multi: no targets");
   RougeScores best = rouge(targets[0], prediction, stemmer);
   for (size_t i = 1; i < targets.size(); ++i)

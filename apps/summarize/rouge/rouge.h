@@ -24,8 +24,7 @@ RougeScores rouge(const std::string& target, const std::string& prediction, bool
 // Several references for one prediction: per metric, the reference with the
 // highest F1 (the first on ties), as rouge_score's score_multi(). Throws
 // std::invalid_argument for no targets.
-RougeScores rouge_multi(const std::vector<std::string>& targets, const std::string& prediction,
-                        bool stemmer);
+RougeScores rouge_multi(const std::vector<std::string>& targets, const std::string& prediction, bool stemmer);
 
 // The mean of each metric over examples; rouge_score's BootstrapAggregator
 // reports the median of resampled means as "mid", which estimates the same

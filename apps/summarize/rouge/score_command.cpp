@@ -56,8 +56,7 @@ void check_same_ids(const Summaries& predictions, const Summaries& references) {
   const std::vector<std::string> unpredicted = missing(references, predictions);
   const std::vector<std::string> unreferenced = missing(predictions, references);
   if (unpredicted.empty() && unreferenced.empty()) return;
-  std::string message =
-      tandem::log::cat(predictions.path, " and ", references.path, " must hold the same ids");
+  std::string message = tandem::log::cat(predictions.path, " and ", references.path, " must hold the same ids");
   if (!unpredicted.empty())
     message += tandem::log::cat("; ", unpredicted.size(), " of ", references.ids.size(),
                                 " reference ids have no prediction: ", tandem::first_few(unpredicted, 5, ", ... "));
@@ -69,23 +68,21 @@ void check_same_ids(const Summaries& predictions, const Summaries& references) {
 
 }  // namespace
 
-int score_command(const std::string& pred_csv, const std::string& ref_csv, bool stemmer,
-                  std::ostream& out) {
+int score_command(const std::string& pred_csv, const std::string& ref_csv, bool stemmer, std::ostream& out) {
   const Summaries predictions = read_summaries(pred_csv);
   const Summaries references = read_summaries(ref_csv);
   if (predictions.ids.empty()) throw tandem::UsageError(pred_csv + ": no predictions to score");
   for (const std::string& id : predictions.ids)
     if (const Rows& rows = predictions.by_id.at(id); rows.lines.size() > 1)
       throw tandem::UsageError(tandem::log::cat(pred_csv, ":", rows.lines[1], ": id '", id,
-                                                "' already has a prediction on line ",
-                                                rows.lines[0], "; give one per id"));
+                                                "' already has a prediction on line ", rows.lines[0],
+                                                "; give one per id"));
   check_same_ids(predictions, references);
 
   std::vector<RougeScores> scores;
   scores.reserve(predictions.ids.size());
   for (const std::string& id : predictions.ids)
-    scores.push_back(rouge_multi(references.by_id.at(id).summaries,
-                                 predictions.by_id.at(id).summaries[0], stemmer));
+    scores.push_back(rouge_multi(references.by_id.at(id).summaries, predictions.by_id.at(id).summaries[0], stemmer));
   out << to_json(mean_scores(scores)) << "\n";
   return tandem::kExitOk;
 }

@@ -11,7 +11,6 @@ namespace summarize {
 // to_json() does. Returns the exit status; throws tandem::UsageError for an
 // unreadable file, a missing column, no predictions, a prediction id given
 // twice, or ids on one side only (naming up to 5 of them, with counts).
-int score_command(const std::string& pred_csv, const std::string& ref_csv, bool stemmer,
-                  std::ostream& out);
+int score_command(const std::string& pred_csv, const std::string& ref_csv, bool stemmer, std::ostream& out);
 
 }  // namespace summarize

@@ -33,8 +33,7 @@ struct ByteAlphabet {
       const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
       const int cp = printable ? b : next++;
       byte_of[cp] = b;
-      char_of[b] = cp < 0x80 ? std::string(1, char(cp))
-                             : std::string{char(0xC0 | (cp >> 6)), char(0x80 | (cp & 0x3F))};
+      char_of[b] = cp < 0x80 ? std::string(1, char(cp)) : std::string{char(0xC0 | (cp >> 6)), char(0x80 | (cp & 0x3F))};
     }
   }
 
@@ -63,8 +62,7 @@ struct ByteAlphabet {
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.is_open() || in.bad())
-    throw tandem::UsageError(path.string() + ": cannot be read; " + kExpected);
+  if (!in.is_open() || in.bad()) throw tandem::UsageError(path.string() + ": cannot be read; " + kExpected);
   return text;
 }
 
@@ -90,8 +88,8 @@ std::unordered_map<std::string, int32_t> read_encoder(const fs::path& path, BpeV
   for (const auto& [spelling, value] : json.items()) {
     const int64_t id = value.is_number_integer() ? value.get<int64_t>() : -1;
     if (id < 0 || id >= int64_t(json.size()))
-      corrupt(path, "token \"" + spelling + "\" has id " + value.dump() + ", expected 0.." +
-                        std::to_string(json.size() - 1));
+      corrupt(path,
+              "token \"" + spelling + "\" has id " + value.dump() + ", expected 0.." + std::to_string(json.size() - 1));
     if (seen[id]) corrupt(path, "id " + std::to_string(id) + " is given to two tokens");
     if (spelling.empty() || !alphabet.to_bytes(spelling, &bytes))
       corrupt(path, "token \"" + spelling + "\" is not spelt in GPT-2's byte alphabet");
@@ -110,8 +108,7 @@ std::unordered_map<std::string, int32_t> read_encoder(const fs::path& path, BpeV
   return ids;
 }
 
-void read_merges(const fs::path& path, const std::unordered_map<std::string, int32_t>& ids,
-                 BpeVocab* vocab) {
+void read_merges(const fs::path& path, const std::unordered_map<std::string, int32_t>& ids, BpeVocab* vocab) {
   const std::string text = read_file(path);
   size_t line_no = 0;
   for (size_t start = 0; start < text.size();) {
@@ -128,14 +125,12 @@ void read_merges(const fs::path& path, const std::unordered_map<std::string, int
     const size_t space = line.find(' ');
     if (space == 0 || space == std::string::npos || space + 1 == line.size() ||
         line.find(' ', space + 1) != std::string::npos)
-      corrupt(path.string() + where,
-              "expected two tokens separated by one space, got \"" + line + "\"");
+      corrupt(path.string() + where, "expected two tokens separated by one space, got \"" + line + "\"");
     const auto left = ids.find(line.substr(0, space));
     const auto right = ids.find(line.substr(space + 1));
     const auto result = ids.find(line.substr(0, space) + line.substr(space + 1));
     if (left == ids.end() || right == ids.end() || result == ids.end())
-      corrupt(path.string() + where,
-              "merge \"" + line + "\" names a token that is not in the vocabulary");
+      corrupt(path.string() + where, "merge \"" + line + "\" names a token that is not in the vocabulary");
     vocab->merges.push_back({left->second, right->second, result->second});
   }
   if (vocab->merges.empty()) corrupt(path, "no merges");
@@ -189,15 +184,13 @@ void read_tiktoken(const fs::path& path, BpeVocab* vocab) {
     const size_t space = line.find(' ');
     const std::string_view rank_text = space == std::string_view::npos ? "" : line.substr(space + 1);
     const bool digits = !rank_text.empty() && rank_text.size() < 10 &&
-                        std::all_of(rank_text.begin(), rank_text.end(),
-                                    [](char c) { return c >= '0' && c <= '9'; });
+                        std::all_of(rank_text.begin(), rank_text.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!digits || !decode_base64(line.substr(0, space), &bytes))
-      corrupt(where, "expected \"<base64 token> <rank>\", got \"" + std::string(line.substr(0, 80)) +
-                         "\"");
+      corrupt(where, "expected \"<base64 token> <rank>\", got \"" + std::string(line.substr(0, 80)) + "\"");
     const int64_t rank = std::stoll(std::string(rank_text));
     if (rank != int64_t(vocab->tokens.size()))
-      corrupt(where, "rank " + std::to_string(rank) + ", expected " +
-                         std::to_string(vocab->tokens.size()) + " (ranks are 0, 1, 2, ... in order)");
+      corrupt(where, "rank " + std::to_string(rank) + ", expected " + std::to_string(vocab->tokens.size()) +
+                         " (ranks are 0, 1, 2, ... in order)");
     if (!ranks.emplace(bytes, int32_t(rank)).second)
       corrupt(where, "the token of rank " + std::to_string(rank) + " is listed twice");
     vocab->tokens.push_back(bytes);
@@ -225,8 +218,7 @@ void read_tiktoken(const fs::path& path, BpeVocab* vocab) {
     }
     const auto left = parts.size() == 2 ? ranks.find(parts[0]) : ranks.end();
     if (left == ranks.end())
-      corrupt(path, "the token of rank " + std::to_string(id) +
-                        " is not two tokens of lower rank merged");
+      corrupt(path, "the token of rank " + std::to_string(id) + " is not two tokens of lower rank merged");
     vocab->merges.push_back({left->second, ranks.at(parts[1]), id});
   }
   if (vocab->merges.empty()) corrupt(path, "no merges");
@@ -260,8 +252,8 @@ BpeVocab read_bpe_vocab(const std::string& dir) {
   for (const auto& pair : pairs)
     for (int i = 0; i < 2; ++i)
       if (has(pair[i]))
-        throw tandem::UsageError("tokenizer directory '" + dir + "' has " + pair[i] + " but no " +
-                                 pair[1 - i] + "; " + kExpected);
+        throw tandem::UsageError("tokenizer directory '" + dir + "' has " + pair[i] + " but no " + pair[1 - i] + "; " +
+                                 kExpected);
   throw tandem::UsageError("tokenizer directory '" + dir + "' holds no vocabulary; " + kExpected);
 }
 

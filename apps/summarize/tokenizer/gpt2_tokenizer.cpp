@@ -47,9 +47,7 @@ class MergeTable {
 
  private:
   static constexpr uint64_t kEmpty = ~uint64_t(0);  // ids are never negative
-  static uint64_t key(int32_t left, int32_t right) {
-    return uint64_t(uint32_t(left)) << 32 | uint32_t(right);
-  }
+  static uint64_t key(int32_t left, int32_t right) { return uint64_t(uint32_t(left)) << 32 | uint32_t(right); }
   size_t slot_for(uint64_t key) const {
     const size_t mask = slots_.size() - 1;
     for (size_t i = (key * 0x9E3779B97F4A7C15ull) >> 32 & mask;; i = (i + 1) & mask)
@@ -91,8 +89,7 @@ class PieceCache {
 }  // namespace
 
 struct Gpt2Tokenizer::Impl {
-  explicit Impl(BpeVocab vocab_in)
-      : vocab(std::move(vocab_in)), merges(vocab.merges), whole(vocab.tokens.size()) {
+  explicit Impl(BpeVocab vocab_in) : vocab(std::move(vocab_in)), merges(vocab.merges), whole(vocab.tokens.size()) {
     // A piece that is itself a token needs no merging when BPE would give that
     // token back, as it does for every GPT-2 token; checking each keeps the
     // shortcut exact for any vocabulary.
@@ -135,14 +132,11 @@ struct Gpt2Tokenizer::Impl {
     };
     struct Candidate {
       int32_t rank, left, right, left_id, right_id, result;
-      bool operator>(const Candidate& o) const {
-        return rank != o.rank ? rank > o.rank : left > o.left;
-      }
+      bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
     };
     const int32_t n = int32_t(piece.size());
     std::vector<Symbol> symbols(n);
-    for (int32_t i = 0; i < n; ++i)
-      symbols[i] = {vocab.byte_ids[uint8_t(piece[i])], i - 1, i + 1 < n ? i + 1 : -1};
+    for (int32_t i = 0; i < n; ++i) symbols[i] = {vocab.byte_ids[uint8_t(piece[i])], i - 1, i + 1 < n ? i + 1 : -1};
 
     std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> heap;
     const auto consider = [&](int32_t left) {
@@ -199,9 +193,8 @@ std::string Gpt2Tokenizer::decode(const std::vector<int64_t>& ids) const {
   std::string text;
   for (size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] < 0 || ids[i] >= int64_t(tokens.size()))
-      throw tandem::UsageError("token id " + std::to_string(ids[i]) + " at position " +
-                               std::to_string(i) + " is not in GPT-2's vocabulary (0.." +
-                               std::to_string(tokens.size() - 1) + ")");
+      throw tandem::UsageError("token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                               " is not in GPT-2's vocabulary (0.." + std::to_string(tokens.size() - 1) + ")");
     text += tokens[ids[i]];
   }
   return text;
@@ -221,8 +214,7 @@ std::string default_tokenizer_dir() {
   if (!home || !*home) {
     const passwd* user = getpwuid(getuid());
     if (!user || !user->pw_dir)
-      throw tandem::UsageError(
-          "no home directory to hold the GPT-2 vocabulary: set TANDEM_TOKENIZER_DIR");
+      throw tandem::UsageError("no home directory to hold the GPT-2 vocabulary: set TANDEM_TOKENIZER_DIR");
     home = user->pw_dir;
   }
   return std::string(home) + "/.cache/tandem/gpt2";

@@ -23,8 +23,7 @@ class Gpt2Tokenizer {
 
   // Safe to call from several threads at once. Bytes that are not UTF-8 are
   // encoded too (each run of them as a piece of its own), so decode(encode(x)) == x.
-  std::vector<int64_t> encode(std::string_view text,
-                              SpecialTokens special = SpecialTokens::kAsText) const;
+  std::vector<int64_t> encode(std::string_view text, SpecialTokens special = SpecialTokens::kAsText) const;
   // Throws tandem::UsageError for an id outside [0, vocab_size()).
   std::string decode(const std::vector<int64_t>& ids) const;
 

@@ -27,8 +27,7 @@ size_t PieceMap::slot_for(std::string_view piece, uint32_t hash, uint64_t head) 
     const Slot& slot = slots_[i];
     if (slot.key_size == 0) return i;
     if (slot.hash == hash && slot.head == head && slot.key_size == piece.size() &&
-        (piece.size() <= 8 ||
-         std::memcmp(tails_.data() + slot.tail, piece.data() + 8, piece.size() - 8) == 0))
+        (piece.size() <= 8 || std::memcmp(tails_.data() + slot.tail, piece.data() + 8, piece.size() - 8) == 0))
       return i;
   }
 }
@@ -46,8 +45,7 @@ bool PieceMap::find(std::string_view piece, uint64_t hash, std::vector<int64_t>&
 
 bool PieceMap::insert(std::string_view piece, uint64_t hash, const int64_t* ids, size_t count) {
   constexpr size_t kMaxSize = std::numeric_limits<uint16_t>::max();
-  if (entries_ >= max_entries_ || piece.empty() || piece.size() > kMaxSize || count == 0 ||
-      count > kMaxSize)
+  if (entries_ >= max_entries_ || piece.empty() || piece.size() > kMaxSize || count == 0 || count > kMaxSize)
     return false;
   if (2 * (entries_ + 1) > slots_.size()) grow();  // at most half full: short probes
   const uint64_t head = head_of(piece);

@@ -55,8 +55,7 @@ Pretokenizer::~Pretokenizer() { pcre2_code_free(code_); }
 std::string_view Pretokenizer::next(std::string_view text, size_t& pos) const {
   if (pos >= text.size()) return {};
   // Match data is scratch space written by every match: one per thread.
-  thread_local std::unique_ptr<pcre2_match_data, MatchDataDeleter> data(
-      pcre2_match_data_create(1, nullptr));
+  thread_local std::unique_ptr<pcre2_match_data, MatchDataDeleter> data(pcre2_match_data_create(1, nullptr));
   const auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   const int rc = jit_ ? pcre2_jit_match(code_, subject, text.size(), pos, 0, data.get(), nullptr)
                       : pcre2_match(code_, subject, text.size(), pos, 0, data.get(), nullptr);

@@ -25,8 +25,7 @@ std::vector<int64_t> parse_ids(const std::string& line, const std::string& where
 
 }  // namespace
 
-int tokenize_command(const Gpt2Tokenizer& tokenizer, const std::string& text_file, bool decode,
-                     std::ostream& out) {
+int tokenize_command(const Gpt2Tokenizer& tokenizer, const std::string& text_file, bool decode, std::ostream& out) {
   std::ifstream in(text_file, std::ios::binary);
   if (!std::filesystem::is_regular_file(text_file) || !in.is_open())
     throw tandem::UsageError("text file '" + text_file + "' cannot be opened");

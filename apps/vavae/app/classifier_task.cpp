@@ -10,7 +10,11 @@ namespace vavae {
 
 ClassifierTask::ClassifierTask(tandem::nn::ResNetOptions model, int64_t image_size, bool hflip,
                                std::vector<ImageItem> train, std::vector<ImageItem> eval)
-    : model_(std::move(model)), image_size_(image_size), hflip_(hflip), train_(std::move(train)), eval_(std::move(eval)) {}
+    : model_(std::move(model)),
+      image_size_(image_size),
+      hflip_(hflip),
+      train_(std::move(train)),
+      eval_(std::move(eval)) {}
 
 std::shared_ptr<torch::nn::Module> ClassifierTask::build_model() { return tandem::nn::ResNet(model_).ptr(); }
 

@@ -62,8 +62,8 @@ double DitTask::flops_in(const tandem::Batch& batch) const {
   const double tokens = static_cast<double>(o.grid_size() * o.grid_size());
   const double hidden = static_cast<double>(o.hidden_size);
   const double per_block = 4 * hidden * hidden + 3 * hidden * static_cast<double>(o.mlp_hidden());
-  const double per_sample =
-      6 * tokens * per_block * static_cast<double>(o.depth) + 12 * static_cast<double>(o.depth) * tokens * tokens * hidden;
+  const double per_sample = 6 * tokens * per_block * static_cast<double>(o.depth) +
+                            12 * static_cast<double>(o.depth) * tokens * tokens * hidden;
   return per_sample * batch.at("valid").sum().item<double>();
 }
 

@@ -69,7 +69,8 @@ int run_evaluate(tandem::World& world, const tandem::Config& c) {
   const ImageSplit train = scan_split(root, "train", "data.root");
   const ImageSplit val = scan_split(root, "val", "data.root");
   const int64_t num_users = std::max(train.num_users, val.num_users);
-  const std::string gen_dir = c.get_string("eval.samples_dir").empty() ? samples_dir(c) : c.get_string("eval.samples_dir");
+  const std::string gen_dir =
+      c.get_string("eval.samples_dir").empty() ? samples_dir(c) : c.get_string("eval.samples_dir");
   const std::vector<ImageItem> generated = generated_images(gen_dir, num_users);
   const int64_t size = c.get_int("data.image_size");
   tandem::nn::ResNetOptions model;

@@ -98,8 +98,12 @@ int run_extract(tandem::World& world, const tandem::Config& c) {
   const int64_t batch = c.get_int("extract.batch");
   if (batch < 1) throw tandem::UsageError("extract.batch must be >= 1");
   const std::string vae_path = resolve_vae_path(c);
-  ExtractJob e{load_vae(vae_path, c.get_string("vae.preset")), tandem::rank_device(world, c), c.get_int("data.image_size"), batch,
-            c.get_bool("extract.use_mean"), tandem::shared_seed(world, c.get_int("train.seed"))};
+  ExtractJob e{load_vae(vae_path, c.get_string("vae.preset")),
+               tandem::rank_device(world, c),
+               c.get_int("data.image_size"),
+               batch,
+               c.get_bool("extract.use_mean"),
+               tandem::shared_seed(world, c.get_int("train.seed"))};
   const int64_t f = e.vae.vae->options().downsample_factor();
   if (e.image_size % f != 0)
     throw tandem::UsageError("data.image_size " + std::to_string(e.image_size) + " must be a multiple of " +

@@ -18,7 +18,6 @@ std::string dit_run_dir(const tandem::Config& c);
 std::string samples_dir(const tandem::Config& c);   // sample.output_dir, or OUT/samples
 std::string eval_run_dir(const tandem::Config& c);  // OUT/evaluate
 
-
 // The settings a stage trains with: its model's keys from the stage's table
 // ("vae", "dit", "eval"), the run's from [train], its own folder `run_dir`
 // and the metric that picks its best model.

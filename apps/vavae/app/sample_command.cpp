@@ -41,7 +41,8 @@ std::string dit_checkpoint(const tandem::Config& c) {
   }
   const std::string trained = tandem::trained_model(dit_run_dir(c));
   if (trained.empty())
-    throw UsageError("no DiT: " + dit_run_dir(c) + "/models holds no model (run train-dit first, or give --dit-checkpoint)");
+    throw UsageError("no DiT: " + dit_run_dir(c) +
+                     "/models holds no model (run train-dit first, or give --dit-checkpoint)");
   return trained;
 }
 
@@ -75,7 +76,8 @@ std::vector<int64_t> chosen_users(const tandem::Config& c, int64_t num_users) {
 
 std::string image_name(int64_t user, int64_t index) {
   char name[64];
-  std::snprintf(name, sizeof name, "user%02lld_%03lld.png", static_cast<long long>(user), static_cast<long long>(index));
+  std::snprintf(name, sizeof name, "user%02lld_%03lld.png", static_cast<long long>(user),
+                static_cast<long long>(index));
   return name;
 }
 
@@ -101,7 +103,8 @@ int run_sample(tandem::World& world, const tandem::Config& c) {
   if (per_user < 1) throw UsageError("sample.num_samples_per_user must be >= 1");
   if (batch < 1) throw UsageError("sample.batch must be >= 1");
   const std::string dit_path = dit_checkpoint(c);
-  const std::string vae_path = c.get_string("vae.checkpoint").empty() ? latents.vae_path : c.get_string("vae.checkpoint");
+  const std::string vae_path =
+      c.get_string("vae.checkpoint").empty() ? latents.vae_path : c.get_string("vae.checkpoint");
   if (!fs::is_regular_file(vae_path))
     throw UsageError("the VAE " + vae_path + " that made " + latent_file(c, "train") + " is gone (set vae.checkpoint)");
   LoadedVae vae = load_vae(vae_path, latents.vae_preset);
@@ -138,11 +141,12 @@ int run_sample(tandem::World& world, const tandem::Config& c) {
     std::vector<at::Tensor> noise;
     std::vector<int64_t> labels;
     for (size_t k = begin; k < end; ++k) {
-      noise.push_back(at::randn(shape, sample_generator(seed, static_cast<uint64_t>(mine[k].user * 1000003 + mine[k].index))));
+      noise.push_back(
+          at::randn(shape, sample_generator(seed, static_cast<uint64_t>(mine[k].user * 1000003 + mine[k].index))));
       labels.push_back(mine[k].user - 1);
     }
-    const at::Tensor z = sample_euler(velocity, torch::stack(noise).to(device), torch::tensor(labels, torch::kLong).to(device),
-                                      options);
+    const at::Tensor z =
+        sample_euler(velocity, torch::stack(noise).to(device), torch::tensor(labels, torch::kLong).to(device), options);
     const at::Tensor images = vae.vae->decode(denormalise(z, latents)).cpu();
     for (size_t k = begin; k < end; ++k)
       tandem::image::write_png((fs::path(out) / image_name(mine[k].user, mine[k].index)).string(),
@@ -157,8 +161,8 @@ int run_sample(tandem::World& world, const tandem::Config& c) {
         tiles.push_back(tandem::image::read_image((fs::path(out) / image_name(u, i)).string(), 3));
     tandem::image::write_png((fs::path(out) / "grid.png").string(), tandem::image::image_grid(tiles, per_user));
     log::info("sample: ", users.size() * per_user, " images (", users.size(), " users x ", per_user, ") in ", seconds,
-              " s on ", world.size(), " ranks, ", options.num_steps, " steps, guidance ", options.guidance_scale,
-              " (", static_cast<double>(mine.size()) / std::max(seconds, 1e-9), " images/s per rank) -> ", out,
+              " s on ", world.size(), " ranks, ", options.num_steps, " steps, guidance ", options.guidance_scale, " (",
+              static_cast<double>(mine.size()) / std::max(seconds, 1e-9), " images/s per rank) -> ", out,
               "/user{UU}_{iii}.png and grid.png");
   }
   world.barrier();

@@ -14,7 +14,8 @@ std::vector<std::string> join_user_ids(const std::vector<std::string>& args, con
       continue;
     }
     std::vector<std::string> values;
-    if (inline_value) values.push_back(arg.substr(arg.find('=') + 1));
+    if (inline_value)
+      values.push_back(arg.substr(arg.find('=') + 1));
     else
       while (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0 && !commands.count(args[i + 1]))
         values.push_back(args[++i]);

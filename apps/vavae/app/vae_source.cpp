@@ -29,8 +29,7 @@ std::string init_from_file(const tandem::Config& c) {
   const std::string value = c.get_string("vae.init_from");
   if (value.empty()) return "";
   const std::string prefix = "safetensors:";
-  if (value.rfind(prefix, 0) != 0)
-    throw UsageError("vae.init_from: '" + value + "': expected \"safetensors:FILE\"");
+  if (value.rfind(prefix, 0) != 0) throw UsageError("vae.init_from: '" + value + "': expected \"safetensors:FILE\"");
   const std::string file = value.substr(prefix.size());
   if (!fs::is_regular_file(file)) throw UsageError("vae.init_from: " + file + ": no such file");
   return file;
@@ -46,7 +45,8 @@ std::string resolve_vae_path(const tandem::Config& c) {
   if (!trained.empty()) return trained;
   const std::string init = init_from_file(c);
   if (!init.empty()) return init;
-  throw UsageError("no VAE: " + vae_run_dir(c) + "/models holds no model (run train-vae first), and neither "
+  throw UsageError("no VAE: " + vae_run_dir(c) +
+                   "/models holds no model (run train-vae first), and neither "
                    "vae.checkpoint nor vae.init_from is set");
 }
 

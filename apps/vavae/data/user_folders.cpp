@@ -41,8 +41,8 @@ ImageSplit scan_split(const std::string& root, const std::string& split, const s
     if (name.rfind('.', 0) == 0) continue;
     const int64_t n = user_number(name);
     if (!entry.is_directory() || n < 1)
-      throw UsageError(key + ": " + entry.path().string() + ": expected only folders named user<N> (N = 1, 2, ...) in " +
-                       folder.string());
+      throw UsageError(key + ": " + entry.path().string() +
+                       ": expected only folders named user<N> (N = 1, 2, ...) in " + folder.string());
     users.emplace_back(n, entry.path());
   }
   if (users.empty()) throw UsageError(key + ": " + folder.string() + " holds no user<N> folders");

@@ -10,13 +10,15 @@
 namespace vavae {
 
 void SamplerOptions::validate() const {
-  if (num_steps < 1) throw tandem::UsageError("sampler: num_steps must be at least 1, got " + std::to_string(num_steps));
+  if (num_steps < 1)
+    throw tandem::UsageError("sampler: num_steps must be at least 1, got " + std::to_string(num_steps));
   if (!(shift > 0)) throw tandem::UsageError("sampler: shift must be positive, got " + std::to_string(shift));
   if (cfg_channels < 0) {
     throw tandem::UsageError("sampler: cfg_channels must be 0 (all) or positive, got " + std::to_string(cfg_channels));
   }
   if (!(cfg_interval_start >= 0 && cfg_interval_start <= 1)) {
-    throw tandem::UsageError("sampler: cfg_interval_start must be in [0, 1], got " + std::to_string(cfg_interval_start));
+    throw tandem::UsageError("sampler: cfg_interval_start must be in [0, 1], got " +
+                             std::to_string(cfg_interval_start));
   }
   if (guidance_scale != 1.0 && null_class < 0) {
     throw tandem::UsageError("sampler: guidance needs the null class (the model's num_classes)");
@@ -34,16 +36,17 @@ std::vector<double> timestep_grid(int64_t num_steps, double shift) {
   return grid;
 }
 
-at::Tensor sample_euler(const VelocityFn& model, const at::Tensor& noise, const at::Tensor& labels, const SamplerOptions& options) {
+at::Tensor sample_euler(const VelocityFn& model, const at::Tensor& noise, const at::Tensor& labels,
+                        const SamplerOptions& options) {
   options.validate();
   if (noise.dim() < 2 || labels.dim() != 1 || labels.size(0) != noise.size(0)) {
-    throw std::invalid_argument("sample_euler: expected noise [B, C, ...] and labels [B], got " + c10::str(noise.sizes()) +
-                                " and " + c10::str(labels.sizes()));
+    throw std::invalid_argument("sample_euler: expected noise [B, C, ...] and labels [B], got " +
+                                c10::str(noise.sizes()) + " and " + c10::str(labels.sizes()));
   }
   const int64_t channels = noise.size(1);
   if (options.cfg_channels > channels) {
-    throw tandem::UsageError("sampler: cfg_channels (" + std::to_string(options.cfg_channels) + ") exceeds the latents' " +
-                             std::to_string(channels) + " channels");
+    throw tandem::UsageError("sampler: cfg_channels (" + std::to_string(options.cfg_channels) +
+                             ") exceeds the latents' " + std::to_string(channels) + " channels");
   }
   const int64_t guided_channels = options.cfg_channels == 0 ? channels : options.cfg_channels;
   const int64_t batch = noise.size(0);
@@ -57,7 +60,8 @@ at::Tensor sample_euler(const VelocityFn& model, const at::Tensor& noise, const 
     const double t = grid[i];
     at::Tensor v;
     if (guidance && t >= options.cfg_interval_start) {
-      const at::Tensor out = model(torch::cat({x, x}), torch::full({2 * batch}, t, x.options().dtype(torch::kFloat)), both_labels);
+      const at::Tensor out =
+          model(torch::cat({x, x}), torch::full({2 * batch}, t, x.options().dtype(torch::kFloat)), both_labels);
       const at::Tensor cond = out.narrow(0, 0, batch), uncond = out.narrow(0, batch, batch);
       v = cond.clone();
       const at::Tensor c = cond.narrow(1, 0, guided_channels), u = uncond.narrow(1, 0, guided_channels);

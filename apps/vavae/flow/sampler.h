@@ -49,6 +49,7 @@ std::vector<double> timestep_grid(int64_t num_steps, double shift);
 // Where guided, one model call takes the batch twice, [x; x] with labels
 // [y; null], and the halves are combined. Runs without gradients. Throws
 // UsageError when cfg_channels exceeds the channels.
-at::Tensor sample_euler(const VelocityFn& model, const at::Tensor& noise, const at::Tensor& labels, const SamplerOptions& options);
+at::Tensor sample_euler(const VelocityFn& model, const at::Tensor& noise, const at::Tensor& labels,
+                        const SamplerOptions& options);
 
 }  // namespace vavae

@@ -54,23 +54,28 @@ DitOptions DitOptions::preset(const std::string& name) {
 }
 
 void DitOptions::validate() const {
-  const std::pair<const char*, int64_t> sizes[] = {{"input_size", input_size}, {"in_channels", in_channels},
-                                                   {"patch_size", patch_size}, {"hidden_size", hidden_size},
-                                                   {"depth", depth},           {"num_heads", num_heads},
+  const std::pair<const char*, int64_t> sizes[] = {{"input_size", input_size},
+                                                   {"in_channels", in_channels},
+                                                   {"patch_size", patch_size},
+                                                   {"hidden_size", hidden_size},
+                                                   {"depth", depth},
+                                                   {"num_heads", num_heads},
                                                    {"num_classes", num_classes}};
   for (const auto& [key, value] : sizes)
-    if (value < 1) throw tandem::UsageError("DiT config: " + std::string(key) + " must be positive, got " + std::to_string(value));
+    if (value < 1)
+      throw tandem::UsageError("DiT config: " + std::string(key) + " must be positive, got " + std::to_string(value));
   if (hidden_size % num_heads != 0 || (hidden_size / num_heads) % 4 != 0) {
     throw tandem::UsageError("DiT config: hidden_size (" + std::to_string(hidden_size) + ") must be num_heads (" +
                              std::to_string(num_heads) + ") heads of a multiple of 4 dims (2D RoPE)");
   }
   if (input_size % patch_size != 0) {
-    throw tandem::UsageError("DiT config: input_size (" + std::to_string(input_size) + ") must be a multiple of patch_size (" +
-                             std::to_string(patch_size) + ")");
+    throw tandem::UsageError("DiT config: input_size (" + std::to_string(input_size) +
+                             ") must be a multiple of patch_size (" + std::to_string(patch_size) + ")");
   }
   if (!(mlp_ratio > 0) || mlp_hidden() < 1) throw tandem::UsageError("DiT config: mlp_ratio must be positive");
   if (class_dropout_prob < 0 || class_dropout_prob >= 1) {
-    throw tandem::UsageError("DiT config: class_dropout_prob must be in [0, 1), got " + std::to_string(class_dropout_prob));
+    throw tandem::UsageError("DiT config: class_dropout_prob must be in [0, 1), got " +
+                             std::to_string(class_dropout_prob));
   }
 }
 
@@ -89,7 +94,9 @@ at::Tensor TimestepEmbedderImpl::frequency_embedding(const at::Tensor& t, int64_
   return embedding;
 }
 
-at::Tensor TimestepEmbedderImpl::forward(const at::Tensor& t) { return mlp->forward(frequency_embedding(t, kFrequencies)); }
+at::Tensor TimestepEmbedderImpl::forward(const at::Tensor& t) {
+  return mlp->forward(frequency_embedding(t, kFrequencies));
+}
 
 LabelEmbedderImpl::LabelEmbedderImpl(int64_t num_classes, int64_t hidden_size) {
   embedding_table = register_module("embedding_table", torch::nn::Embedding(num_classes + 1, hidden_size));
@@ -98,7 +105,8 @@ LabelEmbedderImpl::LabelEmbedderImpl(int64_t num_classes, int64_t hidden_size) {
 at::Tensor LabelEmbedderImpl::forward(const at::Tensor& labels) { return embedding_table(labels); }
 
 PatchEmbedImpl::PatchEmbedImpl(int64_t in_channels, int64_t hidden_size, int64_t patch_size) {
-  proj = register_module("proj", torch::nn::Conv2d(torch::nn::Conv2dOptions(in_channels, hidden_size, patch_size).stride(patch_size)));
+  proj = register_module(
+      "proj", torch::nn::Conv2d(torch::nn::Conv2dOptions(in_channels, hidden_size, patch_size).stride(patch_size)));
 }
 
 at::Tensor PatchEmbedImpl::forward(const at::Tensor& x) { return proj(x).flatten(2).transpose(1, 2); }
@@ -187,14 +195,15 @@ DitImpl::DitImpl(const DitOptions& options) : options_(options) {
 
 at::Tensor DitImpl::forward(const at::Tensor& x, const at::Tensor& t, const at::Tensor& y) {
   const int64_t n = x.size(0);
-  if (x.dim() != 4 || x.size(1) != options_.in_channels || x.size(2) != options_.input_size || x.size(3) != options_.input_size) {
+  if (x.dim() != 4 || x.size(1) != options_.in_channels || x.size(2) != options_.input_size ||
+      x.size(3) != options_.input_size) {
     throw std::invalid_argument("DiT: expected latents [N, " + std::to_string(options_.in_channels) + ", " +
-                                std::to_string(options_.input_size) + ", " + std::to_string(options_.input_size) + "], got " +
-                                c10::str(x.sizes()));
+                                std::to_string(options_.input_size) + ", " + std::to_string(options_.input_size) +
+                                "], got " + c10::str(x.sizes()));
   }
   if (t.dim() != 1 || t.size(0) != n || y.dim() != 1 || y.size(0) != n) {
-    throw std::invalid_argument("DiT: t and y must be [N] for N = " + std::to_string(n) + ", got " + c10::str(t.sizes()) +
-                                " and " + c10::str(y.sizes()));
+    throw std::invalid_argument("DiT: t and y must be [N] for N = " + std::to_string(n) + ", got " +
+                                c10::str(t.sizes()) + " and " + c10::str(y.sizes()));
   }
   at::Tensor h = x_embedder(x) + pos_embed;
   const at::Tensor c = t_embedder(t) + y_embedder(y);

@@ -32,10 +32,10 @@ struct DitOptions {
   int64_t hidden_size = 768;
   int64_t depth = 12;
   int64_t num_heads = 12;
-  double mlp_ratio = 4.0;  // SwiGLU hidden width: int(2/3 * mlp_ratio * hidden_size)
-  int64_t num_classes = 1000;  // set from the data; the label table has one more row, the null class
+  double mlp_ratio = 4.0;           // SwiGLU hidden width: int(2/3 * mlp_ratio * hidden_size)
+  int64_t num_classes = 1000;       // set from the data; the label table has one more row, the null class
   double class_dropout_prob = 0.1;  // see DitImpl::drop_labels
-  bool qk_norm = false;  // RMSNorm over each head's q and k (LightningDiT's released config: off)
+  bool qk_norm = false;             // RMSNorm over each head's q and k (LightningDiT's released config: off)
 
   // "B/1" (depth 12, hidden 768, 12 heads), "XL/1" (28, 1152, 16), patch 1,
   // or "tiny" (2, 64, 4 heads of 16, patch 1: trains on a CPU). Fields set
@@ -97,7 +97,7 @@ class DitAttentionImpl : public torch::nn::Module {
   // x [N, T, hidden]; `rope` turns q and k.
   at::Tensor forward(const at::Tensor& x, VisionRope& rope);
 
-  torch::nn::Linear qkv{nullptr};  // with bias
+  torch::nn::Linear qkv{nullptr};            // with bias
   RMSNorm q_norm{nullptr}, k_norm{nullptr};  // only with qk_norm
   torch::nn::Linear proj{nullptr};
 

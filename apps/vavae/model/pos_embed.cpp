@@ -19,8 +19,9 @@ at::Tensor sincos_1d(int64_t dim, const at::Tensor& positions) {
 
 at::Tensor sincos_pos_embed_2d(int64_t dim, int64_t grid_size) {
   if (dim < 4 || dim % 4 != 0 || grid_size < 1) {
-    throw std::invalid_argument("sincos_pos_embed_2d: dim must be a positive multiple of 4 and grid_size positive, got " +
-                                std::to_string(dim) + " and " + std::to_string(grid_size));
+    throw std::invalid_argument(
+        "sincos_pos_embed_2d: dim must be a positive multiple of 4 and grid_size positive, got " + std::to_string(dim) +
+        " and " + std::to_string(grid_size));
   }
   const at::Tensor index = torch::arange(grid_size * grid_size, torch::TensorOptions().dtype(torch::kDouble));
   const at::Tensor rows = torch::floor(index / grid_size);

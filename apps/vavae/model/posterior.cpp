@@ -19,7 +19,8 @@ Posterior Posterior::from_moments(const at::Tensor& moments) {
 at::Tensor Posterior::std() const { return at::exp(0.5 * logvar); }
 
 at::Tensor Posterior::sample(const at::Tensor& noise) const {
-  if (!noise.sizes().equals(mean.sizes())) throw std::invalid_argument("Posterior::sample: noise must have the latents' shape");
+  if (!noise.sizes().equals(mean.sizes()))
+    throw std::invalid_argument("Posterior::sample: noise must have the latents' shape");
   return mean + std() * noise.to(mean.options());
 }
 
@@ -28,8 +29,6 @@ at::Tensor Posterior::sample(at::Generator generator) const {
   return sample(noise.to(mean.device()));
 }
 
-at::Tensor Posterior::kl() const {
-  return 0.5 * (mean.pow(2) + at::exp(logvar) - 1.0 - logvar).sum({1, 2, 3});
-}
+at::Tensor Posterior::kl() const { return 0.5 * (mean.pow(2) + at::exp(logvar) - 1.0 - logvar).sum({1, 2, 3}); }
 
 }  // namespace vavae

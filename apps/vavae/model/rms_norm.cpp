@@ -4,7 +4,9 @@
 
 namespace vavae {
 
-RMSNormImpl::RMSNormImpl(int64_t dim, double eps) : eps_(eps) { weight = register_parameter("weight", torch::ones({dim})); }
+RMSNormImpl::RMSNormImpl(int64_t dim, double eps) : eps_(eps) {
+  weight = register_parameter("weight", torch::ones({dim}));
+}
 
 at::Tensor RMSNormImpl::forward(const at::Tensor& x) {
   const at::Tensor x32 = x.to(at::kFloat);

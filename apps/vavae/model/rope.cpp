@@ -27,7 +27,8 @@ VisionRopeImpl::VisionRopeImpl(int64_t head_dim, int64_t grid_size, double theta
   }
   const int64_t half = head_dim / 2;
   const auto options = torch::TensorOptions().dtype(torch::kDouble);
-  const at::Tensor inv_freq = torch::pow(theta, -torch::arange(0, half, 2, options) / static_cast<double>(half));  // [D/4]
+  const at::Tensor inv_freq =
+      torch::pow(theta, -torch::arange(0, half, 2, options) / static_cast<double>(half));  // [D/4]
   const at::Tensor positions = torch::arange(grid_size, options);
   const at::Tensor axis = torch::outer(positions, inv_freq).repeat_interleave(2, 1);  // [grid, D/2], each angle twice
   const at::Tensor rows = axis.unsqueeze(1).expand({grid_size, grid_size, half});

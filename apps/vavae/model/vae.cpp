@@ -19,8 +19,9 @@ torch::nn::GroupNorm group_norm(int64_t channels, int64_t groups) {
 }
 
 torch::nn::Conv2d conv(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride = 1) {
-  return torch::nn::Conv2d(
-      torch::nn::Conv2dOptions(in_channels, out_channels, kernel).stride(stride).padding(kernel == 3 && stride == 1 ? 1 : 0));
+  return torch::nn::Conv2d(torch::nn::Conv2dOptions(in_channels, out_channels, kernel)
+                               .stride(stride)
+                               .padding(kernel == 3 && stride == 1 ? 1 : 0));
 }
 
 std::string join(const std::vector<int64_t>& values) {
@@ -53,11 +54,13 @@ VaeOptions VaeOptions::preset(const std::string& name) {
 }
 
 void VaeOptions::validate() const {
-  const std::pair<const char*, int64_t> sizes[] = {
-      {"in_channels", in_channels}, {"out_ch", out_ch},         {"resolution", resolution}, {"ch", ch},
-      {"num_res_blocks", num_res_blocks}, {"z_channels", z_channels}, {"embed_dim", embed_dim}, {"norm_groups", norm_groups}};
+  const std::pair<const char*, int64_t> sizes[] = {{"in_channels", in_channels},       {"out_ch", out_ch},
+                                                   {"resolution", resolution},         {"ch", ch},
+                                                   {"num_res_blocks", num_res_blocks}, {"z_channels", z_channels},
+                                                   {"embed_dim", embed_dim},           {"norm_groups", norm_groups}};
   for (const auto& [key, value] : sizes)
-    if (value < 1) throw tandem::UsageError("VAE config: " + std::string(key) + " must be positive, got " + std::to_string(value));
+    if (value < 1)
+      throw tandem::UsageError("VAE config: " + std::string(key) + " must be positive, got " + std::to_string(value));
   if (ch_mult.empty()) throw tandem::UsageError("VAE config: ch_mult must name at least one level");
   std::vector<int64_t> widths = {ch};
   for (const int64_t mult : ch_mult) {
@@ -66,11 +69,13 @@ void VaeOptions::validate() const {
   }
   for (const int64_t width : widths) {
     if (width % norm_groups != 0) {
-      throw tandem::UsageError("VAE config: norm_groups (" + std::to_string(norm_groups) + ") must divide every width ch * ch_mult = " +
-                               std::to_string(width) + " (ch " + std::to_string(ch) + ", ch_mult " + join(ch_mult) + ")");
+      throw tandem::UsageError("VAE config: norm_groups (" + std::to_string(norm_groups) +
+                               ") must divide every width ch * ch_mult = " + std::to_string(width) + " (ch " +
+                               std::to_string(ch) + ", ch_mult " + join(ch_mult) + ")");
     }
   }
-  if (dropout < 0 || dropout >= 1) throw tandem::UsageError("VAE config: dropout must be in [0, 1), got " + std::to_string(dropout));
+  if (dropout < 0 || dropout >= 1)
+    throw tandem::UsageError("VAE config: dropout must be in [0, 1), got " + std::to_string(dropout));
 }
 
 int64_t VaeOptions::downsample_factor() const { return int64_t{1} << (ch_mult.size() - 1); }
@@ -162,7 +167,8 @@ EncoderImpl::EncoderImpl(const VaeOptions& options) {
   for (int64_t level = 0; level < levels; ++level) {
     const int64_t out = options.ch * options.ch_mult[level];
     const Resample resample = level == levels - 1 ? Resample::kNone : Resample::kDown;
-    down->push_back(Level(width, out, options.num_res_blocks, has_attention(options, resolution), resample, groups, options.dropout));
+    down->push_back(Level(width, out, options.num_res_blocks, has_attention(options, resolution), resample, groups,
+                          options.dropout));
     width = out;
     if (resample == Resample::kDown) resolution /= 2;
   }
@@ -190,7 +196,8 @@ DecoderImpl::DecoderImpl(const VaeOptions& options) {
   for (int64_t level = levels - 1; level >= 0; --level) {
     const int64_t out = options.ch * options.ch_mult[level];
     const Resample resample = level == 0 ? Resample::kNone : Resample::kUp;
-    built[level] = Level(width, out, options.num_res_blocks + 1, has_attention(options, resolution), resample, groups, options.dropout);
+    built[level] = Level(width, out, options.num_res_blocks + 1, has_attention(options, resolution), resample, groups,
+                         options.dropout);
     width = out;
     if (resample == Resample::kUp) resolution *= 2;
   }
@@ -202,7 +209,8 @@ DecoderImpl::DecoderImpl(const VaeOptions& options) {
 
 at::Tensor DecoderImpl::forward(const at::Tensor& z) {
   at::Tensor h = mid(conv_in(z));
-  for (int64_t level = static_cast<int64_t>(up->size()) - 1; level >= 0; --level) h = up[level]->as<Level>()->forward(h);
+  for (int64_t level = static_cast<int64_t>(up->size()) - 1; level >= 0; --level)
+    h = up[level]->as<Level>()->forward(h);
   return conv_out(torch::silu(norm_out(h)));
 }
 
@@ -218,15 +226,16 @@ Posterior VaeImpl::encode(const at::Tensor& x) {
   const int64_t f = options_.downsample_factor();
   if (x.dim() != 4 || x.size(1) != options_.in_channels || x.size(2) % f != 0 || x.size(3) % f != 0) {
     throw std::invalid_argument("VAE encode: expected images [N, " + std::to_string(options_.in_channels) +
-                                ", H, W] with H and W multiples of " + std::to_string(f) + ", got " + c10::str(x.sizes()));
+                                ", H, W] with H and W multiples of " + std::to_string(f) + ", got " +
+                                c10::str(x.sizes()));
   }
   return Posterior::from_moments(quant_conv(encoder(x)));
 }
 
 at::Tensor VaeImpl::decode(const at::Tensor& z) {
   if (z.dim() != 4 || z.size(1) != options_.embed_dim) {
-    throw std::invalid_argument("VAE decode: expected latents [N, " + std::to_string(options_.embed_dim) + ", h, w], got " +
-                                c10::str(z.sizes()));
+    throw std::invalid_argument("VAE decode: expected latents [N, " + std::to_string(options_.embed_dim) +
+                                ", h, w], got " + c10::str(z.sizes()));
   }
   return decoder(post_quant_conv(z));
 }

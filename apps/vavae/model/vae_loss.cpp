@@ -12,14 +12,16 @@ namespace F = torch::nn::functional;
 
 void check_pair(const at::Tensor& z, const at::Tensor& features, const char* what) {
   if (z.dim() != 4 || !z.sizes().equals(features.sizes())) {
-    throw std::invalid_argument(std::string(what) + ": latents and features must both be [N, C, h, w] of one shape, got " +
+    throw std::invalid_argument(std::string(what) +
+                                ": latents and features must both be [N, C, h, w] of one shape, got " +
                                 c10::str(z.sizes()) + " and " + c10::str(features.sizes()));
   }
 }
 
 // The gradient of `loss` at `weight`, keeping the graph for later backward passes.
 at::Tensor gradient_at(const at::Tensor& loss, const at::Tensor& weight, const char* which) {
-  if (!loss.requires_grad()) throw std::invalid_argument(std::string("adaptive_weight: the ") + which + " loss has no graph");
+  if (!loss.requires_grad())
+    throw std::invalid_argument(std::string("adaptive_weight: the ") + which + " loss has no graph");
   const auto grads = torch::autograd::grad({loss}, {weight}, {}, /*retain_graph=*/true, /*create_graph=*/false,
                                            /*allow_unused=*/true);
   if (!grads[0].defined()) {
@@ -31,7 +33,8 @@ at::Tensor gradient_at(const at::Tensor& loss, const at::Tensor& weight, const c
 
 }  // namespace
 
-VaeLossTerms vae_loss(const at::Tensor& images, const at::Tensor& reconstruction, const Posterior& posterior, double kl_weight) {
+VaeLossTerms vae_loss(const at::Tensor& images, const at::Tensor& reconstruction, const Posterior& posterior,
+                      double kl_weight) {
   const double n = static_cast<double>(images.size(0));
   const at::Tensor l1 = (images - reconstruction).abs();
   VaeLossTerms terms;
@@ -57,8 +60,8 @@ at::Tensor vf_distance_matrix_loss(const at::Tensor& z, const at::Tensor& featur
   return torch::relu((similarities(z) - similarities(features)).abs() - margin).mean();
 }
 
-at::Tensor adaptive_weight(const at::Tensor& reconstruction_loss, const at::Tensor& vf_loss, const at::Tensor& last_layer,
-                           double max_weight) {
+at::Tensor adaptive_weight(const at::Tensor& reconstruction_loss, const at::Tensor& vf_loss,
+                           const at::Tensor& last_layer, double max_weight) {
   const at::Tensor rec_grad = gradient_at(reconstruction_loss, last_layer, "reconstruction");
   const at::Tensor vf_grad = gradient_at(vf_loss, last_layer, "VF");
   return (rec_grad.norm() / (vf_grad.norm() + 1e-4)).clamp(0.0, max_weight).detach();

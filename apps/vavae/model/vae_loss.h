@@ -46,7 +46,7 @@ at::Tensor vf_distance_matrix_loss(const at::Tensor& z, const at::Tensor& featur
 // max_weight 1e8, VQGAN's GAN weight 1e4. Keeps both graphs
 // (retain_graph), for the backward of the total that follows. Throws
 // std::invalid_argument when either loss does not reach W.
-at::Tensor adaptive_weight(const at::Tensor& reconstruction_loss, const at::Tensor& vf_loss, const at::Tensor& last_layer,
-                           double max_weight = 1e4);
+at::Tensor adaptive_weight(const at::Tensor& reconstruction_loss, const at::Tensor& vf_loss,
+                           const at::Tensor& last_layer, double max_weight = 1e4);
 
 }  // namespace vavae

@@ -9,9 +9,9 @@ namespace tandem {
 // Exit statuses every tandem program uses; Slurm scripts and tests rely on them.
 enum ExitStatus : int {
   kExitOk = 0,
-  kExitFailure = 1,  // a fault while working (I/O, numerics, a dead rank)
-  kExitUsage = 2,    // bad input from the user: config, flags, files
-  kExitWatchdog = 3, // a collective ran past dist.timeout_s (another rank died or hung)
+  kExitFailure = 1,   // a fault while working (I/O, numerics, a dead rank)
+  kExitUsage = 2,     // bad input from the user: config, flags, files
+  kExitWatchdog = 3,  // a collective ran past dist.timeout_s (another rank died or hung)
   // Stopped by SIGUSR1/SIGTERM after saving a checkpoint: run again (same
   // command, train.resume = "auto") to continue. 75 is EX_TEMPFAIL, "try again".
   kExitRequeue = 75,

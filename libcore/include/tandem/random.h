@@ -63,9 +63,7 @@ void shuffle(std::vector<T>& items, Engine& engine) {
 
 // Two values into one seed (a run's seed and a label, a sample index, an
 // epoch): nearby seeds and salts give unrelated streams.
-inline uint64_t mix_seed(uint64_t seed, uint64_t salt) {
-  return SplitMix64(seed ^ SplitMix64(salt)())();
-}
+inline uint64_t mix_seed(uint64_t seed, uint64_t salt) { return SplitMix64(seed ^ SplitMix64(salt)())(); }
 
 // FNV-1a, 64 bit: a hash of bytes that is the same on every platform and run
 // (std::hash promises neither). Not for adversarial input.

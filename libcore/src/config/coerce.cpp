@@ -9,20 +9,26 @@ namespace {
 
 const char* expected(KeyType type) {
   switch (type) {
-    case KeyType::Bool: return "a boolean";
-    case KeyType::Int: return "an integer";
-    case KeyType::Float: return "a number";
-    case KeyType::String: return "a string";
-    case KeyType::IntList: return "a list of integers";
-    case KeyType::FloatList: return "a list of numbers";
-    case KeyType::StringList: return "a list of strings";
+    case KeyType::Bool:
+      return "a boolean";
+    case KeyType::Int:
+      return "an integer";
+    case KeyType::Float:
+      return "a number";
+    case KeyType::String:
+      return "a string";
+    case KeyType::IntList:
+      return "a list of integers";
+    case KeyType::FloatList:
+      return "a list of numbers";
+    case KeyType::StringList:
+      return "a list of strings";
   }
   return "?";
 }
 
 std::string describe(const Value& value) {
-  static const char* const kinds[] = {"boolean", "integer", "float", "string",
-                                      "list",    "list",    "list"};
+  static const char* const kinds[] = {"boolean", "integer", "float", "string", "list", "list", "list"};
   return std::string(kinds[value.index()]) + " " + to_toml_literal(value);
 }
 
@@ -48,7 +54,7 @@ bool convert(KeyType want, Value& value) {
   const KeyType have = type_of(value);
   if (have == want) return true;
   if (is_list(want) && is_empty_list(value)) {
-    value = want == KeyType::IntList   ? Value(std::vector<int64_t>{})
+    value = want == KeyType::IntList     ? Value(std::vector<int64_t>{})
             : want == KeyType::FloatList ? Value(std::vector<double>{})
                                          : Value(std::vector<std::string>{});
     return true;
@@ -86,8 +92,7 @@ void check_choices(const KeySpec& spec, const Value& value, const std::string& w
   if (const auto* list = std::get_if<std::vector<std::string>>(&value)) given = *list;
   for (const std::string& s : given) {
     if (std::find(spec.choices.begin(), spec.choices.end(), s) != spec.choices.end()) continue;
-    throw UsageError(where + ": " + spec.key + " must be one of " + choices_text(spec) + ", got " +
-                     to_toml_literal(s));
+    throw UsageError(where + ": " + spec.key + " must be one of " + choices_text(spec) + ", got " + to_toml_literal(s));
   }
 }
 

@@ -17,7 +17,6 @@ void coerce(const KeySpec& spec, Value& value, const std::string& where);
 // The choices as "fp32|fp16|bf16|auto", for messages and help.
 std::string choices_text(const KeySpec& spec);
 
-[[noreturn]] void throw_type_error(const KeySpec& spec, const std::string& got,
-                                   const std::string& where);
+[[noreturn]] void throw_type_error(const KeySpec& spec, const std::string& got, const std::string& where);
 
 }  // namespace tandem::config_detail

@@ -30,8 +30,7 @@ std::string keys_help(const Schema& schema) {
   for (const KeySpec& spec : schema.keys()) {
     key_width = std::max(key_width, spec.key.size());
     // A long list default must not push every doc off the screen.
-    default_width = std::max(default_width,
-                             std::min<size_t>(to_toml_literal(spec.default_value).size(), 24));
+    default_width = std::max(default_width, std::min<size_t>(to_toml_literal(spec.default_value).size(), 24));
   }
   std::string out = "Keys, set in the --config file or with --set KEY=VALUE:\n";
   for (const KeySpec& spec : schema.keys()) {
@@ -47,12 +46,10 @@ std::string keys_help(const Schema& schema) {
 
 // "-3" and "-.5" are values (a positional or an option's), not flags.
 bool looks_like_flag(const std::string& arg) {
-  return arg.size() > 1 && arg[0] == '-' && !std::isdigit(static_cast<unsigned char>(arg[1])) &&
-         arg[1] != '.';
+  return arg.size() > 1 && arg[0] == '-' && !std::isdigit(static_cast<unsigned char>(arg[1])) && arg[1] != '.';
 }
 
-std::string unknown_flag_message(const std::string& arg, const std::vector<std::string>& flags,
-                                 const Schema& schema) {
+std::string unknown_flag_message(const std::string& arg, const std::vector<std::string>& flags, const Schema& schema) {
   const std::string flag = arg.substr(0, arg.find('='));
   const std::string message = "unknown option '" + flag + "'";
   const std::string key = flag.substr(std::min(flag.find_first_not_of('-'), flag.size()));
@@ -76,8 +73,8 @@ std::string cli_error(const CLI::ParseError& error, const CLI::App& app) {
 
 }  // namespace
 
-CommandLine parse_command_line(int argc, const char* const* argv, const Schema& schema,
-                               const std::string& about, std::ostream& help_out) {
+CommandLine parse_command_line(int argc, const char* const* argv, const Schema& schema, const std::string& about,
+                               std::ostream& help_out) {
   CLI::App app{about};
   // Unknown flags are reported by us, with a suggestion; positionals are the caller's.
   app.allow_extras();
@@ -87,27 +84,23 @@ CommandLine parse_command_line(int argc, const char* const* argv, const Schema& 
   // description from a flag's result variable.
   const std::string help_doc = "print this help, with every key, and exit";
   const CLI::Option* help = app.add_flag("-h,--help", help_doc);
-  const CLI::Option* config_file =
-      app.add_option("--config", "TOML job file; its keys override the defaults")
-          ->type_name("FILE")
-          ->expected(1)
-          ->take_all();
-  const CLI::Option* set =
-      app.add_option("--set", "override one key, e.g. --set train.lr=3e-4 (repeatable)")
-          ->type_name("KEY=VALUE")
-          ->expected(1)
-          ->take_all();
+  const CLI::Option* config_file = app.add_option("--config", "TOML job file; its keys override the defaults")
+                                       ->type_name("FILE")
+                                       ->expected(1)
+                                       ->take_all();
+  const CLI::Option* set = app.add_option("--set", "override one key, e.g. --set train.lr=3e-4 (repeatable)")
+                               ->type_name("KEY=VALUE")
+                               ->expected(1)
+                               ->take_all();
   std::vector<std::string> flags = {"--config", "--set", "--help"};
   std::map<const CLI::Option*, const AliasSpec*> aliases;
   for (const AliasSpec& alias : schema.aliases()) {
     const KeySpec& spec = schema.at(alias.key);
     const std::string doc = "= " + alias.key + ": " + (alias.doc.empty() ? spec.doc : alias.doc);
-    const CLI::Option* option = spec.type() == KeyType::Bool
-                                    ? app.add_flag(alias.flag, doc)
-                                    : app.add_option(alias.flag, doc)
-                                          ->type_name(upper(type_name(spec.type())))
-                                          ->expected(1)
-                                          ->take_all();
+    const CLI::Option* option =
+        spec.type() == KeyType::Bool
+            ? app.add_flag(alias.flag, doc)
+            : app.add_option(alias.flag, doc)->type_name(upper(type_name(spec.type())))->expected(1)->take_all();
     aliases[option] = &alias;
     flags.push_back(alias.flag);
   }
@@ -154,8 +147,7 @@ CommandLine parse_command_line(int argc, const char* const* argv, const Schema& 
   return result;
 }
 
-CommandLine parse_command_line(int argc, const char* const* argv, const Schema& schema,
-                               const std::string& about) {
+CommandLine parse_command_line(int argc, const char* const* argv, const Schema& schema, const std::string& about) {
   return parse_command_line(argc, argv, schema, about, std::cout);
 }
 

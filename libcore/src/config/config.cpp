@@ -36,25 +36,18 @@ template <class T>
 const T& Config::typed(const std::string& key, KeyType type) const {
   const Value& value = entry(key).value;
   if (type_of(value) != type) {
-    throw std::logic_error("config key '" + key + "' is " + type_name(type_of(value)) +
-                           ", read as " + type_name(type));
+    throw std::logic_error("config key '" + key + "' is " + type_name(type_of(value)) + ", read as " + type_name(type));
   }
   return std::get<T>(value);
 }
 
 bool Config::get_bool(const std::string& key) const { return typed<bool>(key, KeyType::Bool); }
 
-int64_t Config::get_int(const std::string& key) const {
-  return typed<int64_t>(key, KeyType::Int);
-}
+int64_t Config::get_int(const std::string& key) const { return typed<int64_t>(key, KeyType::Int); }
 
-double Config::get_double(const std::string& key) const {
-  return typed<double>(key, KeyType::Float);
-}
+double Config::get_double(const std::string& key) const { return typed<double>(key, KeyType::Float); }
 
-std::string Config::get_string(const std::string& key) const {
-  return typed<std::string>(key, KeyType::String);
-}
+std::string Config::get_string(const std::string& key) const { return typed<std::string>(key, KeyType::String); }
 
 std::vector<int64_t> Config::get_int_list(const std::string& key) const {
   return typed<std::vector<int64_t>>(key, KeyType::IntList);

@@ -35,8 +35,7 @@ std::optional<Value> list_value(const toml::array& array) {
     for (const toml::node& item : array) strings.push_back(*item.value<std::string>());
     return strings;
   }
-  const bool numbers =
-      std::all_of(array.begin(), array.end(), [](const toml::node& n) { return n.is_number(); });
+  const bool numbers = std::all_of(array.begin(), array.end(), [](const toml::node& n) { return n.is_number(); });
   if (!numbers) return std::nullopt;
   std::vector<double> doubles;
   for (const toml::node& item : array) doubles.push_back(*item.value<double>());
@@ -45,12 +44,18 @@ std::optional<Value> list_value(const toml::array& array) {
 
 std::optional<Value> to_value(const toml::node& node) {
   switch (node.type()) {
-    case toml::node_type::boolean: return Value(*node.value<bool>());
-    case toml::node_type::integer: return Value(*node.value<int64_t>());
-    case toml::node_type::floating_point: return Value(*node.value<double>());
-    case toml::node_type::string: return Value(*node.value<std::string>());
-    case toml::node_type::array: return list_value(*node.as_array());
-    default: return std::nullopt;
+    case toml::node_type::boolean:
+      return Value(*node.value<bool>());
+    case toml::node_type::integer:
+      return Value(*node.value<int64_t>());
+    case toml::node_type::floating_point:
+      return Value(*node.value<double>());
+    case toml::node_type::string:
+      return Value(*node.value<std::string>());
+    case toml::node_type::array:
+      return list_value(*node.as_array());
+    default:
+      return std::nullopt;
   }
 }
 
@@ -90,8 +95,8 @@ Value read_text(const KeySpec& spec, const std::string& text, const std::string&
   return read_node(spec, *node, where);
 }
 
-void assign(Config& config, const std::string& key, const std::string& text,
-            const std::string& where, const std::string& source) {
+void assign(Config& config, const std::string& key, const std::string& text, const std::string& where,
+            const std::string& source) {
   const Schema& schema = config.schema();
   if (!schema.has(key)) throw UsageError(where + ": " + schema.unknown_key_message(key));
   config.set(key, read_text(schema.at(key), text, where), source);
@@ -111,11 +116,9 @@ struct Leaf {
 
 // A table that is not itself a key holds more keys; anything else is a leaf
 // for the schema to judge.
-void collect(const toml::table& table, const std::string& prefix, const Schema& schema,
-             std::vector<Leaf>& leaves) {
+void collect(const toml::table& table, const std::string& prefix, const Schema& schema, std::vector<Leaf>& leaves) {
   for (const auto& [name, node] : table) {
-    const std::string key = prefix.empty() ? std::string(name.str())
-                                           : prefix + "." + std::string(name.str());
+    const std::string key = prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str());
     if (node.is_table() && !schema.has(key)) {
       collect(*node.as_table(), key, schema, leaves);
     } else {
@@ -146,8 +149,8 @@ void merge(Config& config, const std::string& text, const std::string& path, boo
     root = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
     const toml::source_position at = e.source().begin;
-    throw UsageError(path + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) +
-                     ": " + std::string(e.description()));
+    throw UsageError(path + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) + ": " +
+                     std::string(e.description()));
   }
   const Schema& schema = config.schema();
   std::vector<Leaf> leaves;
@@ -168,9 +171,7 @@ void merge(Config& config, const std::string& text, const std::string& path, boo
 
 void merge_file(Config& config, const std::string& path) { merge(config, read_file(path), path, false); }
 
-void merge_text(Config& config, const std::string& text, const std::string& name) {
-  merge(config, text, name, true);
-}
+void merge_text(Config& config, const std::string& text, const std::string& name) { merge(config, text, name, true); }
 
 void apply_set(Config& config, const std::string& assignment) {
   const std::string where = "--set " + assignment;
@@ -181,13 +182,11 @@ void apply_set(Config& config, const std::string& assignment) {
   assign(config, trim(assignment.substr(0, eq)), trim(assignment.substr(eq + 1)), where, "--set");
 }
 
-void apply_value(Config& config, const std::string& key, const std::string& text,
-                 const std::string& source) {
+void apply_value(Config& config, const std::string& key, const std::string& text, const std::string& source) {
   assign(config, key, text, source + " " + text, source);
 }
 
-Config load_config(const Schema& schema, const std::string& path,
-                   const std::vector<std::string>& sets) {
+Config load_config(const Schema& schema, const std::string& path, const std::vector<std::string>& sets) {
   Config config(schema);
   if (!path.empty()) merge_file(config, path);
   for (const std::string& assignment : sets) apply_set(config, assignment);

@@ -10,8 +10,7 @@ namespace tandem {
 namespace {
 
 bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
 // Every dotted part must be a TOML bare key, so to_toml() can write it unquoted.
@@ -32,9 +31,7 @@ bool is_valid_flag(const std::string& flag) {
   return true;
 }
 
-bool starts_with(const std::string& s, const std::string& prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
+bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
 std::string last_part(const std::string& key) { return key.substr(key.rfind('.') + 1); }
 
@@ -46,8 +43,7 @@ std::string join(const std::vector<std::string>& items) {
 
 }  // namespace
 
-Schema& Schema::add(const std::string& key, Value default_value, std::string doc,
-                    std::vector<std::string> choices) {
+Schema& Schema::add(const std::string& key, Value default_value, std::string doc, std::vector<std::string> choices) {
   if (!is_valid_key(key)) {
     throw std::logic_error("config key '" + key + "' must be dotted names of [A-Za-z0-9_-]");
   }

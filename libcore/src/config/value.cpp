@@ -19,8 +19,8 @@ std::string literal(double d) {
   const double magnitude = std::fabs(d);
   const bool plain = magnitude == 0 || (magnitude >= 1e-5 && magnitude < 1e16);
   char buf[32];
-  const auto result = std::to_chars(buf, buf + sizeof buf, d,
-                                    plain ? std::chars_format::fixed : std::chars_format::scientific);
+  const auto result =
+      std::to_chars(buf, buf + sizeof buf, d, plain ? std::chars_format::fixed : std::chars_format::scientific);
   std::string text(buf, result.ptr);
   // Without a point or exponent TOML would read the value back as an integer.
   if (text.find_first_of(".e") == std::string::npos) text += ".0";
@@ -31,13 +31,27 @@ std::string literal(const std::string& s) {
   std::string out = "\"";
   for (const unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\t': out += "\\t"; break;
-      case '\n': out += "\\n"; break;
-      case '\f': out += "\\f"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           char buf[8];
@@ -65,13 +79,20 @@ std::string literal(const std::vector<T>& items) {
 
 const char* type_name(KeyType type) {
   switch (type) {
-    case KeyType::Bool: return "bool";
-    case KeyType::Int: return "int";
-    case KeyType::Float: return "float";
-    case KeyType::String: return "string";
-    case KeyType::IntList: return "[int]";
-    case KeyType::FloatList: return "[float]";
-    case KeyType::StringList: return "[string]";
+    case KeyType::Bool:
+      return "bool";
+    case KeyType::Int:
+      return "int";
+    case KeyType::Float:
+      return "float";
+    case KeyType::String:
+      return "string";
+    case KeyType::IntList:
+      return "[int]";
+    case KeyType::FloatList:
+      return "[float]";
+    case KeyType::StringList:
+      return "[string]";
   }
   return "?";
 }

@@ -97,8 +97,9 @@ class Parser {
       const auto c = static_cast<unsigned char>(text_[pos_]);
       if (c == static_cast<unsigned char>(delimiter_) || c == '\n' || c == '\r') break;
       if (c == '"') {
-        note(record, "stray quote in an unquoted field; quote the whole field and double the quotes inside "
-                     "(\"say \"\"hi\"\"\")");
+        note(record,
+             "stray quote in an unquoted field; quote the whole field and double the quotes inside "
+             "(\"say \"\"hi\"\"\")");
       }
       pos_ += c < 0x80 ? 1 : utf8_length();
     }
@@ -127,8 +128,9 @@ class Parser {
       pos_ += c < 0x80 ? 1 : utf8_length();
     }
     if (pos_ < size_ && text_[pos_] != delimiter_ && !is_line_end(text_[pos_])) {
-      note(record, "text after the closing quote of a quoted field; a quote inside a quoted field is written "
-                   "twice (\"say \"\"hi\"\"\")");
+      note(record,
+           "text after the closing quote of a quoted field; a quote inside a quoted field is written "
+           "twice (\"say \"\"hi\"\"\")");
       read_unquoted(field, record);
     }
   }

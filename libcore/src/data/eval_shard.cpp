@@ -13,16 +13,14 @@ std::vector<MicroBatch> EvalShard::micro_batches(int64_t size) const {
   const int64_t n = static_cast<int64_t>(indices.size());
   for (int64_t begin = 0; begin < n; begin += size) {
     const int64_t end = std::min(n, begin + size);
-    out.push_back({{indices.begin() + begin, indices.begin() + end},
-                   {valid.begin() + begin, valid.begin() + end}});
+    out.push_back({{indices.begin() + begin, indices.begin() + end}, {valid.begin() + begin, valid.begin() + end}});
   }
   return out;
 }
 
 EvalShard eval_shard(int64_t n, int world_size, int rank) {
   if (n < 0 || world_size <= 0 || rank < 0 || rank >= world_size)
-    throw std::invalid_argument(
-        log::cat("eval_shard: ", n, " samples, rank ", rank, " of ", world_size));
+    throw std::invalid_argument(log::cat("eval_shard: ", n, " samples, rank ", rank, " of ", world_size));
   const int64_t slots = (n + world_size - 1) / world_size;
   EvalShard shard;
   shard.indices.reserve(slots);

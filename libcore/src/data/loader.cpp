@@ -44,8 +44,7 @@ Loader::Make pinned_for(Loader::Make make, const c10::Device& target) {
 }
 
 at::Tensor valid_mask(const std::vector<uint8_t>& valid) {
-  return torch::tensor(std::vector<int64_t>(valid.begin(), valid.end()), torch::kLong)
-      .to(torch::kBool);
+  return torch::tensor(std::vector<int64_t>(valid.begin(), valid.end()), torch::kLong).to(torch::kBool);
 }
 
 }  // namespace tandem

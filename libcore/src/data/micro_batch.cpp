@@ -4,8 +4,6 @@
 
 namespace tandem {
 
-int64_t MicroBatch::num_valid() const {
-  return std::accumulate(valid.begin(), valid.end(), int64_t{0});
-}
+int64_t MicroBatch::num_valid() const { return std::accumulate(valid.begin(), valid.end(), int64_t{0}); }
 
 }  // namespace tandem

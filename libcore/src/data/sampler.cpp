@@ -37,41 +37,33 @@ struct Sampler::OrderCache {
 };
 
 int64_t derive_grad_accum(int64_t global_batch, int64_t micro_batch, int world_size, const KeyNames& key) {
-  if (micro_batch <= 0)
-    throw UsageError(log::cat(key("micro_batch"), " must be positive, got ", micro_batch));
-  if (global_batch <= 0)
-    throw UsageError(log::cat(key("global_batch"), " must be positive, got ", global_batch));
+  if (micro_batch <= 0) throw UsageError(log::cat(key("micro_batch"), " must be positive, got ", micro_batch));
+  if (global_batch <= 0) throw UsageError(log::cat(key("global_batch"), " must be positive, got ", global_batch));
   if (world_size <= 0) throw std::invalid_argument(log::cat("world size ", world_size));
   const int64_t unit = micro_batch * world_size;
   if (global_batch % unit == 0) return global_batch / unit;
   const int64_t below_it = global_batch / unit * unit;
-  throw UsageError(log::cat(key("global_batch"), " = ", global_batch,
-                            " must be a multiple of ", key("micro_batch"), " (", micro_batch,
-                            ") x world size (", world_size, ") = ", unit,
-                            "; nearest valid: ", below_it > 0 ? log::cat(below_it, " or ") : "",
-                            below_it + unit, ", or change ", key("micro_batch")));
+  throw UsageError(log::cat(key("global_batch"), " = ", global_batch, " must be a multiple of ", key("micro_batch"),
+                            " (", micro_batch, ") x world size (", world_size, ") = ", unit,
+                            "; nearest valid: ", below_it > 0 ? log::cat(below_it, " or ") : "", below_it + unit,
+                            ", or change ", key("micro_batch")));
 }
 
-Sampler::Sampler(const SamplerOptions& options)
-    : options_(options), cache_(std::make_shared<OrderCache>()) {
+Sampler::Sampler(const SamplerOptions& options) : options_(options), cache_(std::make_shared<OrderCache>()) {
   const SamplerOptions& o = options_;
-  if (o.dataset_size <= 0)
-    throw UsageError(log::cat("the dataset has no samples to train on (", o.dataset_size, ")"));
-  if (o.micro_batch <= 0)
-    throw UsageError(log::cat(o.key("micro_batch"), " must be positive, got ", o.micro_batch));
+  if (o.dataset_size <= 0) throw UsageError(log::cat("the dataset has no samples to train on (", o.dataset_size, ")"));
+  if (o.micro_batch <= 0) throw UsageError(log::cat(o.key("micro_batch"), " must be positive, got ", o.micro_batch));
   if (o.grad_accum <= 0 || o.world_size <= 0 || o.rank < 0 || o.rank >= o.world_size)
     throw std::invalid_argument(
         log::cat("sampler: grad_accum ", o.grad_accum, ", rank ", o.rank, " of ", o.world_size));
   global_batch_ = o.micro_batch * o.grad_accum * o.world_size;
   if (o.drop_last && o.dataset_size < global_batch_)
-    throw UsageError(
-        log::cat("the dataset has ", o.dataset_size, " samples, fewer than one global batch of ",
-                 global_batch_, " (", o.key("micro_batch"), " ", o.micro_batch, " x grad accumulation ",
-                 o.grad_accum, " x world size ", o.world_size,
-                 "), so dropping the last partial batch leaves nothing to train on; lower ",
-                 o.key("global_batch")));
-  steps_per_epoch_ = o.drop_last ? o.dataset_size / global_batch_
-                                 : (o.dataset_size + global_batch_ - 1) / global_batch_;
+    throw UsageError(log::cat(
+        "the dataset has ", o.dataset_size, " samples, fewer than one global batch of ", global_batch_, " (",
+        o.key("micro_batch"), " ", o.micro_batch, " x grad accumulation ", o.grad_accum, " x world size ", o.world_size,
+        "), so dropping the last partial batch leaves nothing to train on; lower ", o.key("global_batch")));
+  steps_per_epoch_ =
+      o.drop_last ? o.dataset_size / global_batch_ : (o.dataset_size + global_batch_ - 1) / global_batch_;
 }
 
 int64_t Sampler::num_valid_in_step(int64_t step_in_epoch) const {
@@ -84,24 +76,22 @@ MicroBatch Sampler::micro_batch(int64_t epoch, int64_t step_in_epoch, int accum_
   const SamplerOptions& o = options_;
   if (epoch < 0 || step_in_epoch < 0 || step_in_epoch >= steps_per_epoch_ || accum_step < 0 ||
       accum_step >= o.grad_accum)
-    throw std::out_of_range(log::cat("sampler cursor: epoch ", epoch, ", step ", step_in_epoch,
-                                     " of ", steps_per_epoch_, ", micro-step ", accum_step, " of ",
-                                     o.grad_accum));
+    throw std::out_of_range(log::cat("sampler cursor: epoch ", epoch, ", step ", step_in_epoch, " of ",
+                                     steps_per_epoch_, ", micro-step ", accum_step, " of ", o.grad_accum));
 
   std::shared_ptr<const std::vector<int64_t>> order;
   if (o.shuffle) {
     std::lock_guard<std::mutex> lock(cache_->mu);
     const int slot = static_cast<int>(epoch % 2);
     if (cache_->epoch[slot] != epoch) {
-      cache_->order[slot] =
-          std::make_shared<const std::vector<int64_t>>(shuffled(o.dataset_size, o.seed, epoch));
+      cache_->order[slot] = std::make_shared<const std::vector<int64_t>>(shuffled(o.dataset_size, o.seed, epoch));
       cache_->epoch[slot] = epoch;
     }
     order = cache_->order[slot];
   }
 
-  const int64_t first = step_in_epoch * global_batch_ +
-                        micro_batch_index(accum_step, o.world_size, o.rank) * o.micro_batch;
+  const int64_t first =
+      step_in_epoch * global_batch_ + micro_batch_index(accum_step, o.world_size, o.rank) * o.micro_batch;
   MicroBatch batch;
   batch.indices.reserve(o.micro_batch);
   batch.valid.reserve(o.micro_batch);

@@ -15,9 +15,7 @@ namespace tandem {
 namespace {
 
 // CUDA encodes versions as 1000 * major + 10 * minor.
-std::string cuda_version_text(int v) {
-  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
-}
+std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
 
 }  // namespace
 
@@ -64,8 +62,7 @@ std::string gpu_bus_id(int device_index) {
 void select_gpu(int device_index) {
   const cudaError_t rc = cudaSetDevice(device_index);
   if (rc != cudaSuccess)
-    throw std::runtime_error("cudaSetDevice(" + std::to_string(device_index) +
-                             ") failed: " + cudaGetErrorString(rc));
+    throw std::runtime_error("cudaSetDevice(" + std::to_string(device_index) + ") failed: " + cudaGetErrorString(rc));
 }
 
 #else
@@ -84,8 +81,7 @@ std::string nccl_version() {
   int code = 0;
   if (ncclGetVersion(&code) != ncclSuccess) return "none";
   // major * 10000 + minor * 100 + patch since NCCL 2.9.
-  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
-         std::to_string(code % 100);
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
 #else
   return "none";
 #endif

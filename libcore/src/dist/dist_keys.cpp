@@ -10,13 +10,10 @@ namespace tandem {
 
 void add_dist_keys(Schema& schema) {
   schema.add("dist.backend", std::string("auto"),
-             "who moves tensors between ranks: nccl for GPUs, mpi for CPUs; auto picks",
-             {"auto", "mpi", "nccl"});
+             "who moves tensors between ranks: nccl for GPUs, mpi for CPUs; auto picks", {"auto", "mpi", "nccl"});
   schema.add("dist.device", std::string("auto"),
-             "where each rank computes: auto = cuda:(local_rank % visible GPUs), else cpu",
-             {"auto", "cpu", "cuda"});
-  schema.add("dist.timeout_s", 600.0,
-             "seconds a collective may take before the job is ended as hung");
+             "where each rank computes: auto = cuda:(local_rank % visible GPUs), else cpu", {"auto", "cpu", "cuda"});
+  schema.add("dist.timeout_s", 600.0, "seconds a collective may take before the job is ended as hung");
   schema.add("dist.bucket_mb", 25.0, "size of the gradient buckets all-reduced during backward, MiB");
 }
 
@@ -26,8 +23,7 @@ DistSettings dist_settings(const Config& config) {
   s.device = config.get_string("dist.device");
   s.timeout_s = config.get_double("dist.timeout_s");
   if (!(s.timeout_s > 0))
-    throw UsageError("dist.timeout_s must be a positive number of seconds (" +
-                     config.source("dist.timeout_s") + ")");
+    throw UsageError("dist.timeout_s must be a positive number of seconds (" + config.source("dist.timeout_s") + ")");
   s.bucket_mb = config.get_double("dist.bucket_mb");
   if (!(s.bucket_mb > 0) || !std::isfinite(s.bucket_mb))
     throw UsageError("dist.bucket_mb must be a positive number of MiB (" + config.source("dist.bucket_mb") + ")");

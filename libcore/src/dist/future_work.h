@@ -21,9 +21,7 @@ class FutureWork : public Work {
       then_ = nullptr;
     }
   }
-  bool done() override {
-    return future_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-  }
+  bool done() override { return future_.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
 
  private:
   std::shared_future<void> future_;

@@ -14,8 +14,8 @@ at::Tensor gather_in_order(World& world, int64_t n, const at::Tensor& mine) {
   const int size = world.size();
   const int64_t slots = (n + size - 1) / size;
   if (mine.dim() < 1 || mine.size(0) != slots)
-    throw std::invalid_argument(log::cat("gather_in_order: ", mine.dim() < 1 ? 0 : mine.size(0),
-                                         " rows for a share of ", slots, " slots"));
+    throw std::invalid_argument(
+        log::cat("gather_in_order: ", mine.dim() < 1 ? 0 : mine.size(0), " rows for a share of ", slots, " slots"));
   auto shape = mine.sizes().vec();
   shape.insert(shape.begin(), size);
   auto all = torch::empty(shape, mine.options());

@@ -79,8 +79,7 @@ struct GradSync::Impl {
     if (!syncing) return;
     auto& s = slots[index];
     if (s.ready)
-      throw std::logic_error("GradSync: parameter " + s.name +
-                             " received two gradients in one backward pass");
+      throw std::logic_error("GradSync: parameter " + s.name + " received two gradients in one backward pass");
     fill(s, &grad);
     if (--buckets[s.bucket].pending == 0 && overlap) launch_ready();
   }
@@ -95,10 +94,9 @@ GradSync::GradSync(Communicator& comm, const NamedTensors& params, double bucket
   for (auto it = params.rbegin(); it != params.rend(); ++it) {
     const auto& p = it->second;
     if (!p.requires_grad()) continue;
-    const bool new_bucket =
-        im.buckets.empty() || bytes_in_bucket >= cap_bytes ||
-        im.buckets.back().flat.scalar_type() != p.scalar_type() ||
-        im.buckets.back().flat.device() != p.device();
+    const bool new_bucket = im.buckets.empty() || bytes_in_bucket >= cap_bytes ||
+                            im.buckets.back().flat.scalar_type() != p.scalar_type() ||
+                            im.buckets.back().flat.device() != p.device();
     if (new_bucket) {
       im.buckets.push_back({});
       im.buckets.back().flat = torch::empty({0}, p.options());
@@ -121,8 +119,7 @@ GradSync::GradSync(Communicator& comm, const NamedTensors& params, double bucket
   }
   for (size_t i = 0; i < im.slots.size(); ++i) {
     Impl* raw = impl_.get();
-    im.slots[i].hook =
-        im.slots[i].param.register_hook([raw, i](const at::Tensor& grad) { raw->on_grad(i, grad); });
+    im.slots[i].hook = im.slots[i].param.register_hook([raw, i](const at::Tensor& grad) { raw->on_grad(i, grad); });
   }
 }
 
@@ -173,8 +170,7 @@ void GradSync::finish() {
 #if TANDEM_TORCH_HAS_CUDA
   if (cuda) im.wait_end->record();
 #endif
-  im.host_wait_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  im.host_wait_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   torch::NoGradGuard no_grad;
   for (auto& s : im.slots) {
     auto v = im.view(s);

@@ -13,21 +13,24 @@ namespace {
 
 MPI_Datatype mpi_type(c10::ScalarType type) {
   switch (type) {
-    case c10::ScalarType::Float: return MPI_FLOAT;
-    case c10::ScalarType::Double: return MPI_DOUBLE;
-    case c10::ScalarType::Long: return MPI_INT64_T;
-    case c10::ScalarType::Int: return MPI_INT32_T;
-    case c10::ScalarType::Byte: return MPI_UINT8_T;
-    case c10::ScalarType::Char: return MPI_INT8_T;
+    case c10::ScalarType::Float:
+      return MPI_FLOAT;
+    case c10::ScalarType::Double:
+      return MPI_DOUBLE;
+    case c10::ScalarType::Long:
+      return MPI_INT64_T;
+    case c10::ScalarType::Int:
+      return MPI_INT32_T;
+    case c10::ScalarType::Byte:
+      return MPI_UINT8_T;
+    case c10::ScalarType::Char:
+      return MPI_INT8_T;
     default:
-      throw std::invalid_argument(std::string("MpiComm: unsupported dtype ") +
-                                  c10::toString(type));
+      throw std::invalid_argument(std::string("MpiComm: unsupported dtype ") + c10::toString(type));
   }
 }
 
-bool is_half(c10::ScalarType type) {
-  return type == c10::ScalarType::Half || type == c10::ScalarType::BFloat16;
-}
+bool is_half(c10::ScalarType type) { return type == c10::ScalarType::Half || type == c10::ScalarType::BFloat16; }
 
 // The tensor MPI works on: `t` itself when it is a contiguous CPU tensor of a
 // type MPI knows, else a host copy (pinned when it comes from a GPU, so the
@@ -36,8 +39,7 @@ at::Tensor host_buffer(const at::Tensor& t, bool copy_values) {
   const auto type = is_half(t.scalar_type()) ? c10::ScalarType::Float : t.scalar_type();
   mpi_type(type);
   if (t.is_cpu() && t.is_contiguous() && type == t.scalar_type()) return t;
-  auto host = at::empty(t.sizes(), t.options().device(c10::kCPU).dtype(type).pinned_memory(
-                                       t.is_cuda()));
+  auto host = at::empty(t.sizes(), t.options().device(c10::kCPU).dtype(type).pinned_memory(t.is_cuda()));
   if (copy_values) host.copy_(t);
   return host;
 }
@@ -48,7 +50,6 @@ int count_of(const at::Tensor& t) {
   return static_cast<int>(t.numel());
 }
 
-
 std::function<void()> copy_back(const at::Tensor& target, const at::Tensor& buffer) {
   if (buffer.is_same(target)) return {};
   return [target, buffer]() mutable { target.copy_(buffer); };
@@ -58,9 +59,12 @@ std::function<void()> copy_back(const at::Tensor& target, const at::Tensor& buff
 
 std::string to_string(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Avg: return "avg";
-    case ReduceOp::Max: return "max";
+    case ReduceOp::Sum:
+      return "sum";
+    case ReduceOp::Avg:
+      return "avg";
+    case ReduceOp::Max:
+      return "max";
   }
   return "?";
 }
@@ -83,41 +87,35 @@ WorkHandle MpiComm::allreduce_async(const at::Tensor& tensor, ReduceOp op) {
         buf.div_(size, "trunc");
     }
   };
-  return world_.submit(describe("allreduce(" + to_string(op) + ")", tensor), job,
-                       copy_back(tensor, buf));
+  return world_.submit(describe("allreduce(" + to_string(op) + ")", tensor), job, copy_back(tensor, buf));
 }
 
 WorkHandle MpiComm::broadcast_async(const at::Tensor& tensor, int root) {
   auto buf = host_buffer(tensor, true);
   const int count = count_of(buf);
   auto job = [buf, count, root] {
-    mpi_check(MPI_Bcast(buf.data_ptr(), count, mpi_type(buf.scalar_type()), root, MPI_COMM_WORLD),
-              "MPI_Bcast");
+    mpi_check(MPI_Bcast(buf.data_ptr(), count, mpi_type(buf.scalar_type()), root, MPI_COMM_WORLD), "MPI_Bcast");
   };
-  return world_.submit(describe("broadcast(root " + std::to_string(root) + ")", tensor), job,
-                       copy_back(tensor, buf));
+  return world_.submit(describe("broadcast(root " + std::to_string(root) + ")", tensor), job, copy_back(tensor, buf));
 }
 
 WorkHandle MpiComm::allgather_async(const at::Tensor& input, const at::Tensor& output) {
-  if (output.numel() != input.numel() * world_.size() ||
-      output.scalar_type() != input.scalar_type())
-    throw std::invalid_argument("allgather: output must hold world size x input elements of the "
-                                "input's dtype");
+  if (output.numel() != input.numel() * world_.size() || output.scalar_type() != input.scalar_type())
+    throw std::invalid_argument(
+        "allgather: output must hold world size x input elements of the "
+        "input's dtype");
   auto in = host_buffer(input, true);
   auto out = host_buffer(output, false);
   const int count = count_of(in);
   auto job = [in, out, count] {
     const auto type = mpi_type(in.scalar_type());
-    mpi_check(MPI_Allgather(in.data_ptr(), count, type, out.data_ptr(), count, type,
-                            MPI_COMM_WORLD),
-              "MPI_Allgather");
+    mpi_check(MPI_Allgather(in.data_ptr(), count, type, out.data_ptr(), count, type, MPI_COMM_WORLD), "MPI_Allgather");
   };
   return world_.submit(describe("allgather", input), job, copy_back(output, out));
 }
 
 WorkHandle MpiComm::barrier_async() {
-  return world_.submit("barrier",
-                       [] { mpi_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); });
+  return world_.submit("barrier", [] { mpi_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); });
 }
 
 }  // namespace tandem

@@ -20,13 +20,11 @@ namespace tandem {
 namespace {
 
 void cuda_check(cudaError_t rc, const char* call) {
-  if (rc != cudaSuccess)
-    throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorString(rc));
+  if (rc != cudaSuccess) throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorString(rc));
 }
 
 void nccl_check(ncclResult_t rc, const char* call) {
-  if (rc != ncclSuccess)
-    throw std::runtime_error(std::string(call) + " failed: " + ncclGetErrorString(rc));
+  if (rc != ncclSuccess) throw std::runtime_error(std::string(call) + " failed: " + ncclGetErrorString(rc));
 }
 
 // The stream LibTorch computes on for `device`. A CPU-only LibTorch never
@@ -42,26 +40,32 @@ cudaStream_t compute_stream(int device) {
 
 ncclDataType_t nccl_type(c10::ScalarType type) {
   switch (type) {
-    case c10::ScalarType::Float: return ncclFloat32;
-    case c10::ScalarType::Double: return ncclFloat64;
-    case c10::ScalarType::Half: return ncclFloat16;
-    case c10::ScalarType::BFloat16: return ncclBfloat16;
-    case c10::ScalarType::Long: return ncclInt64;
-    case c10::ScalarType::Int: return ncclInt32;
-    case c10::ScalarType::Byte: return ncclUint8;
-    case c10::ScalarType::Char: return ncclInt8;
+    case c10::ScalarType::Float:
+      return ncclFloat32;
+    case c10::ScalarType::Double:
+      return ncclFloat64;
+    case c10::ScalarType::Half:
+      return ncclFloat16;
+    case c10::ScalarType::BFloat16:
+      return ncclBfloat16;
+    case c10::ScalarType::Long:
+      return ncclInt64;
+    case c10::ScalarType::Int:
+      return ncclInt32;
+    case c10::ScalarType::Byte:
+      return ncclUint8;
+    case c10::ScalarType::Char:
+      return ncclInt8;
     default:
-      throw std::invalid_argument(std::string("NcclComm: unsupported dtype ") +
-                                  c10::toString(type));
+      throw std::invalid_argument(std::string("NcclComm: unsupported dtype ") + c10::toString(type));
   }
 }
 
 void require_cuda(const at::Tensor& t, int device, const char* op) {
   if (!t.is_cuda() || t.get_device() != device || !t.is_contiguous())
-    throw std::invalid_argument(std::string("NcclComm ") + op + ": needs a contiguous tensor on cuda:" +
-                                std::to_string(device));
+    throw std::invalid_argument(std::string("NcclComm ") + op +
+                                ": needs a contiguous tensor on cuda:" + std::to_string(device));
 }
-
 
 // NCCL's own words on a communicator's error: the code's name, and the last
 // error's text when NCCL kept one.
@@ -74,10 +78,14 @@ std::string nccl_error_text(ncclResult_t rc, ncclComm_t comm) {
 
 class NcclWork : public Work {
  public:
-  NcclWork(std::string what, int device, ncclComm_t comm, std::vector<at::Tensor> keep,
-           std::function<void()> then, bool host_blocking)
-      : Work(std::move(what)), device_(device), comm_(comm), keep_(std::move(keep)),
-        then_(std::move(then)), host_blocking_(host_blocking) {
+  NcclWork(std::string what, int device, ncclComm_t comm, std::vector<at::Tensor> keep, std::function<void()> then,
+           bool host_blocking)
+      : Work(std::move(what)),
+        device_(device),
+        comm_(comm),
+        keep_(std::move(keep)),
+        then_(std::move(then)),
+        host_blocking_(host_blocking) {
     cuda_check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate");
   }
   // The last reference may go on the watchdog thread, whose current device
@@ -117,8 +125,7 @@ class NcclWork : public Work {
       failure_ = std::string("cudaEventQuery: ") + cudaGetErrorString(rc);
     } else {
       ncclResult_t async = ncclSuccess;
-      if (ncclCommGetAsyncError(comm_, &async) == ncclSuccess && async != ncclSuccess &&
-          async != ncclInProgress)
+      if (ncclCommGetAsyncError(comm_, &async) == ncclSuccess && async != ncclSuccess && async != ncclInProgress)
         failure_ = "NCCL: " + nccl_error_text(async, comm_);
     }
     return false;
@@ -155,19 +162,18 @@ struct NcclComm::State {
   // Enqueue `launch` on the NCCL stream after everything already queued on
   // the compute stream.
   std::shared_ptr<NcclWork> enqueue(std::string what, std::vector<at::Tensor> keep,
-                                    const std::function<ncclResult_t()>& launch,
-                                    std::function<void()> then = {}, bool host_blocking = false) {
+                                    const std::function<ncclResult_t()>& launch, std::function<void()> then = {},
+                                    bool host_blocking = false) {
     cuda_check(cudaSetDevice(device), "cudaSetDevice");
     cudaEvent_t ready;
     cuda_check(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "cudaEventCreate");
     cuda_check(cudaEventRecord(ready, compute_stream(device)), "cudaEventRecord");
     cuda_check(cudaStreamWaitEvent(stream, ready, 0), "cudaStreamWaitEvent");
     cudaEventDestroy(ready);
-    auto work = std::make_shared<NcclWork>(std::move(what), device, comm, std::move(keep),
-                                           std::move(then), host_blocking);
+    auto work =
+        std::make_shared<NcclWork>(std::move(what), device, comm, std::move(keep), std::move(then), host_blocking);
     const ncclResult_t rc = launch();
-    if (rc != ncclSuccess)
-      throw std::runtime_error(work->what() + ": " + nccl_error_text(rc, comm));
+    if (rc != ncclSuccess) throw std::runtime_error(work->what() + ": " + nccl_error_text(rc, comm));
     cuda_check(cudaEventRecord(work->event(), stream), "cudaEventRecord");
     return work;
   }
@@ -213,17 +219,15 @@ WorkHandle NcclComm::allreduce_async(const at::Tensor& tensor, ReduceOp op) {
   // ncclAvg divides in the reduction type; for integers we want truncation
   // that matches the MPI backend, so sum and divide on the compute stream.
   const bool int_avg = op == ReduceOp::Avg && !tensor.is_floating_point();
-  const ncclRedOp_t nop = op == ReduceOp::Max   ? ncclMax
-                          : op == ReduceOp::Sum || int_avg ? ncclSum
-                                                           : ncclAvg;
+  const ncclRedOp_t nop = op == ReduceOp::Max ? ncclMax : op == ReduceOp::Sum || int_avg ? ncclSum : ncclAvg;
   State* s = s_.get();
   void* ptr = tensor.data_ptr();
   const size_t count = tensor.numel();
   std::function<void()> then;
   if (int_avg) then = [tensor, s]() mutable { tensor.div_(s->size, "trunc"); };
-  auto work = s->enqueue(describe("allreduce(" + to_string(op) + ")", tensor), {tensor}, [=] {
-    return ncclAllReduce(ptr, ptr, count, type, nop, s->comm, s->stream);
-  }, then);
+  auto work = s->enqueue(
+      describe("allreduce(" + to_string(op) + ")", tensor), {tensor},
+      [=] { return ncclAllReduce(ptr, ptr, count, type, nop, s->comm, s->stream); }, then);
   world_.watchdog().watch(work);
   return work;
 }
@@ -244,25 +248,25 @@ WorkHandle NcclComm::allgather_async(const at::Tensor& input, const at::Tensor& 
   require_cuda(input, s_->device, "allgather");
   require_cuda(output, s_->device, "allgather");
   if (output.numel() != input.numel() * s_->size || output.scalar_type() != input.scalar_type())
-    throw std::invalid_argument("allgather: output must hold world size x input elements of the "
-                                "input's dtype");
+    throw std::invalid_argument(
+        "allgather: output must hold world size x input elements of the "
+        "input's dtype");
   const auto type = nccl_type(input.scalar_type());
   State* s = s_.get();
   const void* in = input.data_ptr();
   void* out = output.data_ptr();
   const size_t count = input.numel();
-  auto work = s->enqueue(describe("allgather", input), {input, output}, [=] {
-    return ncclAllGather(in, out, count, type, s->comm, s->stream);
-  });
+  auto work = s->enqueue(describe("allgather", input), {input, output},
+                         [=] { return ncclAllGather(in, out, count, type, s->comm, s->stream); });
   world_.watchdog().watch(work);
   return work;
 }
 
 WorkHandle NcclComm::barrier_async() {
   State* s = s_.get();
-  auto work = s->enqueue("barrier", {}, [s] {
-    return ncclAllReduce(s->scratch, s->scratch, 1, ncclFloat32, ncclSum, s->comm, s->stream);
-  }, {}, /*host_blocking=*/true);
+  auto work = s->enqueue(
+      "barrier", {}, [s] { return ncclAllReduce(s->scratch, s->scratch, 1, ncclFloat32, ncclSum, s->comm, s->stream); },
+      {}, /*host_blocking=*/true);
   world_.watchdog().watch(work);
   return work;
 }

@@ -17,8 +17,8 @@
 
 namespace tandem {
 
-Placement choose_placement(int local_rank, int visible_gpus, const std::string& device,
-                           const std::string& backend, bool nccl_built) {
+Placement choose_placement(int local_rank, int visible_gpus, const std::string& device, const std::string& backend,
+                           bool nccl_built) {
   if (device != "auto" && device != "cpu" && device != "cuda")
     throw UsageError("dist.device must be \"auto\", \"cpu\" or \"cuda\", got \"" + device + "\"");
   if (backend != "auto" && backend != "mpi" && backend != "nccl")
@@ -27,16 +27,19 @@ Placement choose_placement(int local_rank, int visible_gpus, const std::string& 
   Placement p;
   const bool use_gpu = device != "cpu" && visible_gpus > 0;
   if (device == "cuda" && visible_gpus == 0)
-    throw UsageError("dist.device = \"cuda\" but no GPU is visible to this rank (check "
-                     "CUDA_VISIBLE_DEVICES and that LibTorch was built with CUDA), or set "
-                     "dist.device = \"auto\" to run on the CPU");
+    throw UsageError(
+        "dist.device = \"cuda\" but no GPU is visible to this rank (check "
+        "CUDA_VISIBLE_DEVICES and that LibTorch was built with CUDA), or set "
+        "dist.device = \"auto\" to run on the CPU");
   if (backend == "nccl") {
     if (!nccl_built)
-      throw UsageError("dist.backend = \"nccl\" but this build has no NCCL backend (configure "
-                       "with the CUDA toolkit and NCCL present), or set dist.backend = \"auto\"");
+      throw UsageError(
+          "dist.backend = \"nccl\" but this build has no NCCL backend (configure "
+          "with the CUDA toolkit and NCCL present), or set dist.backend = \"auto\"");
     if (!use_gpu)
-      throw UsageError("dist.backend = \"nccl\" needs a GPU per rank, but this rank computes on "
-                       "the CPU; set dist.backend = \"mpi\" or make a GPU visible");
+      throw UsageError(
+          "dist.backend = \"nccl\" needs a GPU per rank, but this rank computes on "
+          "the CPU; set dist.backend = \"mpi\" or make a GPU visible");
   }
   if (!use_gpu) return p;
 
@@ -48,8 +51,7 @@ Placement choose_placement(int local_rank, int visible_gpus, const std::string& 
 
 Placement place_rank(const World& world, const std::string& device, const std::string& backend) {
   const int visible = static_cast<int>(torch::cuda::device_count());
-  Placement p =
-      choose_placement(world.local_rank(), visible, device, backend, TANDEM_HAVE_NCCL != 0);
+  Placement p = choose_placement(world.local_rank(), visible, device, backend, TANDEM_HAVE_NCCL != 0);
   // Before anything allocates: LibTorch, NCCL and cudart calls that name no
   // device all use the thread's current one.
   if (p.cuda) select_gpu(p.device_index);
@@ -72,12 +74,11 @@ void refuse_shared_gpus(World& world, const Placement& placement) {
     for (int b = a + 1; b < world.size(); ++b) {
       if (all.compare(a * kLen, kLen, all, b * kLen, kLen) != 0) continue;
       const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-      throw UsageError(log::cat(
-          "ranks ", a, " and ", b, " would share ", all.c_str() + a * kLen,
-          ": NCCL needs one GPU per rank. ", world.local_size(), " ranks run on ", world.host(),
-          " with CUDA_VISIBLE_DEVICES=", visible ? visible : "(unset)",
-          ". Start at most one rank per visible GPU (mpirun -np, srun --ntasks-per-node), make "
-          "more GPUs visible, or set dist.backend = \"mpi\""));
+      throw UsageError(log::cat("ranks ", a, " and ", b, " would share ", all.c_str() + a * kLen,
+                                ": NCCL needs one GPU per rank. ", world.local_size(), " ranks run on ", world.host(),
+                                " with CUDA_VISIBLE_DEVICES=", visible ? visible : "(unset)",
+                                ". Start at most one rank per visible GPU (mpirun -np, srun --ntasks-per-node), make "
+                                "more GPUs visible, or set dist.backend = \"mpi\""));
     }
   }
 }

@@ -21,8 +21,7 @@ void abort_job(int rank, const Work& work, double waited_s) {
 }
 
 void fail_job(int rank, const Work& work, const std::string& why) {
-  log::error("watchdog: ", work.what(), " on rank ", rank, " failed: ", why,
-             ". Ending the job.");
+  log::error("watchdog: ", work.what(), " on rank ", rank, " failed: ", why, ". Ending the job.");
   MPI_Abort(MPI_COMM_WORLD, kExitWatchdog);
 }
 
@@ -30,12 +29,9 @@ void fail_job(int rank, const Work& work, const std::string& why) {
 
 Watchdog::Watchdog(int rank, double timeout_s, OnTimeout on_timeout, OnFailure on_failure)
     : rank_(rank),
-      on_timeout_(on_timeout ? std::move(on_timeout)
-                             : [rank](const Work& w, double s) { abort_job(rank, w, s); }),
+      on_timeout_(on_timeout ? std::move(on_timeout) : [rank](const Work& w, double s) { abort_job(rank, w, s); }),
       on_failure_(on_failure ? std::move(on_failure)
-                             : [rank](const Work& w, const std::string& why) {
-                                 fail_job(rank, w, why);
-                               }),
+                             : [rank](const Work& w, const std::string& why) { fail_job(rank, w, why); }),
       timeout_s_(timeout_s),
       thread_([this] { loop(); }) {}
 
@@ -71,9 +67,9 @@ void Watchdog::loop() {
     const double tick = std::clamp(timeout_s_ / 10.0, 0.05, 1.0);
     cv_.wait_for(lock, std::chrono::duration<double>(tick), [this] { return stop_; });
     if (stop_ || fired_) continue;
-    in_flight_.erase(std::remove_if(in_flight_.begin(), in_flight_.end(),
-                                    [](const WorkHandle& w) { return w->done(); }),
-                     in_flight_.end());
+    in_flight_.erase(
+        std::remove_if(in_flight_.begin(), in_flight_.end(), [](const WorkHandle& w) { return w->done(); }),
+        in_flight_.end());
     const auto now = Work::Clock::now();
     for (const auto& w : in_flight_) {
       // A library error ends the job at once: waiting out the timeout would

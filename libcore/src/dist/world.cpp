@@ -34,13 +34,12 @@ World::World(int& argc, char**& argv) {
 
   MPI_Comm local;
   mpi_check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local),
-        "MPI_Comm_split_type");
+            "MPI_Comm_split_type");
   MPI_Comm_rank(local, &local_rank_);
   MPI_Comm_size(local, &local_size_);
   MPI_Comm_free(&local);
   int leader = local_rank_ == 0 ? 1 : 0;
-  mpi_check(MPI_Allreduce(&leader, &node_count_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
-        "MPI_Allreduce");
+  mpi_check(MPI_Allreduce(&leader, &node_count_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
 
   char name[256] = {};
   gethostname(name, sizeof name - 1);
@@ -72,26 +71,22 @@ World::~World() {
 }
 
 WorkHandle World::submit(std::string what, std::function<void()> job, std::function<void()> then) {
-  auto work = std::make_shared<FutureWork>(std::move(what), mpi_->submit(std::move(job)),
-                                           std::move(then));
+  auto work = std::make_shared<FutureWork>(std::move(what), mpi_->submit(std::move(job)), std::move(then));
   watchdog_->watch(work);
   return work;
 }
 
 void World::broadcast_bytes(void* data, size_t bytes, int root) {
-  submit("broadcast of " + std::to_string(bytes) + " bytes from rank " + std::to_string(root),
-         [=] {
-           mpi_check(MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root, MPI_COMM_WORLD),
-                     "MPI_Bcast");
-         })
-      ->wait();
+  submit("broadcast of " + std::to_string(bytes) + " bytes from rank " + std::to_string(root), [=] {
+    mpi_check(MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast");
+  })->wait();
 }
 
 void World::allgather_bytes(const void* in, size_t bytes, void* out) {
   submit("allgather of " + std::to_string(bytes) + " bytes", [=] {
-    mpi_check(MPI_Allgather(in, static_cast<int>(bytes), MPI_BYTE, out, static_cast<int>(bytes),
-                            MPI_BYTE, MPI_COMM_WORLD),
-              "MPI_Allgather");
+    mpi_check(
+        MPI_Allgather(in, static_cast<int>(bytes), MPI_BYTE, out, static_cast<int>(bytes), MPI_BYTE, MPI_COMM_WORLD),
+        "MPI_Allgather");
   })->wait();
 }
 
@@ -107,8 +102,7 @@ bool World::any(bool flag) {
   return all != 0;
 }
 
-std::string launcher_disagrees(int mpi_size,
-                               const std::function<const char*(const char*)>& env) {
+std::string launcher_disagrees(int mpi_size, const std::function<const char*(const char*)>& env) {
   if (mpi_size != 1) return "";
   // The launcher nearest the process speaks: under mpirun inside an
   // allocation, Slurm's count is of mpirun's daemons, not of the ranks.

@@ -59,8 +59,8 @@ at::Tensor to_planar(const Sample* pixels, int h, int w, int in_channels, int64_
 
 at::Tensor read_image(const std::string& path, int64_t channels) {
   if (channels != 1 && channels != 3)
-    throw std::invalid_argument("read_image: channels must be 1 or 3, got " + std::to_string(channels) + " (" +
-                                path + ")");
+    throw std::invalid_argument("read_image: channels must be 1 or 3, got " + std::to_string(channels) + " (" + path +
+                                ")");
   const std::vector<unsigned char> bytes = read_bytes(path);
   if (bytes.empty()) throw ImageError(path + ": cannot decode image: empty file");
   if (bytes.size() > static_cast<size_t>(INT_MAX)) throw ImageError(path + ": cannot decode image: file over 2 GiB");
@@ -75,8 +75,8 @@ at::Tensor read_image(const std::string& path, int64_t channels) {
         stbi_load_16_from_memory(bytes.data(), size, &w, &h, &in_channels, 0), &stbi_image_free);
     if (pixels) out = to_planar(pixels.get(), h, w, in_channels, channels, 65535.0f);
   } else {
-    std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
-        stbi_load_from_memory(bytes.data(), size, &w, &h, &in_channels, 0), &stbi_image_free);
+    std::unique_ptr<stbi_uc, void (*)(void*)> pixels(stbi_load_from_memory(bytes.data(), size, &w, &h, &in_channels, 0),
+                                                     &stbi_image_free);
     if (pixels) out = to_planar(pixels.get(), h, w, in_channels, channels, 255.0f);
   }
   if (!out.defined()) throw ImageError(path + ": cannot decode image: " + stbi_failure_reason());

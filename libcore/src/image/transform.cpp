@@ -126,12 +126,11 @@ at::Tensor augment(const at::Tensor& image, int64_t size, const AugmentOptions& 
   // resize). The price is that a rotation's corners repeat edge pixels instead
   // of turning black; at a few degrees those corners are small.
   const at::Tensor grid = F::affine_grid(theta, {1, C, size, size}, /*align_corners=*/false);
-  at::Tensor view = F::grid_sample(source.unsqueeze(0), grid,
-                                   F::GridSampleFuncOptions()
-                                       .mode(torch::kBilinear)
-                                       .padding_mode(torch::kBorder)
-                                       .align_corners(false))
-                        .squeeze(0);
+  at::Tensor view =
+      F::grid_sample(
+          source.unsqueeze(0), grid,
+          F::GridSampleFuncOptions().mode(torch::kBilinear).padding_mode(torch::kBorder).align_corners(false))
+          .squeeze(0);
 
   // torchvision's adjust_brightness and adjust_contrast, each clamped; the
   // contrast pivot is the mean of the gray image with torchvision's weights,
@@ -160,8 +159,8 @@ at::Tensor image_grid(const std::vector<at::Tensor>& images, int64_t columns, in
   const int64_t count = static_cast<int64_t>(images.size());
   const int64_t cols = std::min(columns, count), rows = (count + cols - 1) / cols;
   const int64_t C = first.size(0), H = first.size(1), W = first.size(2);
-  at::Tensor grid = at::full({C, rows * (H + padding) + padding, cols * (W + padding) + padding}, pad_value,
-                             first.options());
+  at::Tensor grid =
+      at::full({C, rows * (H + padding) + padding, cols * (W + padding) + padding}, pad_value, first.options());
   for (int64_t k = 0; k < count; ++k) {
     grid.narrow(1, (k / cols) * (H + padding) + padding, H)
         .narrow(2, (k % cols) * (W + padding) + padding, W)

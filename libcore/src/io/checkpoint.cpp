@@ -77,11 +77,14 @@ int64_t Checkpoint::get_int(const std::string& key) const { return state_as<int6
 
 double Checkpoint::get_double(const std::string& key) const {
   const auto it = state.find(key);
-  if (it != state.end() && std::holds_alternative<int64_t>(it->second)) return static_cast<double>(std::get<int64_t>(it->second));
+  if (it != state.end() && std::holds_alternative<int64_t>(it->second))
+    return static_cast<double>(std::get<int64_t>(it->second));
   return state_as<double>(*this, key, "a double");
 }
 
-std::string Checkpoint::get_string(const std::string& key) const { return state_as<std::string>(*this, key, "a string"); }
+std::string Checkpoint::get_string(const std::string& key) const {
+  return state_as<std::string>(*this, key, "a string");
+}
 
 void restore(const Checkpoint& checkpoint, const std::string& set, const NamedTensors& targets) {
   const NamedTensors& source = checkpoint.set(set);
@@ -106,11 +109,13 @@ void restore(const Checkpoint& checkpoint, const std::string& set, const NamedTe
 
   if (!missing.empty() || !reshaped.empty() || !unexpected.empty()) {
     std::string message = checkpoint.path + ": tensor set '" + set + "' does not match";
-    if (!missing.empty()) message += "; " + std::to_string(missing.size()) + " missing from the checkpoint: " + first_few(missing);
+    if (!missing.empty())
+      message += "; " + std::to_string(missing.size()) + " missing from the checkpoint: " + first_few(missing);
     if (!unexpected.empty()) {
       message += "; " + std::to_string(unexpected.size()) + " in the checkpoint only: " + first_few(unexpected);
     }
-    if (!reshaped.empty()) message += "; " + std::to_string(reshaped.size()) + " of another shape: " + first_few(reshaped);
+    if (!reshaped.empty())
+      message += "; " + std::to_string(reshaped.size()) + " of another shape: " + first_few(reshaped);
     throw UsageError(message);
   }
 

@@ -39,9 +39,7 @@ std::string h5_name(const std::string& normalized) { return normalized.empty() ?
 std::string quoted(const std::string& name) { return "'" + name + "'"; }
 
 // How messages refer to an object given by the caller.
-std::string object_label(const std::string& name) {
-  return normalize(name).empty() ? "the root group" : quoted(name);
-}
+std::string object_label(const std::string& name) { return normalize(name).empty() ? "the root group" : quoted(name); }
 
 // H5Lexists fails rather than answering for "a/b" when "a" is missing, so
 // every prefix is checked in turn.
@@ -74,8 +72,9 @@ std::vector<int64_t> dims_of(hid_t space) {
 
 Handle make_space(const std::vector<hsize_t>& dims, const std::vector<hsize_t>& max_dims = {}) {
   if (dims.empty()) return Handle(H5Screate(H5S_SCALAR), H5Sclose);
-  return Handle(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), max_dims.empty() ? nullptr : max_dims.data()),
-                H5Sclose);
+  return Handle(
+      H5Screate_simple(static_cast<int>(dims.size()), dims.data(), max_dims.empty() ? nullptr : max_dims.data()),
+      H5Sclose);
 }
 
 std::vector<hsize_t> to_hsize(at::IntArrayRef sizes) { return {sizes.begin(), sizes.end()}; }
@@ -121,7 +120,8 @@ std::string read_string_attr(hid_t attr, hid_t file_type, const std::string& whe
   // Fixed-length strings, as some writers make them, padded with NULs or spaces.
   Handle memory_type(H5Tcopy(file_type), H5Tclose);
   std::string out(H5Tget_size(file_type), '\0');
-  if (H5Aread(attr, memory_type.get(), out.data()) < 0) throw std::runtime_error(where + ": cannot read" + h5::reason());
+  if (H5Aread(attr, memory_type.get(), out.data()) < 0)
+    throw std::runtime_error(where + ": cannot read" + h5::reason());
   out.resize(std::min(out.find('\0'), out.size()));
   if (H5Tget_strpad(file_type) == H5T_STR_SPACEPAD) out.erase(out.find_last_not_of(' ') + 1);
   return out;
@@ -136,16 +136,20 @@ AttrValue read_attr(hid_t object, const std::string& key, const std::string& whe
   switch (H5Tget_class(type.get())) {
     case H5T_INTEGER: {
       int64_t value = 0;
-      if (H5Aread(attr.get(), H5T_NATIVE_INT64, &value) < 0) throw std::runtime_error(where + ": cannot read" + h5::reason());
+      if (H5Aread(attr.get(), H5T_NATIVE_INT64, &value) < 0)
+        throw std::runtime_error(where + ": cannot read" + h5::reason());
       return value;
     }
     case H5T_FLOAT: {
       double value = 0;
-      if (H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value) < 0) throw std::runtime_error(where + ": cannot read" + h5::reason());
+      if (H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value) < 0)
+        throw std::runtime_error(where + ": cannot read" + h5::reason());
       return value;
     }
-    case H5T_STRING: return read_string_attr(attr.get(), type.get(), where);
-    default: throw UsageError(where + " is not an integer, float or string");
+    case H5T_STRING:
+      return read_string_attr(attr.get(), type.get(), where);
+    default:
+      throw UsageError(where + " is not an integer, float or string");
   }
 }
 
@@ -177,7 +181,8 @@ Handle open_object(hid_t file, const std::string& path, const std::string& name,
 
 Handle open_dataset(hid_t file, const std::string& path, const std::string& name) {
   Handle object = open_object(file, path, name, "dataset");
-  if (H5Iget_type(object.get()) != H5I_DATASET) throw UsageError(path + ": " + quoted(name) + " is a group, not a dataset");
+  if (H5Iget_type(object.get()) != H5I_DATASET)
+    throw UsageError(path + ": " + quoted(name) + " is a group, not a dataset");
   return object;
 }
 
@@ -189,8 +194,8 @@ void make_parent_groups(hid_t file, const std::string& path, const std::string& 
     if (H5Lexists(file, group.c_str(), H5P_DEFAULT) > 0) {
       Handle object(H5Oopen(file, group.c_str(), H5P_DEFAULT), H5Oclose);
       if (H5Iget_type(object.get()) != H5I_GROUP) {
-        throw std::invalid_argument(path + ": " + quoted(group) + " is a dataset, so " +
-                                    quoted(normalize(normalized)) + " cannot be created");
+        throw std::invalid_argument(path + ": " + quoted(group) + " is a dataset, so " + quoted(normalize(normalized)) +
+                                    " cannot be created");
       }
       continue;
     }
@@ -213,7 +218,8 @@ at::Tensor read_dataset(hid_t dataset, const std::string& where, int64_t begin, 
     dims[0] = count;
     std::vector<hsize_t> start(dims.size(), 0), counts(dims.begin(), dims.end());
     start[0] = static_cast<hsize_t>(begin);
-    if (count > 0 && H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, counts.data(), nullptr) < 0) {
+    if (count > 0 &&
+        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, counts.data(), nullptr) < 0) {
       throw std::runtime_error(where + ": cannot select rows" + h5::reason());
     }
     memory_space = make_space(counts);
@@ -221,8 +227,8 @@ at::Tensor read_dataset(hid_t dataset, const std::string& where, int64_t begin, 
     file_selection = file_space.get();
   }
   at::Tensor out = torch::empty(dims, torch::TensorOptions().dtype(buffer_dtype));
-  if (out.numel() > 0 && H5Dread(dataset, h5::layout_of(buffer_dtype, where).memory_type, memory_selection, file_selection,
-                                 H5P_DEFAULT, out.data_ptr()) < 0) {
+  if (out.numel() > 0 && H5Dread(dataset, h5::layout_of(buffer_dtype, where).memory_type, memory_selection,
+                                 file_selection, H5P_DEFAULT, out.data_ptr()) < 0) {
     throw std::runtime_error(where + ": cannot read" + h5::reason());
   }
   return dtype == c10::kBool ? out.ne(0) : out;
@@ -303,10 +309,12 @@ void H5File::write(const std::string& name, const at::Tensor& tensor) {
     throw std::runtime_error(where + ": cannot replace" + h5::reason());
   }
   Handle space = make_space(to_hsize(data.sizes()));
-  Handle dataset(H5Dcreate2(file, normalized.c_str(), layout.file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                 H5Dclose);
+  Handle dataset(
+      H5Dcreate2(file, normalized.c_str(), layout.file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      H5Dclose);
   if (!dataset.valid()) throw std::runtime_error(where + ": cannot create" + h5::reason());
-  if (data.numel() > 0 && H5Dwrite(dataset.get(), layout.memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data_ptr()) < 0) {
+  if (data.numel() > 0 &&
+      H5Dwrite(dataset.get(), layout.memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data_ptr()) < 0) {
     throw std::runtime_error(where + ": cannot write" + h5::reason());
   }
   write_attr(dataset.get(), kDtypeAttr, std::string(layout.name), where);
@@ -331,8 +339,9 @@ void H5File::append(const std::string& name, const at::Tensor& rows) {
     H5Pset_chunk(plist.get(), static_cast<int>(chunk.size()), chunk.data());
     make_parent_groups(file, path_, normalized);
     Handle space = make_space(dims, max_dims);
-    Handle dataset(H5Dcreate2(file, normalized.c_str(), layout.file_type, space.get(), H5P_DEFAULT, plist.get(), H5P_DEFAULT),
-                   H5Dclose);
+    Handle dataset(
+        H5Dcreate2(file, normalized.c_str(), layout.file_type, space.get(), H5P_DEFAULT, plist.get(), H5P_DEFAULT),
+        H5Dclose);
     if (!dataset.valid()) throw std::runtime_error(where + ": cannot create" + h5::reason());
     write_attr(dataset.get(), kDtypeAttr, std::string(layout.name), where);
   }
@@ -341,7 +350,8 @@ void H5File::append(const std::string& name, const at::Tensor& rows) {
   Handle space(H5Dget_space(dataset.get()), H5Sclose);
   std::vector<hsize_t> dims(H5Sget_simple_extent_ndims(space.get())), max_dims(dims.size());
   H5Sget_simple_extent_dims(space.get(), dims.data(), max_dims.data());
-  if (dims.empty() || max_dims[0] != H5S_UNLIMITED) throw UsageError(where + " was not made by append() and cannot grow");
+  if (dims.empty() || max_dims[0] != H5S_UNLIMITED)
+    throw UsageError(where + " was not made by append() and cannot grow");
   const c10::ScalarType stored = stored_dtype(dataset.get(), where);
   if (stored != rows.scalar_type()) {
     throw UsageError(where + " holds " + h5::layout_of(stored, where).name + ", not " + layout.name);
@@ -360,7 +370,8 @@ void H5File::append(const std::string& name, const at::Tensor& rows) {
   Handle file_space(H5Dget_space(dataset.get()), H5Sclose);
   Handle memory_space = make_space(count);
   if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0 ||
-      H5Dwrite(dataset.get(), layout.memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data.data_ptr()) < 0) {
+      H5Dwrite(dataset.get(), layout.memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data.data_ptr()) <
+          0) {
     throw std::runtime_error(where + ": cannot append" + h5::reason());
   }
 }
@@ -377,8 +388,8 @@ at::Tensor H5File::read_rows(const std::string& name, int64_t begin, int64_t end
   const std::vector<int64_t> dims = dims_of(space.get());
   if (dims.empty()) throw UsageError(where + " is a scalar and has no rows");
   if (begin < 0 || end < begin || end > dims[0]) {
-    throw UsageError(path_ + ": rows [" + std::to_string(begin) + ", " + std::to_string(end) + ") are out of range for dataset " +
-                     quoted(name) + " with " + std::to_string(dims[0]) + " rows");
+    throw UsageError(path_ + ": rows [" + std::to_string(begin) + ", " + std::to_string(end) +
+                     ") are out of range for dataset " + quoted(name) + " with " + std::to_string(dims[0]) + " rows");
   }
   return read_dataset(dataset.get(), where, begin, end - begin);
 }
@@ -398,19 +409,22 @@ void H5File::create_group(const std::string& name) {
 
 std::vector<std::string> H5File::list(const std::string& group) const {
   Handle object = open_object(id(), path_, group, "group");
-  if (H5Iget_type(object.get()) != H5I_GROUP) throw UsageError(path_ + ": " + quoted(group) + " is a dataset, not a group");
+  if (H5Iget_type(object.get()) != H5I_GROUP)
+    throw UsageError(path_ + ": " + quoted(group) + " is a dataset, not a group");
   Handle plist(H5Gget_create_plist(object.get()), H5Pclose);
   unsigned order_flags = 0;
   H5Pget_link_creation_order(plist.get(), &order_flags);
   const H5_index_t index = (order_flags & H5P_CRT_ORDER_INDEXED) ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
   H5G_info_t info;
-  if (H5Gget_info(object.get(), &info) < 0) throw std::runtime_error(path_ + ": cannot list " + object_label(group) + h5::reason());
+  if (H5Gget_info(object.get(), &info) < 0)
+    throw std::runtime_error(path_ + ": cannot list " + object_label(group) + h5::reason());
   // By index rather than H5Literate, whose callback type changed in HDF5 1.12.
   std::vector<std::string> names;
   for (hsize_t i = 0; i < info.nlinks; ++i) {
     const ssize_t size = H5Lget_name_by_idx(object.get(), ".", index, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
     std::string name(std::max<ssize_t>(size, 0), '\0');
-    if (size < 0 || H5Lget_name_by_idx(object.get(), ".", index, H5_ITER_INC, i, name.data(), name.size() + 1, H5P_DEFAULT) < 0) {
+    if (size < 0 ||
+        H5Lget_name_by_idx(object.get(), ".", index, H5_ITER_INC, i, name.data(), name.size() + 1, H5P_DEFAULT) < 0) {
       throw std::runtime_error(path_ + ": cannot list " + object_label(group) + h5::reason());
     }
     names.push_back(std::move(name));
@@ -466,7 +480,8 @@ std::vector<std::string> H5File::attr_names(const std::string& object) const {
         return 0;
       },
       &names);
-  if (status < 0) throw std::runtime_error(path_ + ": cannot list attributes of " + object_label(object) + h5::reason());
+  if (status < 0)
+    throw std::runtime_error(path_ + ": cannot list attributes of " + object_label(object) + h5::reason());
   return names;
 }
 

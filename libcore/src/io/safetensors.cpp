@@ -38,7 +38,7 @@ struct Dtype {
 };
 
 constexpr Dtype kDtypes[] = {
-    {"BOOL", at::kBool, 0}, {"U8", at::kByte, 1},   {"F16", at::kHalf, 7},    {"BF16", at::kBFloat16, 8},
+    {"BOOL", at::kBool, 0}, {"U8", at::kByte, 1},    {"F16", at::kHalf, 7},    {"BF16", at::kBFloat16, 8},
     {"I32", at::kInt, 9},   {"F32", at::kFloat, 11}, {"F64", at::kDouble, 12}, {"I64", at::kLong, 13},
 };
 
@@ -68,7 +68,7 @@ struct Entry {
 };
 
 struct Header {
-  uint64_t data_start;  // file offset of the data section
+  uint64_t data_start;         // file offset of the data section
   std::vector<Entry> entries;  // by data offset
   SafetensorsMetadata metadata;
 };
@@ -138,7 +138,8 @@ Entry parse_entry(const Reader& reader, const std::string& name, const nlohmann:
   entry.begin = json_offset(reader, name, offsets[0]);
   entry.end = json_offset(reader, name, offsets[1]);
   if (entry.end < entry.begin) {
-    reader.fail(where + "data_offsets [" + std::to_string(entry.begin) + "," + std::to_string(entry.end) + "] end before they begin");
+    reader.fail(where + "data_offsets [" + std::to_string(entry.begin) + "," + std::to_string(entry.end) +
+                "] end before they begin");
   }
   if (beyond_file || entry.end - entry.begin != bytes) {
     reader.fail(where + "data_offsets [" + std::to_string(entry.begin) + "," + std::to_string(entry.end) + "] hold " +
@@ -183,7 +184,8 @@ Header read_header(Reader& reader) {
     }
     if (!value.is_object()) reader.fail("__metadata__ must map strings to strings");
     for (const auto& [key, text_value] : value.items()) {
-      if (!text_value.is_string()) reader.fail("__metadata__ must map strings to strings; \"" + key + "\" is " + text_value.dump());
+      if (!text_value.is_string())
+        reader.fail("__metadata__ must map strings to strings; \"" + key + "\" is " + text_value.dump());
       header.metadata[key] = text_value.get<std::string>();
     }
   }
@@ -258,11 +260,13 @@ std::vector<Prepared> prepare(const std::string& path, const NamedTensors& tenso
   std::vector<Prepared> out;
   std::set<std::string> names;
   for (const auto& [name, tensor] : tensors) {
-    if (name.empty() || name == "__metadata__") throw std::invalid_argument(path + ": invalid tensor name '" + name + "'");
+    if (name.empty() || name == "__metadata__")
+      throw std::invalid_argument(path + ": invalid tensor name '" + name + "'");
     if (!names.insert(name).second) throw std::invalid_argument(path + ": tensor '" + name + "' given twice");
     const Dtype* dtype = dtype_of(tensor.scalar_type());
     if (dtype == nullptr) {
-      throw std::invalid_argument(path + ": tensor '" + name + "' has dtype " + std::string(c10::toString(tensor.scalar_type())) +
+      throw std::invalid_argument(path + ": tensor '" + name + "' has dtype " +
+                                  std::string(c10::toString(tensor.scalar_type())) +
                                   ", which safetensors I/O does not support (" + known_dtypes() + ")");
     }
     out.push_back({name, dtype, tensor.detach().to(at::kCPU).contiguous()});
@@ -321,7 +325,8 @@ void write_safetensors(const std::string& path, const NamedTensors& tensors, con
     for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(static_cast<uint64_t>(header.size()) >> (8 * i));
     write_all(file.fd(), length, sizeof length, temp);
     write_all(file.fd(), header.data(), header.size(), temp);
-    for (const Prepared& p : prepared) write_all(file.fd(), p.tensor.data_ptr(), p.tensor.numel() * p.tensor.element_size(), temp);
+    for (const Prepared& p : prepared)
+      write_all(file.fd(), p.tensor.data_ptr(), p.tensor.numel() * p.tensor.element_size(), temp);
     file.close();
   });
 }

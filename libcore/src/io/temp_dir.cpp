@@ -13,8 +13,7 @@ namespace fs = std::filesystem;
 TempDir::TempDir(const fs::path& parent, const std::string& stem) {
   std::string pattern = (fs::absolute(parent) / ("." + stem + "-XXXXXX")).string();
   if (!::mkdtemp(pattern.data()))
-    throw std::runtime_error(parent.string() + ": cannot create a temporary directory: " +
-                             std::strerror(errno));
+    throw std::runtime_error(parent.string() + ": cannot create a temporary directory: " + std::strerror(errno));
   path_ = pattern;
 }
 

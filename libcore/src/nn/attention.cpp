@@ -12,7 +12,8 @@ namespace tandem::nn {
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const AttentionOptions& options) {
   const int64_t tq = q.size(2), tk = k.size(2);
   if (options.causal && tq > tk) {
-    throw std::invalid_argument("attention: " + std::to_string(tq) + " causal queries for only " + std::to_string(tk) + " keys");
+    throw std::invalid_argument("attention: " + std::to_string(tq) + " causal queries for only " + std::to_string(tk) +
+                                " keys");
   }
   const double dropout_p = options.training ? options.dropout_p : 0.0;
   if (!options.key_mask.defined()) {

@@ -97,8 +97,10 @@ InitReport init_from_safetensors(torch::nn::Module& model, const std::string& pa
       // The counter only matters to BatchNorm with momentum None: files written
       // without it (by exporters that keep only floating-point state) lose nothing.
       const bool counter = i >= first_buffer && ends_with(name, "num_batches_tracked");
-      if (counter || may_differ) report.skipped.push_back(name + ": not in file (kept as initialised)");
-      else missing.push_back(name);
+      if (counter || may_differ)
+        report.skipped.push_back(name + ": not in file (kept as initialised)");
+      else
+        missing.push_back(name);
       continue;
     }
     const at::Tensor& source = *it->second;
@@ -118,13 +120,16 @@ InitReport init_from_safetensors(torch::nn::Module& model, const std::string& pa
   }
   for (const auto& [name, tensor] : file) {
     if (in_model.count(name)) continue;
-    if (options.allow_unexpected) report.skipped.push_back(name + ": not in model");
-    else unexpected.push_back(name);
+    if (options.allow_unexpected)
+      report.skipped.push_back(name + ": not in model");
+    else
+      unexpected.push_back(name);
   }
 
   if (!missing.empty() || !reshaped.empty() || !unexpected.empty()) {
     std::string message = path + ": weights do not fit the model";
-    if (!missing.empty()) message += "; " + std::to_string(missing.size()) + " missing from the file: " + first_few(missing);
+    if (!missing.empty())
+      message += "; " + std::to_string(missing.size()) + " missing from the file: " + first_few(missing);
     if (!reshaped.empty()) {
       message += "; " + std::to_string(reshaped.size()) + " of another shape: " + first_few(reshaped) +
                  " (InitOptions::may_differ keeps a new head as initialised)";

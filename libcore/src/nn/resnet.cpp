@@ -29,9 +29,11 @@ void ResNetOptions::validate() const {
   }
   if (in_channels < 1) throw UsageError("model.in_channels: must be positive, got " + std::to_string(in_channels));
   if (num_classes < 1) throw UsageError("model.num_classes: must be positive, got " + std::to_string(num_classes));
-  if (!(dropout >= 0 && dropout < 1)) throw UsageError("model.dropout: must be in [0, 1), got " + std::to_string(dropout));
+  if (!(dropout >= 0 && dropout < 1))
+    throw UsageError("model.dropout: must be in [0, 1), got " + std::to_string(dropout));
   if (stem != "imagenet" && stem != "small") {
-    throw UsageError("model.stem: must be \"imagenet\" (224-pixel inputs) or \"small\" (28-64 pixels), got \"" + stem + "\"");
+    throw UsageError("model.stem: must be \"imagenet\" (224-pixel inputs) or \"small\" (28-64 pixels), got \"" + stem +
+                     "\"");
   }
 }
 
@@ -41,8 +43,8 @@ BasicBlockImpl::BasicBlockImpl(int64_t in_planes, int64_t planes, int64_t stride
   conv2 = register_module("conv2", conv(planes, planes, 3, 1));
   bn2 = register_module("bn2", torch::nn::BatchNorm2d(planes));
   if (stride != 1 || in_planes != planes) {
-    downsample = register_module("downsample", torch::nn::Sequential(conv(in_planes, planes, 1, stride),
-                                                                     torch::nn::BatchNorm2d(planes)));
+    downsample = register_module(
+        "downsample", torch::nn::Sequential(conv(in_planes, planes, 1, stride), torch::nn::BatchNorm2d(planes)));
   }
 }
 

@@ -47,12 +47,10 @@ void run_gnuplot(const std::string& script, const std::string& log) {
   if (rc != 0) throw std::runtime_error(std::string("cannot start gnuplot: ") + std::strerror(rc));
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR)
-      throw std::runtime_error(std::string("waiting for gnuplot: ") + std::strerror(errno));
+    if (errno != EINTR) throw std::runtime_error(std::string("waiting for gnuplot: ") + std::strerror(errno));
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
-  const std::string how = WIFEXITED(status)
-                              ? "exited with status " + std::to_string(WEXITSTATUS(status))
-                              : "was killed by signal " + std::to_string(WTERMSIG(status));
+  const std::string how = WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                                            : "was killed by signal " + std::to_string(WTERMSIG(status));
   throw std::runtime_error("gnuplot " + how + ":\n" + tail_of(log));
 }
 

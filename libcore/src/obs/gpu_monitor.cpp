@@ -21,8 +21,7 @@ std::string format(const GpuSample& s) {
   out += " mem ";
   if (s.mem_used_bytes && s.mem_total_bytes) {
     char mem[64];
-    std::snprintf(mem, sizeof mem, "%.1f/%.1f GiB", *s.mem_used_bytes / kGiB,
-                  *s.mem_total_bytes / kGiB);
+    std::snprintf(mem, sizeof mem, "%.1f/%.1f GiB", *s.mem_used_bytes / kGiB, *s.mem_total_bytes / kGiB);
     out += mem;
   } else {
     out += "n/a";
@@ -52,8 +51,7 @@ GpuMonitor::~GpuMonitor() {
 
 void GpuMonitor::loop(double every_s) {
   using Clock = std::chrono::steady_clock;
-  const auto period =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(every_s));
+  const auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(every_s));
   // Deadlines, not sleeps: samples stay on a fixed cadence however long the sink takes.
   auto next = Clock::now() + period;
   std::unique_lock<std::mutex> lock(mutex_);

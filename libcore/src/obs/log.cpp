@@ -18,10 +18,14 @@ std::ofstream g_file;
 
 const char* level_name(Level level) {
   switch (level) {
-    case Level::Debug: return "DEBUG";
-    case Level::Info: return "INFO ";
-    case Level::Warn: return "WARN ";
-    case Level::Error: return "ERROR";
+    case Level::Debug:
+      return "DEBUG";
+    case Level::Info:
+      return "INFO ";
+    case Level::Warn:
+      return "WARN ";
+    case Level::Error:
+      return "ERROR";
   }
   return "?";
 }
@@ -57,8 +61,7 @@ void close_file() {
 }
 
 void write(Level level, const std::string& message) {
-  const std::string line =
-      timestamp() + " r" + std::to_string(g_rank) + " " + level_name(level) + " " + message;
+  const std::string line = timestamp() + " r" + std::to_string(g_rank) + " " + level_name(level) + " " + message;
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_file.is_open()) g_file << line << '\n' << std::flush;
   if (level == Level::Error || level == Level::Warn) {

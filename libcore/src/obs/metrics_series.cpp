@@ -8,9 +8,7 @@
 namespace tandem {
 namespace {
 
-bool blank(const std::string& line) {
-  return line.find_first_not_of(" \t\r") == std::string::npos;
-}
+bool blank(const std::string& line) { return line.find_first_not_of(" \t\r") == std::string::npos; }
 
 std::string excerpt(const std::string& line) {
   constexpr size_t kMax = 60;

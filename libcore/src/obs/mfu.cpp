@@ -23,8 +23,8 @@ constexpr Peak kPeaks[] = {
     {"H100 NVL", 60, 417.5, 835.5, 835.5},
     {"H100 PCIe", 51, 378, 756.5, 756.5},
     {"H100", 67, 494.7, 989.4, 989.4},  // SXM ("NVIDIA H100 80GB HBM3")
-    {"A100", 19.5, 156, 312, 312},       // SXM and PCIe alike
-    {"A10G", 35, 35, 70, 70},            // AWS's variant: AWS's figures, no NVIDIA datasheet
+    {"A100", 19.5, 156, 312, 312},      // SXM and PCIe alike
+    {"A10G", 35, 35, 70, 70},           // AWS's variant: AWS's figures, no NVIDIA datasheet
     {"A10", 31.2, 62.5, 125, 125},
     {"A30", 10.3, 82, 165, 165},
     {"A40", 37.4, 74.8, 149.7, 149.7},
@@ -53,8 +53,7 @@ bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0
 bool contains_word(const std::string& text, const std::string& needle) {
   for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
     const size_t end = at + needle.size();
-    if ((at == 0 || !word_char(text[at - 1])) && (end == text.size() || !word_char(text[end])))
-      return true;
+    if ((at == 0 || !word_char(text[at - 1])) && (end == text.size() || !word_char(text[end]))) return true;
   }
   return false;
 }
@@ -63,13 +62,16 @@ bool contains_word(const std::string& text, const std::string& needle) {
 
 std::optional<double> peak_flops(const std::string& gpu_name, const std::string& precision) {
   double Peak::*rate = nullptr;
-  if (precision == "fp32") rate = &Peak::fp32;
-  else if (precision == "tf32") rate = &Peak::tf32;
-  else if (precision == "fp16") rate = &Peak::fp16;
-  else if (precision == "bf16") rate = &Peak::bf16;
+  if (precision == "fp32")
+    rate = &Peak::fp32;
+  else if (precision == "tf32")
+    rate = &Peak::tf32;
+  else if (precision == "fp16")
+    rate = &Peak::fp16;
+  else if (precision == "bf16")
+    rate = &Peak::bf16;
   else
-    throw std::invalid_argument("peak_flops: precision must be fp32, tf32, fp16 or bf16, got '" +
-                                precision + "'");
+    throw std::invalid_argument("peak_flops: precision must be fp32, tf32, fp16 or bf16, got '" + precision + "'");
   const std::string name = upper(gpu_name);
   for (const Peak& peak : kPeaks) {
     if (!contains_word(name, upper(peak.name))) continue;
@@ -80,8 +82,7 @@ std::optional<double> peak_flops(const std::string& gpu_name, const std::string&
   return std::nullopt;
 }
 
-std::optional<double> mfu(double flops_per_second_per_gpu, const std::string& gpu_name,
-                          const std::string& precision) {
+std::optional<double> mfu(double flops_per_second_per_gpu, const std::string& gpu_name, const std::string& precision) {
   const auto peak = peak_flops(gpu_name, precision);
   if (!peak) return std::nullopt;
   return flops_per_second_per_gpu / *peak;

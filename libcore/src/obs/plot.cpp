@@ -50,8 +50,7 @@ std::vector<Chart> charts_for(const MetricSeries& series) {
     charts.push_back({"throughput.png", "throughput", "tokens/s", {{"tokens_per_s", "tokens/s"}}});
   else if (has("samples_per_s"))
     charts.push_back({"throughput.png", "throughput", "samples/s", {{"samples_per_s", "samples/s"}}});
-  if (has("grad_norm"))
-    charts.push_back({"grad_norm.png", "gradient norm", "grad norm", {{"grad_norm", "grad norm"}}});
+  if (has("grad_norm")) charts.push_back({"grad_norm.png", "gradient norm", "grad norm", {{"grad_norm", "grad norm"}}});
   // Other eval metrics (accuracy, ROUGE) each get their own chart: their scales differ.
   for (const auto& entry : series)
     if (is_eval(entry.first) && !is_loss(entry.first))
@@ -83,8 +82,7 @@ std::string script_for(const std::vector<Chart>& charts, const MetricSeries& ser
       // Evaluations are few and far apart: points show where they were taken.
       const bool points = is_eval(line.field) || series.at(line.field).size() == 1;
       s += (i ? ", " : "") + gnuplot_quoted(data.at(line.field).string()) + " using 1:2 with " +
-           (points ? "linespoints pt 7 ps 0.8" : "lines lw 1.5") + " title " +
-           gnuplot_quoted(line.title);
+           (points ? "linespoints pt 7 ps 0.8" : "lines lw 1.5") + " title " + gnuplot_quoted(line.title);
     }
     s += "\n";
   }

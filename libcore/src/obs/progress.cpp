@@ -19,10 +19,13 @@ constexpr double kRedrawEvery = 0.1;
 
 }  // namespace
 
-Progress::Progress(std::string label, int64_t total, std::ostream& out, bool redraw,
-                   double plain_every_s, Clock clock)
-    : label_(std::move(label)), total_(total), out_(out), redraw_(redraw),
-      every_s_(plain_every_s), clock_(clock ? std::move(clock) : Clock(steady_seconds)),
+Progress::Progress(std::string label, int64_t total, std::ostream& out, bool redraw, double plain_every_s, Clock clock)
+    : label_(std::move(label)),
+      total_(total),
+      out_(out),
+      redraw_(redraw),
+      every_s_(plain_every_s),
+      clock_(clock ? std::move(clock) : Clock(steady_seconds)),
       start_(clock_()) {}
 
 std::string Progress::duration(double seconds) {
@@ -41,9 +44,8 @@ std::string Progress::line(int64_t done, const std::string& extra) const {
   const double elapsed = clock_() - start_;
   const double rate = elapsed > 0 ? done / elapsed : 0;
   char buf[160];
-  int n = std::snprintf(buf, sizeof buf, "%s %lld/%lld (%.1f%%) %.2f/s", label_.c_str(),
-                        static_cast<long long>(done), static_cast<long long>(total_),
-                        total_ > 0 ? 100.0 * done / total_ : 0.0, rate);
+  int n = std::snprintf(buf, sizeof buf, "%s %lld/%lld (%.1f%%) %.2f/s", label_.c_str(), static_cast<long long>(done),
+                        static_cast<long long>(total_), total_ > 0 ? 100.0 * done / total_ : 0.0, rate);
   std::string out(buf, n);
   out += " elapsed " + duration(elapsed);
   if (rate > 0 && done < total_) out += " ETA " + duration((total_ - done) / rate);
@@ -61,8 +63,7 @@ void Progress::update(int64_t done, const std::string& extra) {
   const std::string text = line(done, extra);
   if (redraw_) {
     // Pad over the previous, possibly longer, line.
-    out_ << '\r' << text << std::string(last_width_ > text.size() ? last_width_ - text.size() : 0, ' ')
-         << std::flush;
+    out_ << '\r' << text << std::string(last_width_ > text.size() ? last_width_ - text.size() : 0, ' ') << std::flush;
     last_width_ = text.size();
   } else {
     out_ << text << '\n' << std::flush;

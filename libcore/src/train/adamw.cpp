@@ -70,8 +70,7 @@ void AdamW::step(double lr) {
       exp_avg_sqs.push_back(slot.exp_avg_sq);
       if (slot.decay) decayed.push_back(params_[i].second);
     }
-    if (options_.weight_decay != 0.0 && !decayed.empty())
-      at::_foreach_mul_(decayed, 1.0 - lr * options_.weight_decay);
+    if (options_.weight_decay != 0.0 && !decayed.empty()) at::_foreach_mul_(decayed, 1.0 - lr * options_.weight_decay);
     const double bias_correction1 = 1.0 - std::pow(beta1, step);
     const double bias_correction2 = 1.0 - std::pow(beta2, step);
     at::_foreach_mul_(exp_avgs, beta1);

@@ -39,7 +39,8 @@ Ema::Ema(const torch::nn::Module& module) {
 }
 
 void Ema::update(const torch::nn::Module& module, double decay) {
-  if (!(decay >= 0.0 && decay <= 1.0)) throw std::invalid_argument("Ema: decay must be in [0, 1], got " + std::to_string(decay));
+  if (!(decay >= 0.0 && decay <= 1.0))
+    throw std::invalid_argument("Ema: decay must be in [0, 1], got " + std::to_string(decay));
   const std::vector<at::Tensor> current = matching(tensors_, module);
   torch::NoGradGuard no_grad;
   // One multi-tensor kernel per operation rather than two per parameter: a

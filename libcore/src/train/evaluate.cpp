@@ -32,8 +32,8 @@ EvalRows gather_eval_rows(Task& task, torch::nn::Module& model, const EvalContex
       }
       for (auto& [key, t] : rows) {
         if (t.size(0) != static_cast<int64_t>(mb.indices.size()))
-          throw std::logic_error("eval_rows: '" + key + "' has " + std::to_string(t.size(0)) +
-                                 " rows for a batch of " + std::to_string(mb.indices.size()));
+          throw std::logic_error("eval_rows: '" + key + "' has " + std::to_string(t.size(0)) + " rows for a batch of " +
+                                 std::to_string(mb.indices.size()));
         pieces[key].push_back(t.detach().cpu());
       }
     }

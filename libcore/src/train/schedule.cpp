@@ -30,14 +30,15 @@ void Schedule::validate(const KeyNames& key) const {
   if (kind != "constant" && kind != "cosine" && kind != "linear") {
     throw UsageError(key("schedule") + " must be one of constant|cosine|linear, got \"" + kind + "\"");
   }
-  if (!(lr > 0.0) || !std::isfinite(lr)) throw UsageError(key("lr") + " must be a positive number, got " + number_text(lr));
+  if (!(lr > 0.0) || !std::isfinite(lr))
+    throw UsageError(key("lr") + " must be a positive number, got " + number_text(lr));
   if (kind != "constant") {
     if (!(min_lr >= 0.0) || !std::isfinite(min_lr)) {
       throw UsageError(key("min_lr") + " must be 0 or more, got " + number_text(min_lr));
     }
     if (min_lr > lr) {
-      throw UsageError(key("min_lr") + " (" + number_text(min_lr) + ") must not exceed " + key("lr") + " (" + number_text(lr) +
-                       ") for a " + kind + " schedule");
+      throw UsageError(key("min_lr") + " (" + number_text(min_lr) + ") must not exceed " + key("lr") + " (" +
+                       number_text(lr) + ") for a " + kind + " schedule");
     }
   }
   if (warmup_steps < 0) {

@@ -49,8 +49,8 @@ Check a_name() { return {{}, true}; }
 // a name with a dot is a whole key outside [train].
 template <class Settings, class Visit>
 void each_setting(Settings& t, Visit&& visit) {
-  visit(Table::Run, "out_dir", t.out_dir,
-        "run directory: config.toml, metrics.jsonl, logs/, checkpoints/, models/", a_name());
+  visit(Table::Run, "out_dir", t.out_dir, "run directory: config.toml, metrics.jsonl, logs/, checkpoints/, models/",
+        a_name());
   visit(Table::Run, "seed", t.seed, "seed for weights, sample order and augmentation; -1 picks one", any());
   visit(Table::Model, "max_steps", t.max_steps, "optimizer steps to train; 0 means $.epochs epochs", at_least(0));
   visit(Table::Model, "epochs", t.epochs, "passes over the training set when $.max_steps is 0", at_least(0));
@@ -111,12 +111,12 @@ std::string doc_of(std::string doc, const std::string& model_table) {
 void declare(Schema& s, const TrainSettings& defaults, bool run, bool model, const std::string& model_table,
              const std::string& what) {
   TrainSettings d = defaults;
-  each_setting(d, [&](Table table, const std::string& name, const auto& field, const std::string& doc,
-                      const Check& check) {
-    if (table == Table::Run ? !run : !model) return;
-    const std::string text = doc_of(doc, model_table);
-    s.add(key_of(table, name, model_table), field, what.empty() ? text : what + ": " + text, check.choices);
-  });
+  each_setting(
+      d, [&](Table table, const std::string& name, const auto& field, const std::string& doc, const Check& check) {
+        if (table == Table::Run ? !run : !model) return;
+        const std::string text = doc_of(doc, model_table);
+        s.add(key_of(table, name, model_table), field, what.empty() ? text : what + ": " + text, check.choices);
+      });
 }
 
 void read(const Config& c, const std::string& key, std::string& field) { field = c.get_string(key); }
@@ -126,8 +126,7 @@ void read(const Config& c, const std::string& key, double& field) { field = c.ge
 template <class T>
 void require(const Config& c, const std::string& key, const T& value, const Check& check) {
   if constexpr (std::is_same_v<T, std::string>) {
-    if (check.named && value.empty())
-      throw UsageError(key + " must not be empty (" + c.source(key) + ")");
+    if (check.named && value.empty()) throw UsageError(key + " must not be empty (" + c.source(key) + ")");
   } else {
     if (!check.holds(static_cast<double>(value))) {
       std::ostringstream got;
@@ -165,8 +164,7 @@ void add_run_keys(Schema& schema, const TrainSettings& defaults, const std::vect
   });
 }
 
-void add_model_keys(Schema& schema, const std::string& table, const std::string& what,
-                    const TrainSettings& defaults) {
+void add_model_keys(Schema& schema, const std::string& table, const std::string& what, const TrainSettings& defaults) {
   declare(schema, defaults, false, true, table, what);
 }
 

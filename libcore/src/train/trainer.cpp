@@ -58,8 +58,8 @@ at::Tensor grad_norm_of(const std::vector<at::Tensor>& grads, const at::TensorOp
 double peak_memory_mb(const Placement& placement) {
 #if TANDEM_TORCH_HAS_CUDA
   if (placement.cuda) {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(
-        static_cast<c10::DeviceIndex>(placement.device_index));
+    const auto stats =
+        c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(placement.device_index));
     const auto all = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
     return stats.allocated_bytes[all].peak / (1024.0 * 1024.0);
   }
@@ -147,8 +147,7 @@ void Trainer::Impl::check_settings() {
   precision = resolve_precision(s.precision, placement.cuda, cc_major);
 
   if (task.train_size() <= 0) throw UsageError("the training set is empty");
-  accum = s.global_batch > 0 ? derive_grad_accum(s.global_batch, s.micro_batch, world.size(), s.key)
-                             : s.grad_accum;
+  accum = s.global_batch > 0 ? derive_grad_accum(s.global_batch, s.micro_batch, world.size(), s.key) : s.grad_accum;
   SamplerOptions so;
   so.dataset_size = task.train_size();
   so.micro_batch = s.micro_batch;
@@ -170,12 +169,11 @@ void Trainer::Impl::check_settings() {
     resume_from = ckpts.latest();
   } else if (s.resume == "none") {
     if (auto latest = ckpts.latest())
-      throw UsageError("train.out_dir '" + out_dir.string() + "' already holds checkpoints (latest " +
-                       *latest + "): set train.resume = \"auto\" to continue that run, or choose "
+      throw UsageError("train.out_dir '" + out_dir.string() + "' already holds checkpoints (latest " + *latest +
+                       "): set train.resume = \"auto\" to continue that run, or choose "
                        "another train.out_dir");
   } else {
-    if (!fs::is_regular_file(s.resume))
-      throw UsageError("train.resume: checkpoint '" + s.resume + "' not found");
+    if (!fs::is_regular_file(s.resume)) throw UsageError("train.resume: checkpoint '" + s.resume + "' not found");
     resume_from = s.resume;
   }
 }
@@ -197,8 +195,8 @@ void Trainer::Impl::build() {
   opt.beta2 = s.beta2;
   opt.eps = s.eps;
   opt.weight_decay = s.weight_decay;
-  optimizer = std::make_unique<AdamW>(
-      params, opt, [this](const std::string& n, const at::Tensor& p) { return task.decays(n, p); });
+  optimizer = std::make_unique<AdamW>(params, opt,
+                                      [this](const std::string& n, const at::Tensor& p) { return task.decays(n, p); });
   scaler = std::make_unique<LossScaler>(precision == Precision::FP16);
   comm = make_communicator(world, placement);
   if (resume_from) restore(*resume_from);
@@ -221,13 +219,13 @@ void Trainer::Impl::restore(const std::string& path) {
   const auto ckpt = load_checkpoint(path);
   const int64_t their_batch = ckpt.get_int("global_batch");
   if (their_batch != sampler->global_batch())
-    throw UsageError(path + ": trained with a global batch of " + std::to_string(their_batch) +
-                     ", this run has " + std::to_string(sampler->global_batch()) +
-                     " (" + s.key("micro_batch") + " x grad_accum x ranks); resuming needs the same global "
+    throw UsageError(path + ": trained with a global batch of " + std::to_string(their_batch) + ", this run has " +
+                     std::to_string(sampler->global_batch()) + " (" + s.key("micro_batch") +
+                     " x grad_accum x ranks); resuming needs the same global "
                      "batch to continue the same sample order");
   if (ckpt.get_int("seed") != static_cast<int64_t>(seed))
-    throw UsageError(path + ": trained with train.seed " + std::to_string(ckpt.get_int("seed")) +
-                     ", this run has " + std::to_string(seed));
+    throw UsageError(path + ": trained with train.seed " + std::to_string(ckpt.get_int("seed")) + ", this run has " +
+                     std::to_string(seed));
   tandem::restore(ckpt, "model", weights);
   optimizer->load_state(ckpt.set("optim"));
   scaler->load_state(ckpt.state);
@@ -235,10 +233,10 @@ void Trainer::Impl::restore(const std::string& path) {
   skipped = ckpt.get_int("skipped_steps");
   best = ckpt.get_double("best_value");
   if (start_step > total_steps)
-    throw UsageError(path + ": already at step " + std::to_string(start_step) +
-                     ", past this run's " + std::to_string(total_steps) + " steps");
-  log::info("resumed from ", path, " at step ", start_step, " (was ",
-            ckpt.get_int("world_size"), " ranks, now ", world.size(), ")");
+    throw UsageError(path + ": already at step " + std::to_string(start_step) + ", past this run's " +
+                     std::to_string(total_steps) + " steps");
+  log::info("resumed from ", path, " at step ", start_step, " (was ", ckpt.get_int("world_size"), " ranks, now ",
+            world.size(), ")");
 }
 
 void Trainer::Impl::save(int64_t steps_done) {
@@ -440,8 +438,8 @@ int Trainer::Impl::loop() {
 
   for (int64_t step = start_step; step < total_steps; ++step) {
     if (world.any(preemption_requested())) {
-      log::warn("signal ", preemption_signal(), " received: checkpointing at step ", step,
-                " and exiting with status ", int(kExitRequeue), " so the job can be requeued");
+      log::warn("signal ", preemption_signal(), " received: checkpointing at step ", step, " and exiting with status ",
+                int(kExitRequeue), " so the job can be requeued");
       save(step);
       return kExitRequeue;
     }
@@ -458,8 +456,7 @@ int Trainer::Impl::loop() {
     reduce(figures, grads);
     update(step, figures, grads, lr);
     const int64_t done = step + 1;
-    report(done, figures, lr,
-           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    report(done, figures, lr, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 
     const bool epoch_end = done % sampler->steps_per_epoch() == 0;
     if ((s.eval_every > 0 && done % s.eval_every == 0) || (s.eval_every == 0 && epoch_end) || done == total_steps)
@@ -497,11 +494,10 @@ int Trainer::run() {
   log::open_file((im.out_dir / "logs" / ("rank-" + std::to_string(im.world.rank()) + ".log")).string());
   install_preemption_handlers();
   im.build();
-  log::info("training on ", im.world.size(), " rank(s), ", im.placement.torch_device(), ", ",
-            im.comm->backend(), " backend, ", to_string(im.precision), "; micro batch ",
-            im.s.micro_batch, " x accumulation ", im.accum, " x world ", im.world.size(),
-            " = global batch ", im.sampler->global_batch(), "; ", im.total_steps, " steps (",
-            im.sampler->steps_per_epoch(), " per epoch)");
+  log::info("training on ", im.world.size(), " rank(s), ", im.placement.torch_device(), ", ", im.comm->backend(),
+            " backend, ", to_string(im.precision), "; micro batch ", im.s.micro_batch, " x accumulation ", im.accum,
+            " x world ", im.world.size(), " = global batch ", im.sampler->global_batch(), "; ", im.total_steps,
+            " steps (", im.sampler->steps_per_epoch(), " per epoch)");
   if (im.start_step == im.total_steps) {
     log::info("nothing to do: the checkpoint is at the last step");
     return kExitOk;

@@ -20,10 +20,9 @@ struct CommandLine {
 // --config given twice, and everything load.h rejects. With --help it prints the
 // usage and every key (type, default, doc) to `help_out`, checks nothing else and
 // returns the defaults with help set.
-CommandLine parse_command_line(int argc, const char* const* argv, const Schema& schema,
-                               const std::string& about, std::ostream& help_out);
+CommandLine parse_command_line(int argc, const char* const* argv, const Schema& schema, const std::string& about,
+                               std::ostream& help_out);
 // Help goes to stdout.
-CommandLine parse_command_line(int argc, const char* const* argv, const Schema& schema,
-                               const std::string& about);
+CommandLine parse_command_line(int argc, const char* const* argv, const Schema& schema, const std::string& about);
 
 }  // namespace tandem

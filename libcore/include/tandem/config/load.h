@@ -25,11 +25,9 @@ void apply_set(Config& config, const std::string& assignment);
 
 // Sets `key` from `text` read as the right-hand side of --set; `source` is the
 // flag that gave it ("--batch-size") and starts any error message.
-void apply_value(Config& config, const std::string& key, const std::string& text,
-                 const std::string& source);
+void apply_value(Config& config, const std::string& key, const std::string& text, const std::string& source);
 
 // Defaults, then the file (none if `path` is empty), then each override in order.
-Config load_config(const Schema& schema, const std::string& path,
-                   const std::vector<std::string>& sets);
+Config load_config(const Schema& schema, const std::string& path, const std::vector<std::string>& sets);
 
 }  // namespace tandem

@@ -28,8 +28,7 @@ struct AliasSpec {
 class Schema {
  public:
   // The key's type is the default's type: 8 is an int, 8.0 a float.
-  Schema& add(const std::string& key, Value default_value, std::string doc,
-              std::vector<std::string> choices = {});
+  Schema& add(const std::string& key, Value default_value, std::string doc, std::vector<std::string> choices = {});
   // A bool key's flag takes no value (`--amp` is `--set train.amp=true`).
   Schema& alias(const std::string& flag, const std::string& key, std::string doc = "");
   // A key this program read once and no longer does: set by a user, it is
@@ -38,7 +37,7 @@ class Schema {
   Schema& retire(const std::string& key, std::string instead);
 
   bool has(const std::string& key) const;
-  const KeySpec& at(const std::string& key) const;  // std::logic_error if undeclared
+  const KeySpec& at(const std::string& key) const;            // std::logic_error if undeclared
   const std::vector<KeySpec>& keys() const { return keys_; }  // in declaration order
   const std::vector<AliasSpec>& aliases() const { return aliases_; }
   bool retired(const std::string& key) const { return retired_.count(key) > 0; }

@@ -10,8 +10,8 @@ namespace tandem {
 // The order matches Value's alternatives, so a value's type is its index.
 enum class KeyType { Bool, Int, Float, String, IntList, FloatList, StringList };
 
-using Value = std::variant<bool, int64_t, double, std::string, std::vector<int64_t>,
-                           std::vector<double>, std::vector<std::string>>;
+using Value = std::variant<bool, int64_t, double, std::string, std::vector<int64_t>, std::vector<double>,
+                           std::vector<std::string>>;
 
 inline KeyType type_of(const Value& value) { return static_cast<KeyType>(value.index()); }
 

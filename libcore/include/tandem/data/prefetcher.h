@@ -25,8 +25,8 @@ class Prefetcher {
   Prefetcher(Make make, int64_t begin, int64_t end, int depth)
       : make_(std::move(make)), next_(begin), end_(end), depth_(depth) {
     if (depth < 1 || begin > end)
-      throw std::invalid_argument("Prefetcher: depth " + std::to_string(depth) + ", range [" +
-                                  std::to_string(begin) + ", " + std::to_string(end) + ")");
+      throw std::invalid_argument("Prefetcher: depth " + std::to_string(depth) + ", range [" + std::to_string(begin) +
+                                  ", " + std::to_string(end) + ")");
     thread_ = std::thread([this] { produce(); });
   }
 

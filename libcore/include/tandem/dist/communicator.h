@@ -34,9 +34,7 @@ class Communicator {
 
   void allreduce(const at::Tensor& tensor, ReduceOp op) { allreduce_async(tensor, op)->wait(); }
   void broadcast(const at::Tensor& tensor, int root) { broadcast_async(tensor, root)->wait(); }
-  void allgather(const at::Tensor& input, const at::Tensor& output) {
-    allgather_async(input, output)->wait();
-  }
+  void allgather(const at::Tensor& input, const at::Tensor& output) { allgather_async(input, output)->wait(); }
   void barrier() { barrier_async()->wait(); }
 };
 

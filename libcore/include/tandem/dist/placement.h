@@ -15,17 +15,15 @@ struct Placement {
   bool cuda = false;
   int device_index = -1;        // CUDA ordinal among the visible devices
   std::string backend = "mpi";  // "mpi" or "nccl"
-  std::string torch_device() const {
-    return cuda ? "cuda:" + std::to_string(device_index) : "cpu";
-  }
+  std::string torch_device() const { return cuda ? "cuda:" + std::to_string(device_index) : "cpu"; }
 };
 
 // The rule, without side effects: `device` is dist.device ("auto", "cpu",
 // "cuda") and `backend` dist.backend ("auto", "mpi", "nccl"); `visible_gpus`
 // counts what CUDA_VISIBLE_DEVICES lets this rank see. Throws UsageError for
 // combinations that cannot work, saying what to change.
-Placement choose_placement(int local_rank, int visible_gpus, const std::string& device,
-                           const std::string& backend, bool nccl_built);
+Placement choose_placement(int local_rank, int visible_gpus, const std::string& device, const std::string& backend,
+                           bool nccl_built);
 
 // Applies the rule for this rank, using LibTorch's view of the GPUs.
 Placement place_rank(const World& world, const std::string& device, const std::string& backend);

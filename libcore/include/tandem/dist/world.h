@@ -66,7 +66,6 @@ class World {
 // refused), Open MPI's OMPI_COMM_WORLD_SIZE, PMI's PMI_SIZE; the first of
 // OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_STEP_NUM_TASKS that is set decides.
 // `env` reads the environment.
-std::string launcher_disagrees(int mpi_size,
-                               const std::function<const char*(const char*)>& env = std::getenv);
+std::string launcher_disagrees(int mpi_size, const std::function<const char*(const char*)>& env = std::getenv);
 
 }  // namespace tandem

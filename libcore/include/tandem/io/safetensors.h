@@ -27,7 +27,6 @@ SafetensorsMetadata read_safetensors_metadata(const std::string& path);
 // device and have any strides. Written through replace_atomically
 // (io/atomic_file.h). Throws std::invalid_argument for duplicate or empty
 // names and for dtypes the format lacks.
-void write_safetensors(const std::string& path, const NamedTensors& tensors,
-                       const SafetensorsMetadata& metadata = {});
+void write_safetensors(const std::string& path, const NamedTensors& tensors, const SafetensorsMetadata& metadata = {});
 
 }  // namespace tandem

@@ -13,8 +13,9 @@
 namespace tandem::nn {
 
 struct InitReport {
-  std::vector<std::string> loaded;   // names
-  std::vector<std::string> skipped;  // "name: why", e.g. "fc.weight: shape [1000,512] in file, [2,512] in model (kept as initialised)"
+  std::vector<std::string> loaded;  // names
+  std::vector<std::string>
+      skipped;  // "name: why", e.g. "fc.weight: shape [1000,512] in file, [2,512] in model (kept as initialised)"
   std::vector<std::string> adapted;  // "name: how", e.g. "conv1.weight: 3 input channels summed into 1"
   // One log line: the count of each list and its first few names.
   std::string summary() const;

@@ -23,9 +23,21 @@ std::string cat(const Args&... args) {
   return out.str();
 }
 
-template <class... Args> void debug(const Args&... a) { write(Level::Debug, cat(a...)); }
-template <class... Args> void info(const Args&... a) { write(Level::Info, cat(a...)); }
-template <class... Args> void warn(const Args&... a) { write(Level::Warn, cat(a...)); }
-template <class... Args> void error(const Args&... a) { write(Level::Error, cat(a...)); }
+template <class... Args>
+void debug(const Args&... a) {
+  write(Level::Debug, cat(a...));
+}
+template <class... Args>
+void info(const Args&... a) {
+  write(Level::Info, cat(a...));
+}
+template <class... Args>
+void warn(const Args&... a) {
+  write(Level::Warn, cat(a...));
+}
+template <class... Args>
+void error(const Args&... a) {
+  write(Level::Error, cat(a...));
+}
 
 }  // namespace tandem::log

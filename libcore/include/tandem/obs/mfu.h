@@ -18,7 +18,6 @@ std::optional<double> peak_flops(const std::string& gpu_name, const std::string&
 
 // flops_per_second_per_gpu / peak, a fraction (0.4 means 40%); nullopt where
 // peak_flops is (logged as "n/a").
-std::optional<double> mfu(double flops_per_second_per_gpu, const std::string& gpu_name,
-                          const std::string& precision);
+std::optional<double> mfu(double flops_per_second_per_gpu, const std::string& gpu_name, const std::string& precision);
 
 }  // namespace tandem

@@ -13,8 +13,8 @@ class Progress {
  public:
   using Clock = std::function<double()>;  // seconds; injectable for tests
 
-  Progress(std::string label, int64_t total, std::ostream& out, bool redraw,
-           double plain_every_s = 30.0, Clock clock = {});
+  Progress(std::string label, int64_t total, std::ostream& out, bool redraw, double plain_every_s = 30.0,
+           Clock clock = {});
   // `done` units of `total` finished; `extra` is appended (e.g. "loss 2.31").
   void update(int64_t done, const std::string& extra = "");
   // Prints the last state once more (final line) and ends a redrawn line.
