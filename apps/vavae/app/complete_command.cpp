@@ -1,5 +1,7 @@
+#include <ctime>
 #include <filesystem>
 #include <functional>
+#include <string>
 
 #include "app/commands.h"
 #include "app/pipeline.h"
@@ -19,35 +21,63 @@ struct Stage {
   // The output that says the stage finished. Only a finished training run
   // has final_model.h5; one preempted midway resumes from its checkpoint.
   std::function<bool(const tandem::Config&)> done;
+  // The training run's folder, "" for a stage that trains nothing. --force
+  // sets a finished one aside, or the run would resume at its last step and
+  // train nothing.
+  std::function<std::string(const tandem::Config&)> run_dir;
 };
 
 bool exists(const std::string& path) { return fs::exists(path); }
 
+// Renames `dir` to DIR.replaced-YYYYmmdd-HHMMSS (a free name), so that a
+// forced stage trains afresh and the run it replaces is kept.
+std::string set_aside(const std::string& dir) {
+  const std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  std::string to = dir + ".replaced-" + stamp;
+  for (int n = 2; fs::exists(to); ++n) to = dir + ".replaced-" + stamp + "-" + std::to_string(n);
+  fs::rename(dir, to);
+  return to;
+}
+
 }  // namespace
 
 int run_complete(tandem::World& world, const tandem::Config& c) {
+  const auto trains_nothing = [](const tandem::Config&) { return std::string(); };
   const std::vector<Stage> stages = {
-      {"train-vae", run_train_vae,
-       [](const tandem::Config& c) {
-         // Pretrained weights need no training stage.
-         return exists(vae_run_dir(c) + "/vae.safetensors") || !c.get_string("vae.checkpoint").empty();
-       }},
+      {"train-vae", run_train_vae, [](const tandem::Config& c) { return exists(vae_run_dir(c) + "/vae.safetensors"); },
+       vae_run_dir},
       {"extract", run_extract,
-       [](const tandem::Config& c) { return exists(latent_file(c, "train")) && exists(latent_file(c, "val")); }},
+       [](const tandem::Config& c) { return exists(latent_file(c, "train")) && exists(latent_file(c, "val")); },
+       trains_nothing},
       {"train-dit", run_train_dit,
-       [](const tandem::Config& c) { return exists(dit_run_dir(c) + "/models/final_model.h5"); }},
-      {"sample", run_sample, [](const tandem::Config& c) { return exists(samples_dir(c) + "/grid.png"); }},
-      {"evaluate", run_evaluate, [](const tandem::Config& c) { return exists(eval_run_dir(c) + "/evaluate.json"); }},
+       [](const tandem::Config& c) { return exists(dit_run_dir(c) + "/models/final_model.h5"); }, dit_run_dir},
+      {"sample", run_sample, [](const tandem::Config& c) { return exists(samples_dir(c) + "/grid.png"); },
+       trains_nothing},
+      {"evaluate", run_evaluate, [](const tandem::Config& c) { return exists(eval_run_dir(c) + "/evaluate.json"); },
+       eval_run_dir},
   };
   const bool force = c.get_bool("cmd.force");
   for (const auto& stage : stages) {
+    // Pretrained weights need no training stage, forced or not.
+    if (std::string(stage.name) == "train-vae" && !c.get_string("vae.checkpoint").empty()) {
+      if (world.is_main()) tandem::log::info("complete: train-vae: vae.checkpoint is given, nothing to train");
+      continue;
+    }
     // Every rank must take the same branch: rank 0 decides.
-    bool skip = world.is_main() && !force && stage.done(c);
-    world.broadcast_bytes(&skip, sizeof skip, 0);
-    if (skip) {
+    bool done = world.is_main() && stage.done(c);
+    world.broadcast_bytes(&done, sizeof done, 0);
+    if (done && !force) {
       if (world.is_main()) tandem::log::info("complete: ", stage.name, ": outputs exist, skipped (--force reruns it)");
       continue;
     }
+    const std::string run_dir = stage.run_dir(c);
+    if (done && !run_dir.empty() && world.is_main() && fs::exists(run_dir)) {
+      const std::string kept = set_aside(run_dir);
+      tandem::log::info("complete: ", stage.name, ": --force: the finished run is kept as ", kept);
+    }
+    world.barrier();
     if (world.is_main()) tandem::log::info("complete: ", stage.name);
     const int status = stage.run(world, c);
     if (status != tandem::kExitOk) return status;

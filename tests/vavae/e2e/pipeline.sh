@@ -3,7 +3,8 @@
 # on Fashion-MNIST (10 classes as 10 users, 60 training and 10 validation
 # images each, 32x32) under two ranks: every stage's outputs exist, evaluate
 # reports a conditional accuracy of at least twice chance, a second
-# `complete` skips every stage, and sample refuses a user the latents lack
+# `complete` skips every stage, `complete --force` trains them again and keeps
+# the runs it replaces, and sample refuses a user the latents lack
 # and a VAE they did not come from. Exits 77 (skipped) without the dataset.
 set -uo pipefail
 vavae=$1 fixture=$2 mpiexec=$3 job=$4 src=$5 work=$6
@@ -34,6 +35,19 @@ again=$("$mpiexec" -n 2 "$vavae" complete --config "$job" --data-root "$work/dat
 status=$?
 [ "$status" = 0 ] || { printf '%s\n' "$again"; fail "the second complete exited with $status"; }
 [ "$(grep -c 'outputs exist, skipped' <<<"$again")" = 5 ] || { printf '%s\n' "$again"; fail "a finished stage ran again"; }
+# --force reruns every stage; a finished training run is kept aside, not
+# resumed at its last step (which would train nothing). One step each.
+forced=$("$mpiexec" -n 2 "$vavae" complete --config "$job" --data-root "$work/data_split" --run-dir "$out" --force \
+  --set vae.max_steps=1 --set dit.max_steps=1 --set dit.warmup_steps=0 --set eval.max_steps=1 \
+  --set sample.num_samples_per_user=1 2>&1)
+status=$?
+[ "$status" = 0 ] || { printf '%s\n' "$forced"; fail "complete --force exited with $status"; }
+! grep -q 'skipped\|nothing to do' <<<"$forced" || { printf '%s\n' "$forced"; fail "complete --force skipped a stage"; }
+[ "$(grep -c 'training on 2 rank' <<<"$forced")" = 3 ] || { printf '%s\n' "$forced"; fail "complete --force did not train three models"; }
+for d in vae dit evaluate; do
+  ls -d "$out/$d.replaced-"* >/dev/null 2>&1 || fail "the finished $d run was not kept aside"
+  [ -s "$out/$d.replaced-"*/models/final_model.h5 ] || [ "$d" = evaluate ] || fail "the kept $d run lost its model"
+done
 # Bad input that needs a finished pipeline: a user the latents lack, and a
 # VAE other than the one the latents came from (one step of another run).
 expect_usage() {
