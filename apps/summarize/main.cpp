@@ -41,11 +41,13 @@ int run(tandem::World& world, int argc, char** argv) {
                                         world.rank() == 0 ? std::cout : quiet);
   if (cli.help) return tandem::kExitOk;
   const tandem::Command& command = tandem::find_command(commands(), cli.positional, "all");
-  const auto demo = summarize::apply_demo_defaults(cli.config);
-  // Only the commands that read the data say so; generate's output is the text alone.
+  // The demo's settings are for the commands that train or evaluate on its
+  // corpus; the others take a model file, which carries its own shape.
   const std::string& name = command.name;
-  const bool reads_data = name == "all" || name == "train" || name == "eval" || name == "predict";
-  if (!demo.empty() && reads_data) tandem::log::info("no data.train_csv: built-in demo corpus, with ", demo);
+  if (name == "all" || name == "train" || name == "eval" || name == "predict") {
+    const auto demo = summarize::apply_demo_defaults(cli.config);
+    if (!demo.empty()) tandem::log::info("no data.train_csv: built-in demo corpus, with ", demo);
+  }
   return tandem::run_command(command, world, cli.config);
 }
 

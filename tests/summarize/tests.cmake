@@ -23,6 +23,13 @@ tandem_e2e_test(summarize_missing_csv STATUS 2 MATCH "nowhere.csv: no such file"
   COMMAND $<TARGET_FILE:summarize> --set data.train_csv=nowhere.csv)
 tandem_e2e_test(summarize_unknown_command STATUS 2 MATCH "unknown command 'trian'"
   COMMAND $<TARGET_FILE:summarize> trian)
+# The commands that take a model file need only the file, and print only
+# their output on stdout.
+add_test(NAME summarize_model_file_commands
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/model_file_commands.sh $<TARGET_FILE:summarize>
+                 ${CMAKE_CURRENT_BINARY_DIR}/model-file-commands)
+set_tests_properties(summarize_model_file_commands PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}" LABELS "summarize;e2e"
+                     TIMEOUT 300)
 # A tokenizer folder without a vocabulary, and a tiktoken file that is not one.
 tandem_e2e_test(summarize_missing_tokenizer STATUS 2
   MATCH "tokenizer.dir '${CMAKE_CURRENT_BINARY_DIR}/no-vocab' does not exist: run env/tokenizer.sh.*gpt2.tiktoken"

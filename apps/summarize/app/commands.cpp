@@ -51,7 +51,6 @@ InferenceSettings inference_settings(const tandem::Config& c, int64_t eot) {
 
 // The model of a checkpoint or models/*.h5 file, on the rank's device.
 GPT load_model(tandem::World& world, const tandem::Config& c, const GPTConfig& shape, const std::string& path) {
-  if (!fs::is_regular_file(path)) throw tandem::UsageError("checkpoint '" + path + "' not found (set --checkpoint)");
   GPT model(shape);
   tandem::restore(tandem::load_checkpoint(path), "model", tandem::module_state(*model));
   model->to(tandem::rank_device(world, c));
@@ -130,22 +129,29 @@ Setup setup(tandem::World& world, const tandem::Config& c) {
   return {load_tokenizer(c), model_config(c), tandem::shared_seed(world, c.get_int("train.seed"))};
 }
 
+// Trains `task` with `c`, its shape recorded in the config every checkpoint
+// carries (record_shape), so that the model files describe themselves.
+int train(tandem::World& world, const tandem::Config& c, const GPTConfig& shape, SummarizeTask& task) {
+  tandem::Config trained = c;
+  record_shape(trained, shape);
+  tandem::Trainer trainer(world, trained, task, tandem::train_settings(trained));
+  return trainer.run();
+}
+
 }  // namespace
 
 int run_train(tandem::World& world, const tandem::Config& c) {
   auto s = setup(world, c);
   auto data = prepare_data(world, c, s.tok, s.shape, s.seed);
   SummarizeTask task(s.shape, c.get_string("model.init_from"), std::move(data.train), std::move(data.val), s.tok.eot());
-  tandem::Trainer trainer(world, c, task, tandem::train_settings(c));
-  return trainer.run();
+  return train(world, c, s.shape, task);
 }
 
 int run_all(tandem::World& world, const tandem::Config& c) {
   auto s = setup(world, c);
   auto data = prepare_data(world, c, s.tok, s.shape, s.seed);
   SummarizeTask task(s.shape, c.get_string("model.init_from"), std::move(data.train), std::move(data.val), s.tok.eot());
-  tandem::Trainer trainer(world, c, task, tandem::train_settings(c));
-  const int status = trainer.run();
+  const int status = train(world, c, s.shape, task);
   if (status != tandem::kExitOk) return status;
   // The best model by validation loss summarises; final weights are in models/ too.
   auto model = load_model(world, c, s.shape, default_checkpoint(c));
@@ -154,19 +160,23 @@ int run_all(tandem::World& world, const tandem::Config& c) {
 
 int run_eval(tandem::World& world, const tandem::Config& c) {
   auto s = setup(world, c);
-  auto corpus = prepare_data(world, c, s.tok, s.shape, s.seed).corpus;
+  const std::string path = default_checkpoint(c);
+  const GPTConfig shape = trained_shape(c, path);
+  auto corpus = prepare_data(world, c, s.tok, shape, s.seed).corpus;
   corpus.test.clear();
-  auto model = load_model(world, c, s.shape, default_checkpoint(c));
+  auto model = load_model(world, c, shape, path);
   return evaluate_and_predict(world, c, model, s.tok, corpus);
 }
 
 int run_predict(tandem::World& world, const tandem::Config& c) {
   auto s = setup(world, c);
-  auto corpus = prepare_data(world, c, s.tok, s.shape, s.seed).corpus;
+  const std::string path = default_checkpoint(c);
+  const GPTConfig shape = trained_shape(c, path);
+  auto corpus = prepare_data(world, c, s.tok, shape, s.seed).corpus;
   if (corpus.test.empty() && !c.get_string("data.train_csv").empty())
     throw tandem::UsageError("predict needs data.test_csv (--test-csv)");
   corpus.val.clear();
-  auto model = load_model(world, c, s.shape, default_checkpoint(c));
+  auto model = load_model(world, c, shape, path);
   return evaluate_and_predict(world, c, model, s.tok, corpus);
 }
 
@@ -181,7 +191,8 @@ int run_generate(tandem::World& world, const tandem::Config& c) {
   }
   if (prompt.empty()) throw tandem::UsageError("generate needs --prompt TEXT or --prompt-file F");
   const std::string hf = c.get_string("cmd.hf");
-  GPT model = hf.empty() ? load_model(world, c, model_config(c), default_checkpoint(c)) : load_hf(hf);
+  const std::string path = default_checkpoint(c);
+  GPT model = hf.empty() ? load_model(world, c, trained_shape(c, path), path) : load_hf(hf);
   auto options = inference_settings(c, tok.eot()).generate;
   const auto out = generate(model, {tok.encode(prompt)}, options);
   if (world.rank() == 0) std::cout << tok.decode(out.front()) << std::endl;
@@ -191,11 +202,12 @@ int run_generate(tandem::World& world, const tandem::Config& c) {
 int run_export(tandem::World& world, const tandem::Config& c) {
   const std::string dir = c.get_string("cmd.out");
   if (dir.empty()) throw tandem::UsageError("export needs --out DIR");
-  auto model = load_model(world, c, model_config(c), default_checkpoint(c));
+  const std::string path = default_checkpoint(c);
+  auto model = load_model(world, c, trained_shape(c, path), path);
   if (world.rank() == 0) {
     model->to(torch::kCPU);
     export_hf(model, dir);
-    std::cout << "exported to " << dir << " (config.json, model.safetensors)" << std::endl;
+    tandem::log::info("exported to ", dir, " (config.json, model.safetensors)");
   }
   return tandem::kExitOk;
 }

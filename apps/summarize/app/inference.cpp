@@ -57,7 +57,7 @@ std::vector<std::string> summarize_all(tandem::World& world, GPT& model, const G
     throw std::runtime_error("a prompt template longer than the model's context");
 
   std::vector<std::vector<int64_t>> outputs;
-  tandem::Progress progress("generate", static_cast<int64_t>(mine.size()), std::cout, tandem::console_redraws(), 10.0);
+  tandem::Progress progress("generate", static_cast<int64_t>(mine.size()), std::cerr, tandem::console_redraws(), 10.0);
   for (size_t begin = 0; begin < mine.size(); begin += s.batch) {
     const size_t end = std::min(mine.size(), begin + static_cast<size_t>(s.batch));
     std::vector<std::vector<int64_t>> batch;

@@ -4,7 +4,9 @@
 #include <filesystem>
 
 #include "data/load.h"
+#include "keys.h"
 #include "model/gpt2_hf.h"
+#include "tandem/config/checkpoint_config.h"
 #include "tandem/config/config.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
@@ -69,6 +71,25 @@ GPTConfig model_config(const tandem::Config& c) {
   g.bias = c.get_bool("model.bias");
   g.validate();
   return g;
+}
+
+void record_shape(tandem::Config& c, const GPTConfig& shape) {
+  const std::string why = "the model's shape";
+  c.set("model.n_layer", shape.n_layer, why);
+  c.set("model.n_head", shape.n_head, why);
+  c.set("model.n_embd", shape.n_embd, why);
+  c.set("model.block_size", shape.block_size, why);
+}
+
+GPTConfig trained_shape(const tandem::Config& c, const std::string& path) {
+  if (!fs::is_regular_file(path)) throw tandem::UsageError("checkpoint '" + path + "' not found (set --checkpoint)");
+  if (!tandem::has_config(path)) return model_config(c);
+  tandem::Config trained = tandem::config_from_checkpoint(summarize_schema(), path);
+  // Files written before record_shape name only the preset or the folder.
+  const bool recorded = trained.get_int("model.n_layer") > 0 && trained.get_int("model.n_head") > 0 &&
+                        trained.get_int("model.n_embd") > 0 && trained.get_int("model.block_size") > 0;
+  if (recorded) trained.set("model.init_from", std::string("scratch"), path);
+  return model_config(trained);
 }
 
 Prepared prepare_data(tandem::World& world, const tandem::Config& c, const Gpt2Tokenizer& tok, const GPTConfig& model,

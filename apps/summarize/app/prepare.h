@@ -2,6 +2,7 @@
 // What every command that touches data needs: the tokenizer, the model's
 // shape, the corpus and its token sequences, built once per input and cached.
 #include <optional>
+#include <string>
 
 #include "data/example.h"
 #include "data/tokens.h"
@@ -18,6 +19,14 @@ namespace summarize {
 Gpt2Tokenizer load_tokenizer(const tandem::Config& config);
 // The preset with explicit sizes on top, or a Hugging Face model's own shape.
 GPTConfig model_config(const tandem::Config& config);
+// Writes `shape`'s sizes into `config`'s model.* keys, so that the config a
+// checkpoint carries says the model's shape without its preset or the
+// Hugging Face folder it started from.
+void record_shape(tandem::Config& config, const GPTConfig& shape);
+// The shape of the model in the checkpoint or models/*.h5 file at `path`,
+// from the config it carries; `config`'s model.* keys for a file that
+// carries none. Throws UsageError for a missing file.
+GPTConfig trained_shape(const tandem::Config& config, const std::string& path);
 
 struct Prepared {
   Corpus corpus;

@@ -27,6 +27,8 @@ Config parse(const Schema& schema, const std::string& text, const std::string& p
 
 bool has_config(const Checkpoint& checkpoint) { return checkpoint.state.count(kConfigKey) > 0; }
 
+bool has_config(const std::string& path) { return H5File(path).has_attr("", kConfigKey); }
+
 Config config_from_checkpoint(const Schema& schema, const Checkpoint& checkpoint) {
   if (!has_config(checkpoint)) throw_no_config(checkpoint.path);
   return parse(schema, checkpoint.get_string(kConfigKey), checkpoint.path);

@@ -64,11 +64,8 @@ void write(Level level, const std::string& message) {
   const std::string line = timestamp() + " r" + std::to_string(g_rank) + " " + level_name(level) + " " + message;
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_file.is_open()) g_file << line << '\n' << std::flush;
-  if (level == Level::Error || level == Level::Warn) {
-    if (g_rank == 0 || level == Level::Error) std::cerr << line << std::endl;
-  } else if (g_rank == 0 && level != Level::Debug) {
-    std::cout << line << std::endl;
-  }
+  const bool console = level == Level::Error || (g_rank == 0 && level != Level::Debug);
+  if (console) std::cerr << line << std::endl;
 }
 
 }  // namespace tandem::log

@@ -78,12 +78,12 @@ void Progress::finish() {
   }
 }
 
-bool stdout_is_terminal() { return isatty(STDOUT_FILENO) == 1; }
+bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
 
 bool console_redraws() {
   for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
     if (std::getenv(var)) return false;
-  return stdout_is_terminal();
+  return stderr_is_terminal();
 }
 
 }  // namespace tandem

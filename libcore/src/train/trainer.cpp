@@ -318,7 +318,7 @@ std::unique_ptr<Loader> Trainer::Impl::make_loader() {
 void Trainer::Impl::start_reporting() {
   if (world.rank() == 0) {
     metrics = std::make_unique<MetricsWriter>((out_dir / "metrics.jsonl").string());
-    progress = std::make_unique<Progress>("train", total_steps, std::cout, console_redraws(), 10.0);
+    progress = std::make_unique<Progress>("train", total_steps, std::cerr, console_redraws(), 10.0);
   }
   for (const auto& g : visible_gpus())
     if (placement.cuda && g.index == placement.device_index) gpu_name = g.name;

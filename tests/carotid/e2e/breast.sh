@@ -12,7 +12,7 @@ mkdir -p "$work"
 common=(--root-dir "$data/images" --label-excel "$data/label.xlsx" --set data.channels=1
         --image-size 28 --batch-size 32 --lr 1e-3 --set data.cache_dir="$work/cache")
 
-"$mpiexec" -n 2 "$carotid" "${common[@]}" --epochs 2 --output-dir "$work/out" | tee "$work/train.log"
+"$mpiexec" -n 2 "$carotid" "${common[@]}" --epochs 2 --output-dir "$work/out" 2>&1 | tee "$work/train.log"
 run=$(ls -d "$work"/out/train_*)
 for f in config.toml metrics.jsonl split.csv test_report.json confusion_matrix.txt \
          confusion_matrix.png roc_curve.png models/best_model.h5 models/final_model.h5 logs/rank-1.log; do
@@ -27,14 +27,14 @@ grep -Eq "test \(best_model.h5, [0-9]+ images\): person auc" "$work/train.log" |
 mkdir -p "$work/test-persons"
 for p in $(grep ',test,' "$run/split.csv" | cut -d, -f1); do ln -s "$data/images/$p" "$work/test-persons/$p"; done
 "$mpiexec" -n 2 "$carotid" predict --model "$run/models/best_model.h5" --input "$work/test-persons" \
-  --labels "$data/label.xlsx" --out "$work/pred" | tee "$work/predict.log"
+  --labels "$data/label.xlsx" --out "$work/pred" 2>&1 | tee "$work/predict.log"
 [ "$(tail -n +2 "$work/pred/persons.csv" | wc -l)" = "$(grep -c ',test,' "$run/split.csv")" ] ||
   fail "persons.csv does not hold every test person"
 grep -q "scored against" "$work/predict.log" || fail "predict did not score"
 
 # A continued run reuses the split: no test person reaches training.
 "$mpiexec" -n 2 "$carotid" "${common[@]}" --epochs 1 --output-dir "$work/more" \
-  --load-model "$run/models/best_model.h5" | tee "$work/more.log"
+  --load-model "$run/models/best_model.h5" 2>&1 | tee "$work/more.log"
 grep -q "split: as in $run/split.csv" "$work/more.log" || fail "continued run drew a new split"
 cmp <(sort "$run/split.csv") <(sort "$work"/more/train_*/split.csv) || fail "continued run's split differs"
 echo "PASS"

@@ -14,6 +14,8 @@ struct Checkpoint;
 // Whether the checkpoint carries a config: weights converted from elsewhere,
 // for instance, do not.
 bool has_config(const Checkpoint& checkpoint);
+// The same for the file at `path`, reading none of its tensors.
+bool has_config(const std::string& path);
 
 // The carried config over `schema`'s defaults. Throws UsageError naming the
 // file when it carries none, and naming the file, line and key when the

@@ -1,7 +1,9 @@
 #pragma once
 // Logging for many ranks: rank 0 speaks on the console, every rank writes its
 // own file (run_dir/logs/rank-N.log), and errors reach the console from any
-// rank, since the rank that fails is often not rank 0.
+// rank, since the rank that fails is often not rank 0. The console is stderr,
+// as with Python's logging and tqdm: stdout carries only what a command
+// outputs (generated text, token ids, scores), so that it can be piped.
 #include <sstream>
 #include <string>
 

@@ -37,8 +37,9 @@ class Progress {
   size_t last_width_ = 0;
 };
 
-// Whether stdout is a terminal, i.e. whether a Progress line may be redrawn.
-bool stdout_is_terminal();
+// Whether stderr, where progress is shown, is a terminal: whether a Progress
+// line may be redrawn.
+bool stderr_is_terminal();
 // Whether a progress line should be redrawn in place: on a terminal, and not
 // under mpirun or srun, which hand ranks a pseudo-terminal even when the job's
 // output goes to a file, where carriage returns would garble it.
