@@ -25,6 +25,7 @@ packages=(
   liborcus-dev                       # .xlsx label sheets (apps/carotid)
   libstb-dev                         # image decoding (PNG, JPEG, BMP) and PNG writing
   libxlsxwriter-dev                  # tests write .xlsx label sheets
+  libboost-dev                       # Boost.CRC (header-only): TensorBoard records' CRC-32C
 )
 # Test-only: kept off users' machines, where slurm-wlm and munge would also
 # start system services.
@@ -36,7 +37,7 @@ if [ "${1:-}" = "--tests" ]; then
     dataset-fashion-mnist            # tests/vavae: 10 classes as 10 "users" for the VA-VAE pipeline
   )
   # The reference peers the tests check tandem against, in the venv.
-  python_tests=(tiktoken==0.14.0 transformers==5.23.0 rouge-score==0.1.2 numpy==2.4.6)
+  python_tests=(tiktoken==0.14.0 transformers==5.23.0 rouge-score==0.1.2 numpy==2.4.6 tensorboard==2.21.0)
 fi
 
 missing=()

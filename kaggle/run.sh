@@ -246,7 +246,7 @@ fetch_dep() { # fetch_dep NAME PACKAGE GIT_URL TAG: -DNAME_DIR=... unless PACKAG
 
 # What the build needs from the system; the runtime libraries come with them.
 system_packages=(build-essential cmake ninja-build ccache pkg-config git openmpi-bin libopenmpi-dev
-  libhdf5-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libpcre2-dev liborcus-dev libstb-dev)
+  libhdf5-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libpcre2-dev liborcus-dev libstb-dev libboost-dev)
 
 ensure_build() {
   if [ -n "$torch_version" ]; then

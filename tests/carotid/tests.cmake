@@ -18,7 +18,8 @@ gtest_discover_tests(carotid_tests PROPERTIES LABELS carotid DISCOVERY_TIMEOUT 6
 # (skipped without ../shared/data), and stopped at the door by bad input.
 add_test(NAME carotid_breast_ultrasound_2ranks
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/breast.sh $<TARGET_FILE:carotid> ${MPIEXEC_EXECUTABLE}
-                 ${CMAKE_SOURCE_DIR}/../shared/data/breast_ultrasound ${CMAKE_CURRENT_BINARY_DIR}/carotid-breast)
+                 ${CMAKE_SOURCE_DIR}/../shared/data/breast_ultrasound ${CMAKE_CURRENT_BINARY_DIR}/carotid-breast
+                 ${TANDEM_TEST_PYTHON} ${CMAKE_SOURCE_DIR}/tests/peers/tensorboard_reads_events.py)
 set_tests_properties(carotid_breast_ultrasound_2ranks PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
                      LABELS "carotid;e2e" TIMEOUT 900 SKIP_RETURN_CODE 77)
 foreach(case missing-root missing-column ratios corrupt-strict)

@@ -14,3 +14,5 @@ tandem_peer_test(peer_rouge_vs_rouge_score rouge_vs_rouge_score.py
 tandem_peer_test(peer_gpt2_vs_transformers gpt2_vs_transformers.py
                  $<TARGET_FILE:summarize> $<TARGET_FILE:summarize_tests>
                  ${CMAKE_CURRENT_BINARY_DIR}/peer-gpt2)
+tandem_peer_test(peer_tensorboard_reads_events tensorboard_reads_events.py scalars
+                 $<TARGET_FILE:toy_train> ${CMAKE_CURRENT_BINARY_DIR}/peer-tensorboard)

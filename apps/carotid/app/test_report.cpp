@@ -14,6 +14,7 @@
 #include "tandem/io/temp_dir.h"
 #include "tandem/obs/gnuplot.h"
 #include "tandem/obs/log.h"
+#include "tandem/obs/tensorboard.h"
 
 namespace carotid {
 namespace fs = std::filesystem;
@@ -87,8 +88,9 @@ std::string tics(const std::vector<std::string>& names) {
 }
 
 // Both figures from one gnuplot run, drawn aside and renamed into `dir`.
-void draw_figures(const fs::path& dir, const Level& persons, const Level& images,
-                  const std::vector<std::string>& names) {
+// Returns the PNGs written.
+std::vector<fs::path> draw_figures(const fs::path& dir, const Level& persons, const Level& images,
+                                   const std::vector<std::string>& names) {
   tandem::TempDir tmp(dir, "report");
   const fs::path matrix = tmp.path() / "confusion.dat";
   {
@@ -131,7 +133,12 @@ void draw_figures(const fs::path& dir, const Level& persons, const Level& images
   const fs::path script = tmp.path() / "report.gp";
   std::ofstream(script) << s << "unset output\n";
   tandem::run_gnuplot(script.string(), (tmp.path() / "gnuplot.log").string());
-  for (const auto& file : made) fs::rename(tmp.path() / file, dir / file);
+  std::vector<fs::path> written;
+  for (const auto& file : made) {
+    fs::rename(tmp.path() / file, dir / file);
+    written.push_back(dir / file);
+  }
+  return written;
 }
 
 nlohmann::json level_json(const Level& level, const tandem::Metrics& metrics, const std::string& prefix) {
@@ -176,7 +183,11 @@ tandem::Metrics write_test_report(const std::string& dir_name, const ReportInput
   write_text((dir / "confusion_matrix.txt").string(),
              confusion_text(persons, in.class_names) + "\n" + confusion_text(images, in.class_names));
   try {
-    draw_figures(dir, persons, images, in.class_names);
+    const auto figures = draw_figures(dir, persons, images, in.class_names);
+    if (in.tensorboard) {
+      tandem::TensorBoardWriter tb((dir / "tb").string());
+      for (const auto& png : figures) tb.png_file("test/" + png.stem().string(), in.step, png.string());
+    }
   } catch (const std::exception& e) {
     tandem::log::warn("test report: no figures: ", e.what());
   }

@@ -2,6 +2,7 @@
 // What a training run ends with: the best model judged once on the test
 // persons, written for people (confusion matrices as text and PNG, ROC curves)
 // and for programs (test_report.json), at image and at person level.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,10 +16,13 @@ struct ReportInputs {
   std::vector<std::string> persons;  // what Sample::person indexes
   std::vector<std::string> class_names;
   std::string model;  // the model file judged
+  int64_t step = 0;   // the step it was saved at, for TensorBoard's slider
+  bool tensorboard = false;  // obs.tensorboard: also put the figures in dir/tb
 };
 
 // Writes into `dir`: test_report.json, confusion_matrix.txt,
-// confusion_matrix.png and, for two classes, roc_curve.png. Returns the
+// confusion_matrix.png and, for two classes, roc_curve.png (also as
+// TensorBoard images test/confusion_matrix and test/roc_curve in dir/tb). Returns the
 // person-level metrics. Figures need gnuplot: when it is missing or fails,
 // the JSON and text are still written and the reason is logged.
 tandem::Metrics write_test_report(const std::string& dir, const ReportInputs& inputs);

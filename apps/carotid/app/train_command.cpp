@@ -120,7 +120,8 @@ int run_train(tandem::World& world, tandem::Config c) {
   // The test set is judged once, by the model validation picked.
   const fs::path best = tandem::trained_model(run_dir);
   torch::nn::Module& model = trainer.model();
-  tandem::restore(tandem::load_checkpoint(best.string()), "model", tandem::module_state(model));
+  const tandem::Checkpoint best_model = tandem::load_checkpoint(best.string());
+  tandem::restore(best_model, "model", tandem::module_state(model));
   task.set_eval(parts.test);
   tandem::EvalContext ctx;
   ctx.world = &world;
@@ -130,6 +131,8 @@ int run_train(tandem::World& world, tandem::Config c) {
   const tandem::EvalRows rows = tandem::gather_eval_rows(task, model, ctx);
   if (world.is_main()) {
     ReportInputs in{rows, parts.test, persons, dataset.sheet.class_names, best.string()};
+    in.step = best_model.get_int("step");
+    in.tensorboard = settings.tensorboard;
     const auto m = write_test_report(run_dir, in);
     log::info("test (", best.filename().string(), ", ", parts.test.size(), " images): person auc ", m.at("person_auc"),
               ", accuracy ", m.at("person_accuracy"), ", balanced accuracy ", m.at("person_balanced_accuracy"),

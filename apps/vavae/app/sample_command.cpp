@@ -24,6 +24,7 @@
 #include "tandem/image/write_png.h"
 #include "tandem/io/checkpoint.h"
 #include "tandem/obs/log.h"
+#include "tandem/obs/tensorboard.h"
 #include "tandem/train/trainer.h"
 
 namespace vavae {
@@ -160,6 +161,9 @@ int run_sample(tandem::World& world, const tandem::Config& c) {
       for (int64_t i = 0; i < per_user; ++i)
         tiles.push_back(tandem::image::read_image((fs::path(out) / image_name(u, i)).string(), 3));
     tandem::image::write_png((fs::path(out) / "grid.png").string(), tandem::image::image_grid(tiles, per_user));
+    if (c.get_bool("obs.tensorboard"))
+      tandem::TensorBoardWriter((fs::path(out) / "tb").string())
+          .png_file("samples/grid", 0, (fs::path(out) / "grid.png").string());
     log::info("sample: ", users.size() * per_user, " images (", users.size(), " users x ", per_user, ") in ", seconds,
               " s on ", world.size(), " ranks, ", options.num_steps, " steps, guidance ", options.guidance_scale, " (",
               static_cast<double>(mine.size()) / std::max(seconds, 1e-9), " images/s per rank) -> ", out,

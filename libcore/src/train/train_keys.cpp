@@ -93,6 +93,10 @@ void each_setting(Settings& t, Visit&& visit) {
         one_of({"min", "max"}));
   visit(Table::Run, "obs.gpu_every_s", t.gpu_every_s,
         "log each GPU's utilisation, memory and temperature this often; 0 disables", at_least(0));
+  visit(Table::Run, "obs.tensorboard", t.tensorboard,
+        "also write the figures of metrics.jsonl, the GPU monitor's and the app's images as TensorBoard events "
+        "in out_dir/tb",
+        any());
 }
 
 std::string key_of(Table table, const std::string& name, const std::string& model_table) {
@@ -122,6 +126,7 @@ void declare(Schema& s, const TrainSettings& defaults, bool run, bool model, con
 void read(const Config& c, const std::string& key, std::string& field) { field = c.get_string(key); }
 void read(const Config& c, const std::string& key, int64_t& field) { field = c.get_int(key); }
 void read(const Config& c, const std::string& key, double& field) { field = c.get_double(key); }
+void read(const Config& c, const std::string& key, bool& field) { field = c.get_bool(key); }
 
 template <class T>
 void require(const Config& c, const std::string& key, const T& value, const Check& check) {

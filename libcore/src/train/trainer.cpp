@@ -7,6 +7,7 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -28,6 +29,7 @@
 #include "tandem/obs/metrics.h"
 #include "tandem/obs/mfu.h"
 #include "tandem/obs/progress.h"
+#include "tandem/obs/tensorboard.h"
 #include "tandem/random.h"
 #include "tandem/train/adamw.h"
 #include "tandem/train/autocast_guard.h"
@@ -107,6 +109,9 @@ struct Trainer::Impl {
 
   // Rank 0's outputs while training.
   std::unique_ptr<MetricsWriter> metrics;
+  std::unique_ptr<TensorBoardWriter> tensorboard;  // with obs.tensorboard
+  // The last step reported, for the GPU monitor's thread to file its samples under.
+  std::atomic<int64_t> reported_step{0};
   std::unique_ptr<Progress> progress;
   std::string gpu_name;  // for MFU; empty on CPU
 
@@ -118,7 +123,7 @@ struct Trainer::Impl {
   void restore(const std::string& path);
   void save(int64_t steps_done);
   void save_model(const std::string& name, int64_t steps_done);
-  bool evaluate_and_track(int64_t steps_done, MetricsWriter* metrics);
+  bool evaluate_and_track(int64_t steps_done);
 
   // What one optimizer step did, summed over the ranks.
   struct StepFigures {
@@ -272,7 +277,7 @@ void Trainer::Impl::save_model(const std::string& name, int64_t steps_done) {
   save_checkpoint((out_dir / "models" / (name + ".h5")).string(), sets, state);
 }
 
-bool Trainer::Impl::evaluate_and_track(int64_t steps_done, MetricsWriter* metrics) {
+bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
   EvalContext ctx;
   ctx.world = &world;
   ctx.device = device;
@@ -289,6 +294,7 @@ bool Trainer::Impl::evaluate_and_track(int64_t steps_done, MetricsWriter* metric
   }
   log::info("eval at step ", steps_done, ":", line);
   if (metrics) metrics->write(row);
+  if (tensorboard) tensorboard->row(row);
   auto it = last_eval.find(s.best_metric);
   if (it == last_eval.end()) return false;
   const bool better = std::isnan(best) || (s.best_mode == "min" ? it->second < best : it->second > best);
@@ -318,6 +324,8 @@ std::unique_ptr<Loader> Trainer::Impl::make_loader() {
 void Trainer::Impl::start_reporting() {
   if (world.rank() == 0) {
     metrics = std::make_unique<MetricsWriter>((out_dir / "metrics.jsonl").string());
+    if (s.tensorboard) tensorboard = std::make_unique<TensorBoardWriter>((out_dir / "tb").string());
+    reported_step = start_step;
     progress = std::make_unique<Progress>("train", total_steps, std::cerr, console_redraws(), 10.0);
   }
   for (const auto& g : visible_gpus())
@@ -419,6 +427,8 @@ void Trainer::Impl::report(int64_t done, const StepFigures& f, double lr, double
     if (auto m = mfu(per_gpu, gpu_name, to_string(precision))) row.emplace_back("mfu", *m);
   }
   metrics->write(row);
+  if (tensorboard) tensorboard->row(row);
+  reported_step = done;
   char extra[128];
   std::snprintf(extra, sizeof extra, "loss %.4f lr %.3g %.0f ms/step", f.loss, lr, ms);
   progress->update(done, extra);
@@ -432,8 +442,9 @@ int Trainer::Impl::loop() {
   // One monitor per node: NVML sees every GPU of the node anyway.
   std::unique_ptr<GpuMonitor> monitor;
   if (world.local_rank() == 0 && placement.cuda)
-    monitor = std::make_unique<GpuMonitor>(s.gpu_every_s, [](const std::vector<GpuSample>& gpus) {
+    monitor = std::make_unique<GpuMonitor>(s.gpu_every_s, [this](const std::vector<GpuSample>& gpus) {
       for (const auto& g : gpus) log::info(format(g));
+      if (tensorboard) tensorboard->gpus(reported_step, gpus);
     });
 
   for (int64_t step = start_step; step < total_steps; ++step) {
@@ -460,7 +471,7 @@ int Trainer::Impl::loop() {
 
     const bool epoch_end = done % sampler->steps_per_epoch() == 0;
     if ((s.eval_every > 0 && done % s.eval_every == 0) || (s.eval_every == 0 && epoch_end) || done == total_steps)
-      evaluate_and_track(done, metrics.get());
+      evaluate_and_track(done);
     if ((s.ckpt_every > 0 && done % s.ckpt_every == 0) || done == total_steps) save(done);
   }
   if (progress) progress->finish();

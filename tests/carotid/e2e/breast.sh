@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# breast.sh CAROTID MPIEXEC DATA WORK: apps/carotid as users run it, on the
-# real BreastMNIST ultrasound images (shared data; exit 77 = skipped when
-# absent), under two ranks: train writes every output of a run; predict
-# scores the test persons; --load-model continues on the same split.
+# breast.sh CAROTID MPIEXEC DATA WORK PYTHON TB_CHECK: apps/carotid as users
+# run it, on the real BreastMNIST ultrasound images (shared data; exit 77 =
+# skipped when absent), under two ranks: train writes every output of a run,
+# its figures also as TensorBoard images (read back with TensorBoard by
+# TB_CHECK, tests/peers/tensorboard_reads_events.py, where PYTHON has it);
+# predict scores the test persons; --load-model continues on the same split.
 set -euo pipefail
-carotid=$1 mpiexec=$2 data=$3 work=$4
+carotid=$1 mpiexec=$2 data=$3 work=$4 python=$5 tb_check=$6
 fail() { echo "FAIL: $*"; exit 1; }
 [ -f "$data/label.xlsx" ] || { echo "SKIP: $data/label.xlsx absent (../shared/data)"; exit 77; }
 rm -rf "$work"
@@ -19,6 +21,11 @@ for f in config.toml metrics.jsonl split.csv test_report.json confusion_matrix.t
   [ -s "$run/$f" ] || fail "$run/$f missing"
 done
 grep -q '"person_auc"\|"auc"' "$run/test_report.json" || fail "no AUC in test_report.json"
+ls "$run"/tb/events.out.tfevents.* >/dev/null || fail "$run/tb holds no TensorBoard events"
+status=0
+"$python" "$tb_check" images "$run/tb" test/confusion_matrix="$run/confusion_matrix.png" \
+  test/roc_curve="$run/roc_curve.png" || status=$?
+[ "$status" = 0 ] || [ "$status" = 77 ] || fail "TensorBoard does not read the figures in $run/tb"
 grep -Eq "test \(best_model.h5, [0-9]+ images\): person auc" "$work/train.log" || fail "no test line"
 # Every person once, in one part; 214 persons with labels and images.
 [ "$(tail -n +2 "$run/split.csv" | cut -d, -f1 | sort -u | wc -l)" = 214 ] || fail "split.csv does not list 214 persons"

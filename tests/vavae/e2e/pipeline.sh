@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# pipeline.sh VAVAE FIXTURE MPIEXEC JOB FASHION_MNIST WORK: the tiny pipeline
-# on Fashion-MNIST (10 classes as 10 users, 60 training and 10 validation
-# images each, 32x32) under two ranks: every stage's outputs exist, evaluate
+# pipeline.sh VAVAE FIXTURE MPIEXEC JOB FASHION_MNIST WORK PYTHON TB_CHECK: the
+# tiny pipeline on Fashion-MNIST (10 classes as 10 users, 60 training and 10
+# validation images each, 32x32) under two ranks: every stage's outputs
+# exist, the sample grid is also a TensorBoard image (read back with
+# TensorBoard by TB_CHECK where PYTHON has it), evaluate
 # reports a conditional accuracy of at least twice chance, a second
 # `complete` skips every stage, `complete --force` trains them again and keeps
 # the runs it replaces, and sample refuses a user the latents lack
 # and a VAE they did not come from. Exits 77 (skipped) without the dataset.
 set -uo pipefail
-vavae=$1 fixture=$2 mpiexec=$3 job=$4 src=$5 work=$6
+vavae=$1 fixture=$2 mpiexec=$3 job=$4 src=$5 work=$6 python=$7 tb_check=$8
 rm -rf "$work"
 "$fixture" "$src" "$work/data_split" 10 60 10 32
 status=$?
@@ -23,6 +25,9 @@ for f in vae/models/final_model.h5 vae/vae.safetensors latent_features/train.h5 
   [ -s "$out/$f" ] || fail "$out/$f is missing"
 done
 [ ! -e "$out/latent_features/parts" ] || fail "extract left its part files"
+"$python" "$tb_check" images "$out/samples/tb" samples/grid="$out/samples/grid.png"
+status=$?
+[ "$status" = 0 ] || [ "$status" = 77 ] || fail "TensorBoard does not read the grid in $out/samples/tb"
 for u in 01 02 03 04 05 06 07 08 09 10; do
   for i in 000 001 002 003; do [ -s "$out/samples/user${u}_$i.png" ] || fail "no samples/user${u}_$i.png"; done
 done

@@ -36,6 +36,7 @@ struct TrainSettings {
   std::string resume = "auto";
   std::string best_metric = "eval_loss", best_mode = "min";
   double gpu_every_s = 30.0;
+  bool tensorboard = true;  // obs.tensorboard
 
   // The model's keys: under [train], or the model's own table.
   int64_t max_steps = 0, epochs = 1, micro_batch = 8;
