@@ -52,6 +52,10 @@ void add_vae_keys(tandem::Schema& s) {
   s.add("vae.init_from", std::string(""),
         "\"safetensors:FILE\": start from weights with the upstream names (a converted VA-VAE); empty: random");
   s.add("vae.kl_weight", 1e-6, "weight of the KL term against the L1 reconstruction");
+  s.add("vae.vf_features", std::string(""),
+        "HDF5 of a vision foundation model's features (e.g. DINOv2) per training image, [C, h, w] on the latent "
+        "grid, named by the image's path under data.root: VA-VAE's alignment loss; empty: a plain KL-VAE");
+  s.add("vae.vf_weight", 0.1, "weight of the VF loss on top of its adaptive weight (upstream: 0.1)");
   s.add("vae.checkpoint", std::string(""),
         "the VAE extract and sample use: a models/*.h5 or a .safetensors; empty: OUT/vae/models/best_model.h5, "
         "else final_model.h5, else the file of vae.init_from");

@@ -117,6 +117,33 @@ TEST(GradSync, AccumulatedMicroStepsEqualOneBigStep) {
   expect_grads_close(net, ref, "accumulation");
 }
 
+// The trainer's order: the loss (which may take gradients of its own, as an
+// adaptive loss weight does with autograd::grad), then prepare(), then
+// backward. The hooks see the loss's own gradients while not syncing and let
+// them pass, so the step's gradients are still exactly the average.
+TEST(GradSync, GradientsALossTakesBeforePrepareAreNotTheSteps) {
+  auto& world = test_world();
+  tandem::MpiComm comm(world);
+  const int64_t per_rank = 4;
+  auto x = data(per_rank * world.size());
+
+  auto ref = make_net();
+  loss_of(*ref, x).backward();
+
+  auto net = make_net();
+  GradSync sync(comm, named(net), 1e-4);
+  for (int step = 0; step < 2; ++step) {  // the second after a finish()
+    for (auto& p : net->parameters()) p.mutable_grad() = at::Tensor();
+    const auto loss = loss_of(*net, x.narrow(0, world.rank() * per_rank, per_rank));
+    const auto own = torch::autograd::grad({loss}, {net->a->weight}, {}, /*retain_graph=*/true);
+    ASSERT_TRUE(own[0].defined());
+    sync.prepare(true);
+    loss.backward();
+    sync.finish();
+    expect_grads_close(net, ref, "step " + std::to_string(step));
+  }
+}
+
 TEST(GradSync, AParameterUnusedOnSomeRanksIsAveragedWithZerosNotAHang) {
   auto& world = test_world();
   tandem::MpiComm comm(world);

@@ -13,6 +13,9 @@ find_package(ZLIB REQUIRED)
 add_executable(vavae_fashion_mnist_split ${CMAKE_CURRENT_LIST_DIR}/fixture/fashion_mnist_split.cpp)
 target_link_libraries(vavae_fashion_mnist_split PRIVATE tandem_core ZLIB::ZLIB)
 tandem_use_pch(vavae_fashion_mnist_split)
+add_executable(vavae_vf_features ${CMAKE_CURRENT_LIST_DIR}/fixture/vf_features.cpp)
+target_link_libraries(vavae_vf_features PRIVATE tandem_core)
+tandem_use_pch(vavae_vf_features)
 
 # The program as users run it: every stage of the tiny pipeline under two
 # ranks on Fashion-MNIST (skipped where the package is absent), and stopped at

@@ -6,6 +6,7 @@
 #include "app/pipeline.h"
 #include "app/vae_source.h"
 #include "app/vae_task.h"
+#include "data/vf_features.h"
 #include "tandem/config/config.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
@@ -30,11 +31,21 @@ int run_train_vae(tandem::World& world, const tandem::Config& c) {
   const std::string root = c.get_string("data.root");
   const ImageSplit train = scan_split(root, "train", "data.root");
   const ImageSplit val = scan_split(root, "val", "data.root");
+  if (!c.get_string("vae.vf_features").empty())
+    options.vf_features = read_vf_features(c.get_string("vae.vf_features"), "vae.vf_features", train.items, root,
+                                           options.image_size / f);
+  options.vf_weight = c.get_double("vae.vf_weight");
+  if (options.vf_weight < 0)
+    throw tandem::UsageError("vae.vf_weight must be >= 0, got " + std::to_string(options.vf_weight));
   const std::string run_dir = vae_run_dir(c);
   const tandem::TrainSettings stage = stage_settings(c, "vae", run_dir, "eval_l1", "min");
   if (world.is_main())
     tandem::log::info("train-vae: ", train.items.size(), " training and ", val.items.size(), " validation images of ",
                       train.num_users, " users at ", options.image_size, " pixels, preset ", c.get_string("vae.preset"),
+                      options.vf_features.defined()
+                          ? ", aligned with " + std::to_string(options.vf_features.size(1)) + "-channel features of " +
+                                c.get_string("vae.vf_features")
+                          : std::string(", no VF features (a KL-VAE)"),
                       "; run folder ", run_dir);
 
   VaeTask task(options, train.items, val.items);

@@ -2,10 +2,12 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "app/pipeline.h"
 #include "keys.h"
+#include "model/vf_vae.h"
 #include "tandem/config/checkpoint_config.h"
 #include "tandem/error.h"
 #include "tandem/io/checkpoint.h"
@@ -60,10 +62,17 @@ LoadedVae load_vae(const std::string& path, const std::string& preset) {
     options.allow_unexpected = true;
     tandem::nn::init_from_safetensors(*out.vae, path, options);
   } else {
-    const tandem::Checkpoint ckpt = tandem::load_checkpoint(path);
+    tandem::Checkpoint ckpt = tandem::load_checkpoint(path);
     if (tandem::has_config(ckpt))
       out.preset = tandem::config_from_checkpoint(vavae_schema(), ckpt).get_string("vae.preset");
     out.vae = Vae(VaeOptions::preset(out.preset));
+    // A VA-VAE trained with VF features carries its training-only projection.
+    if (auto model = ckpt.sets.find("model"); model != ckpt.sets.end()) {
+      auto& set = model->second;
+      set.erase(std::remove_if(set.begin(), set.end(),
+                               [](const auto& named) { return named.first.rfind(kVfProjectionPrefix, 0) == 0; }),
+                set.end());
+    }
     tandem::restore(ckpt, "model", tandem::named_tensors(out.vae->named_parameters()));
   }
   out.vae->eval();

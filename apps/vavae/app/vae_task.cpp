@@ -5,6 +5,7 @@
 #include "data/load_image.h"
 #include "data/sample_seed.h"
 #include "model/vae_loss.h"
+#include "model/vf_vae.h"
 #include "tandem/nn/init_from.h"
 
 namespace vavae {
@@ -12,7 +13,37 @@ namespace vavae {
 VaeTask::VaeTask(VaeTaskOptions options, std::vector<ImageItem> train, std::vector<ImageItem> val)
     : options_(std::move(options)), train_(std::move(train)), val_(std::move(val)) {}
 
+namespace {
+
+// VA-VAE's: VQGAN's cap on a GAN weight (1e4) would bind the VF weight early on.
+constexpr double kMaxVfWeight = 1e8;
+
+}  // namespace
+
+at::Tensor vae_training_loss(VaeImpl& vae, const at::Tensor& images, const at::Tensor& noise,
+                             const at::Tensor& features, const VaeTaskOptions& options) {
+  const VaeOutput out = vae.forward(images, noise);
+  const VaeLossTerms terms = vae_loss(images, out.reconstruction.to(at::kFloat), out.posterior, options.kl_weight);
+  if (!features.defined()) return terms.total;
+  // Upstream aligns the sampled latents, the ones the decoder saw.
+  const at::Tensor z = dynamic_cast<VfVaeImpl&>(vae).linear_proj(out.latents).to(at::kFloat);
+  const at::Tensor f = features.to(at::kFloat);
+  const at::Tensor vf = vf_cosine_margin_loss(z, f) + vf_distance_matrix_loss(z, f);
+  const at::Tensor weight = adaptive_weight(terms.reconstruction, vf, vae.encoder_last_layer(), kMaxVfWeight);
+  return terms.total + options.vf_weight * weight * vf;
+}
+
 std::shared_ptr<torch::nn::Module> VaeTask::build_model() {
+  if (options_.vf_features.defined()) {
+    VfVae vae(options_.vae, options_.vf_features.size(1));
+    if (!options_.init_from.empty()) {
+      tandem::nn::InitOptions init;
+      init.allow_unexpected = true;
+      init.may_differ = {kVfProjectionPrefix};  // another foundation model's width, or none
+      tandem::nn::init_from_safetensors(*vae, options_.init_from, init);
+    }
+    return vae.ptr();
+  }
   Vae vae(options_.vae);
   if (!options_.init_from.empty()) {
     tandem::nn::InitOptions init;
@@ -26,22 +57,31 @@ tandem::Batch VaeTask::make_batch(const std::vector<int64_t>& indices, bool trai
   const auto& items = train ? train_ : val_;
   const int64_t f = options_.vae.downsample_factor();
   const int64_t latent = options_.image_size / f;
-  std::vector<at::Tensor> images, noise;
+  const bool vf = train && options_.vf_features.defined();
+  std::vector<at::Tensor> images, noise, features;
   for (const int64_t i : indices) {
     at::Generator g = sample_generator(seed, static_cast<uint64_t>(i));
     at::Tensor image = load_image(items.at(i).path, options_.image_size);
-    if (train && options_.hflip && at::rand({1}, g).item<float>() < 0.5f) image = image.flip({2});
+    at::Tensor feature = vf ? options_.vf_features[i].to(at::kFloat) : at::Tensor();
+    if (train && options_.hflip && at::rand({1}, g).item<float>() < 0.5f) {
+      image = image.flip({2});
+      // Upstream computes the features of the flipped image; a ViT's features
+      // of a mirrored image are close to its features mirrored.
+      if (vf) feature = feature.flip({2});
+    }
     images.push_back(image);
     noise.push_back(at::randn({options_.vae.embed_dim, latent, latent}, g));
+    if (vf) features.push_back(feature);
   }
-  return {{"image", torch::stack(images)}, {"noise", torch::stack(noise)}};
+  tandem::Batch batch{{"image", torch::stack(images)}, {"noise", torch::stack(noise)}};
+  if (vf) batch["vf"] = torch::stack(features);
+  return batch;
 }
 
 at::Tensor VaeTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {
-  auto& vae = dynamic_cast<VaeImpl&>(model);
-  const at::Tensor images = batch.at("image");
-  const VaeOutput out = vae.forward(images, batch.at("noise"));
-  return vae_loss(images, out.reconstruction.to(at::kFloat), out.posterior, options_.kl_weight).total;
+  const auto vf = batch.find("vf");
+  return vae_training_loss(dynamic_cast<VaeImpl&>(model), batch.at("image"), batch.at("noise"),
+                           vf == batch.end() ? at::Tensor() : vf->second, options_);
 }
 
 tandem::EvalRows VaeTask::eval_rows(torch::nn::Module& model, const tandem::Batch& batch) {

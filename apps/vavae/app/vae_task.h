@@ -1,7 +1,9 @@
 #pragma once
 // train-vae's part of the shared training loop: images in [-1, 1] in, the
-// VAE's reconstruction out; L1 + KL to learn from (vae_loss), the mean L1
-// per pixel on validation to judge by. The posterior's noise is drawn in
+// VAE's reconstruction out; L1 + KL to learn from (vae_loss), plus VA-VAE's
+// alignment with foundation features when they are given (the VF loss,
+// weighted adaptively against the reconstruction); the mean L1 per pixel on
+// validation to judge by. The posterior's noise is drawn in
 // make_batch from the sample's own stream (data/sample_seed.h), so a sample
 // gets the same noise on any number of ranks.
 #include <cstdint>
@@ -20,7 +22,18 @@ struct VaeTaskOptions {
   int64_t image_size = 256;
   bool hflip = false;
   double kl_weight = 1e-6;
+  // [N, C, h, w] for the training images in order (data/vf_features.h), or
+  // undefined: a plain KL-VAE. Flipped with their image.
+  at::Tensor vf_features;
+  // Upstream's vf_weight: the VF term's weight on top of the adaptive one.
+  double vf_weight = 0.1;
 };
+
+// The training loss of one batch: vae_loss's total, plus
+// vf_weight * adaptive_weight * (cosine-margin + distance-matrix VF losses)
+// when `features` is defined (then `vae` must be a VfVaeImpl).
+at::Tensor vae_training_loss(VaeImpl& vae, const at::Tensor& images, const at::Tensor& noise,
+                             const at::Tensor& features, const VaeTaskOptions& options);
 
 class VaeTask : public tandem::Task {
  public:

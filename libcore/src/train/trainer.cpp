@@ -343,12 +343,15 @@ Trainer::Impl::StepFigures Trainer::Impl::forward_backward(Loader& loader) {
     f.tokens += task.tokens_in(host_batch);
     f.flops += task.flops_in(host_batch);
     auto batch = to_device(host_batch, device);
-    if (sync) sync->prepare(a == accum - 1);
     at::Tensor loss;
     {
       AutocastGuard autocast(precision, placement.cuda);
       loss = task.loss(*model, batch);
     }
+    // Only now: a loss may differentiate on its own (autograd::grad for an
+    // adaptive weight, as vavae's VF loss does), and the gradient sync must
+    // not take those gradients for this backward's.
+    if (sync) sync->prepare(a == accum - 1);
     f.loss_sum += loss.detach().to(torch::kDouble);
     (loss * (scaler->scale() / static_cast<double>(accum))).backward();
   }

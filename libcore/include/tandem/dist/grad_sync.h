@@ -30,8 +30,11 @@ class GradSync {
   GradSync(const GradSync&) = delete;
   GradSync& operator=(const GradSync&) = delete;
 
-  // Before each micro-step's backward. Accumulation micro-steps pass false:
-  // their gradients just accumulate locally, as with DDP's no_sync().
+  // Before each micro-step's backward, after its loss: gradients a loss takes
+  // of its own (autograd::grad, for an adaptive weight) reach the hooks too,
+  // and are let through untouched only while not syncing. Accumulation
+  // micro-steps pass false: their gradients just accumulate locally, as with
+  // DDP's no_sync().
   void prepare(bool sync);
   // After the backward of a syncing micro-step: every parameter's grad is then
   // the average over ranks of its locally accumulated gradient.
