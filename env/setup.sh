@@ -36,8 +36,10 @@ if [ "${1:-}" = "--tests" ]; then
     slurm-wlm munge                  # tests/slurm: a private one-node Slurm runs slurm/train.sh
     dataset-fashion-mnist            # tests/vavae: 10 classes as 10 "users" for the VA-VAE pipeline
   )
-  # The reference peers the tests check tandem against, in the venv.
-  python_tests=(tiktoken==0.14.0 transformers==5.23.0 rouge-score==0.1.2 numpy==2.4.6 tensorboard==2.21.0)
+  # The reference peers the tests check tandem against, in the venv; nbclient,
+  # nbformat and ipykernel run kaggle/tandem.ipynb in a real kernel (tests/kaggle).
+  python_tests=(tiktoken==0.14.0 transformers==5.23.0 rouge-score==0.1.2 numpy==2.4.6 tensorboard==2.21.0
+    nbclient==0.11.0 nbformat==5.11.1 ipykernel==7.4.0)
 fi
 
 missing=()

@@ -287,6 +287,8 @@ if [ -n "$missing" ]; then
     "(libtorch*, libc10*), the notebook's torch changed since the build: add --rebuild"
 fi
 command -v mpirun >/dev/null || apt_install openmpi-bin
+# gnuplot draws the figures (carotid's test report, tandem-plot's curves).
+command -v gnuplot >/dev/null || apt_install gnuplot-nox
 if [ "$app" = summarize ]; then
   # GPT-2's vocabulary (quiet when present); pip fetches it the first time.
   "$repo/env/tokenizer.sh" || die "could not fetch GPT-2's tokenizer file"
