@@ -65,12 +65,17 @@ void add_model_keys(tandem::Schema& s) {
 
 void add_command_keys(tandem::Schema& s) {
   s.add("cmd.run_dir", std::string(""),
-        "train: the run directory to create or continue (after a preemption); empty: "
-        "train.out_dir/train_YYYYMMDD_HHMMSS");
-  s.add("cmd.model", std::string(""), "predict: the model file (a run's models/best_model.h5)");
+        "train, cv: the run directory to create or continue (after a preemption); empty: "
+        "train.out_dir/train_YYYYMMDD_HHMMSS (cv_... for cv)");
+  s.add("cmd.model", std::string(""),
+        "predict: the model file (a run's models/best_model.h5), or a cv folder: its folds' best models, averaged");
+  s.add("cmd.tta", false, "predict: average each image's probabilities with those of its horizontal mirror");
   s.add("cmd.input", std::string(""), "predict: a folder of person folders or images, or one image");
   s.add("cmd.labels", std::string(""), "predict: a label sheet, to score the predictions");
   s.add("cmd.out", std::string(""), "predict: output folder; empty: RUN/predictions/ for a model at RUN/models/");
+  s.add("cv.folds", int64_t{5}, "cv: person-level folds, each tested once by a model trained on the others");
+  s.add("cv.fold", int64_t{-1},
+        "cv: run only this fold (0-based; one job of a Slurm array, with --run-dir); -1: every fold not done");
 }
 
 }  // namespace
@@ -107,6 +112,8 @@ tandem::Schema carotid_schema() {
   s.alias("--test-ratio", "data.test_ratio");
   s.alias("--image-size", "data.image_size");
   s.alias("--num-workers", "data.num_workers");
+  s.alias("--folds", "cv.folds");
+  s.alias("--fold", "cv.fold");
   s.alias("--output-dir", "train.out_dir");
   s.alias("--load-model", "model.load");
   s.alias("--run-dir", "cmd.run_dir");
@@ -114,6 +121,7 @@ tandem::Schema carotid_schema() {
   s.alias("--input", "cmd.input");
   s.alias("--labels", "cmd.labels");
   s.alias("--out", "cmd.out");
+  s.alias("--tta", "cmd.tta");
   return s;
 }
 

@@ -25,6 +25,10 @@ int plot_out_of_place(tandem::World&, const tandem::Config&) {
 const std::vector<tandem::Command>& commands() {
   static const std::vector<tandem::Command> table = {
       {"train", "--root-dir DIR --label-excel label.xlsx [--epochs 50 ...] (the default)", carotid::run_train, true},
+      {"cv", "--folds 5 [--fold K --run-dir CV] [train options]: person-level cross-validation", carotid::run_cv,
+       true},
+      {"cv-report", "--run-dir CV: the report of a cross-validation whose folds ran as separate jobs",
+       carotid::run_cv_report},
       {"predict", "--model RUN/models/best_model.h5 --input DIR [--labels FILE]", carotid::run_predict},
       {"plot", "RUN_DIR: charts of metrics.jsonl", plot_out_of_place}};
   return table;

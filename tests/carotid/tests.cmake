@@ -22,6 +22,11 @@ add_test(NAME carotid_breast_ultrasound_2ranks
                  ${TANDEM_TEST_PYTHON} ${CMAKE_SOURCE_DIR}/tests/peers/tensorboard_reads_events.py)
 set_tests_properties(carotid_breast_ultrasound_2ranks PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
                      LABELS "carotid;e2e" TIMEOUT 900 SKIP_RETURN_CODE 77)
+add_test(NAME carotid_cv_breast_ultrasound_2ranks
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/cv.sh $<TARGET_FILE:carotid> ${MPIEXEC_EXECUTABLE}
+                 ${CMAKE_SOURCE_DIR}/../shared/data/breast_ultrasound ${CMAKE_CURRENT_BINARY_DIR}/carotid-cv)
+set_tests_properties(carotid_cv_breast_ultrasound_2ranks PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
+                     LABELS "carotid;e2e" TIMEOUT 900 SKIP_RETURN_CODE 77)
 foreach(case missing-root missing-column ratios corrupt-strict)
   add_test(NAME carotid_bad_input_${case}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/bad_input.sh $<TARGET_FILE:carotid> ${case}
@@ -31,7 +36,7 @@ foreach(case missing-root missing-column ratios corrupt-strict)
 endforeach()
 
 # A wrong command stops at the door, naming the commands there are.
-tandem_e2e_test(carotid_unknown_command STATUS 2 MATCH "unknown command 'trian': expected train, predict or plot"
+tandem_e2e_test(carotid_unknown_command STATUS 2 MATCH "unknown command 'trian': expected train, cv, cv-report, predict or plot"
   COMMAND $<TARGET_FILE:carotid> trian)
 tandem_e2e_test(carotid_plot_out_of_place STATUS 2 MATCH "plot must come first: apps/carotid plot RUN_DIR"
   COMMAND $<TARGET_FILE:carotid> --set train.epochs=1 plot)

@@ -112,7 +112,13 @@ at::Tensor CarotidTask::loss(torch::nn::Module& model, const tandem::Batch& batc
 }
 
 tandem::EvalRows CarotidTask::eval_rows(torch::nn::Module& model, const tandem::Batch& batch) {
-  const at::Tensor logits = tandem::resnet_logits(model, batch.at("image"));
+  at::Tensor logits = tandem::resnet_logits(model, batch.at("image"));
+  if (options_.eval_hflip) {
+    // The log of the mean probabilities: its softmax is that mean, so the
+    // rows' probabilities and loss are those of the averaged prediction.
+    const at::Tensor mirrored = tandem::resnet_logits(model, batch.at("image").flip({3}));
+    logits = ((logits.softmax(1) + mirrored.softmax(1)) / 2).log();
+  }
   tandem::EvalRows rows = tandem::classification_rows(logits, batch.at("label"));
   rows["sample"] = batch.at("sample").cpu();
   return rows;

@@ -26,6 +26,9 @@ struct TaskOptions {
   int64_t image_size = 224;
   std::vector<double> class_weights;  // empty: unweighted
   int64_t threads = 1;                // augmenting threads per rank
+  // Evaluation only: each image's probabilities averaged with those of its
+  // horizontal mirror (test-time augmentation).
+  bool eval_hflip = false;
 };
 
 // Per-class weights n / (k * n_c) over the samples' labels, as scikit-learn's

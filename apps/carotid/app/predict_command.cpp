@@ -10,6 +10,7 @@
 
 #include "app/carotid_task.h"
 #include "app/commands.h"
+#include "app/cv_report.h"
 #include "app/image_settings.h"
 #include "app/model.h"
 #include "data/person_folders.h"
@@ -59,6 +60,38 @@ std::vector<PersonFolder> input_persons(const std::string& input) {
                 persons.end());
   if (persons.empty()) throw UsageError("cmd.input: no images under " + input);
   return persons;
+}
+
+// The model files to predict with: the file given, or for a cross-validation
+// folder the best model of each of its folds (an ensemble: every person of
+// the data was tested by one of them).
+std::vector<std::string> model_files(const std::string& given) {
+  if (given.empty()) throw UsageError("cmd.model is not set: give a model file (--model RUN/models/best_model.h5)");
+  if (!fs::is_directory(given)) {
+    if (!fs::is_regular_file(given)) throw UsageError("cmd.model: " + given + ": no such file");
+    return {given};
+  }
+  if (!fs::is_regular_file(fs::path(given) / "folds.csv"))
+    throw UsageError("cmd.model: " + given + " is a folder but not a cross-validation (no folds.csv)");
+  std::vector<std::string> files;
+  for (int64_t k = 0; fs::is_directory(fold_dir(given, k)); ++k) {
+    const fs::path best = fs::path(fold_dir(given, k)) / "models" / "best_model.h5";
+    if (!fs::is_regular_file(best)) throw UsageError("cmd.model: fold " + std::to_string(k) + " has no " + best.string());
+    files.push_back(best.string());
+  }
+  if (files.empty()) throw UsageError("cmd.model: " + given + " holds no fold-0/");
+  return files;
+}
+
+// Every model must see the images as the first does and name the same classes.
+void check_alike(const tandem::Config& first, const std::string& first_path, const tandem::Config& other,
+                 const std::string& other_path) {
+  for (const char* key : {"data.image_size", "data.channels"})
+    if (first.get_int(key) != other.get_int(key))
+      throw UsageError("cmd.model: " + other_path + " has " + key + " " + std::to_string(other.get_int(key)) + ", " +
+                       first_path + " " + std::to_string(first.get_int(key)) + ": an ensemble needs one input");
+  if (first.get_string_list("model.classes") != other.get_string_list("model.classes"))
+    throw UsageError("cmd.model: " + other_path + " names other classes than " + first_path);
 }
 
 std::string number(double v) {
@@ -175,10 +208,9 @@ void write_scores(const fs::path& out, const std::string& labels_path, const tan
 
 int run_predict(tandem::World& world, const tandem::Config& c) {
   const std::string model_path = c.get_string("cmd.model");
-  if (model_path.empty())
-    throw UsageError("cmd.model is not set: give a model file (--model RUN/models/best_model.h5)");
-  if (!fs::is_regular_file(model_path)) throw UsageError("cmd.model: " + model_path + ": no such file");
-  const tandem::Config mc = model_config(model_path);
+  const std::vector<std::string> files = model_files(model_path);
+  const tandem::Config mc = model_config(files.front());
+  for (size_t m = 1; m < files.size(); ++m) check_alike(mc, files.front(), model_config(files[m]), files[m]);
   const auto classes = mc.get_string_list("model.classes");
   const auto folders = input_persons(c.get_string("cmd.input"));
   const std::vector<int64_t> person_label = person_labels(world, c, folders, classes);
@@ -198,22 +230,38 @@ int run_predict(tandem::World& world, const tandem::Config& c) {
   TaskOptions options;
   options.model = model_spec(mc, static_cast<int64_t>(classes.size()));
   options.model.init_from.clear();
-  options.model.load = model_path;
   options.image_size = store_options.size;
+  options.eval_hflip = c.get_bool("cmd.tta");
   CarotidTask task(options, store, in.persons, {}, in.samples);
-  auto model = build_classifier(options.model);
   const c10::Device device = tandem::rank_device(world, c);
-  model->to(device);
   tandem::EvalContext ctx;
   ctx.world = &world;
   ctx.device = device;
   ctx.micro_batch = c.get_int("train.micro_batch");
-  const tandem::EvalRows rows = tandem::gather_eval_rows(task, *model, ctx);
+  tandem::EvalRows rows;
+  for (const auto& file : files) {
+    options.model.load = file;
+    auto model = build_classifier(options.model);
+    model->to(device);
+    const tandem::EvalRows one = tandem::gather_eval_rows(task, *model, ctx);
+    if (rows.empty())
+      rows = one;
+    else
+      rows["prob"] = rows["prob"] + one.at("prob");  // same task, same order of rows
+  }
+  if (files.size() > 1) {
+    rows["prob"] = rows["prob"] / static_cast<double>(files.size());
+    const at::Tensor picked = rows["prob"].gather(1, rows.at("label").to(at::kLong).unsqueeze(1)).squeeze(1);
+    rows["loss"] = -picked.clamp_min(1e-12).log();
+    rows["pred"] = rows["prob"].argmax(1);
+    if (world.is_main())
+      log::info("ensemble of ", files.size(), " models (", model_path, "): their probabilities averaged");
+  }
   if (!world.is_main()) return tandem::kExitOk;
 
-  const fs::path out = !c.get_string("cmd.out").empty()
-                           ? fs::path(c.get_string("cmd.out"))
-                           : fs::path(model_path).parent_path().parent_path() / "predictions";
+  const fs::path out = !c.get_string("cmd.out").empty() ? fs::path(c.get_string("cmd.out"))
+                       : fs::is_directory(model_path)   ? fs::path(model_path) / "predictions"
+                                                        : fs::path(model_path).parent_path().parent_path() / "predictions";
   write_predictions(out, classes, rows, in, store);
   if (!c.get_string("cmd.labels").empty()) write_scores(out, c.get_string("cmd.labels"), rows, in, person_label);
   return tandem::kExitOk;

@@ -16,16 +16,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string timestamp_name() {
+std::string timestamp_name(const std::string& prefix) {
   const std::time_t now = std::time(nullptr);
   std::tm local{};
   localtime_r(&now, &local);
   char text[32];
-  std::strftime(text, sizeof text, "train_%Y%m%d_%H%M%S", &local);
-  return text;
+  std::strftime(text, sizeof text, "_%Y%m%d_%H%M%S", &local);
+  return prefix + text;
 }
 
-std::string pick(const tandem::Config& c) {
+std::string pick(const tandem::Config& c, const std::string& prefix) {
   const std::string given = c.get_string("cmd.run_dir");
   if (!given.empty()) return given;
   const fs::path base = c.get_string("train.out_dir");
@@ -40,9 +40,9 @@ std::string pick(const tandem::Config& c) {
       return (base / name).string();
     }
   }
-  std::string name = timestamp_name();
+  std::string name = timestamp_name(prefix);
   // Two runs started in the same second get train_..._2, _3, ...
-  for (int n = 2; fs::exists(base / name); ++n) name = timestamp_name() + "_" + std::to_string(n);
+  for (int n = 2; fs::exists(base / name); ++n) name = timestamp_name(prefix) + "_" + std::to_string(n);
   return (base / name).string();
 }
 
@@ -54,11 +54,11 @@ void create_run_dir(const tandem::Config& config, const std::string& dir) {
   if (!job || !*job || !config.get_string("cmd.run_dir").empty()) return;
   const fs::path marker = fs::path(config.get_string("train.out_dir")) / (".slurm-job-" + std::string(job));
   const std::string name = fs::path(dir).filename().string();
-  tandem::replace_atomically(marker.string(), [&](const std::string& temp) { std::ofstream(temp) << name << "\n"; });
+  tandem::write_text_atomically(marker.string(), name + "\n");
 }
 
-std::string choose_run_dir(tandem::World& world, const tandem::Config& config) {
-  std::string dir = world.is_main() ? pick(config) : std::string();
+std::string choose_run_dir(tandem::World& world, const tandem::Config& config, const std::string& prefix) {
+  std::string dir = world.is_main() ? pick(config, prefix) : std::string();
   uint64_t length = dir.size();
   world.broadcast_bytes(&length, sizeof length, 0);
   dir.resize(length);

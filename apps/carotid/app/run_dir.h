@@ -13,8 +13,9 @@ class World;
 namespace carotid {
 
 // Collective; every rank gets the same path. Nothing is created yet, so a
-// run stopped by bad input leaves no empty folder behind.
-std::string choose_run_dir(tandem::World& world, const tandem::Config& config);
+// run stopped by bad input leaves no empty folder behind. `prefix` names new
+// folders: train_..., or cv_... for a cross-validation.
+std::string choose_run_dir(tandem::World& world, const tandem::Config& config, const std::string& prefix = "train");
 
 // Rank 0, once the input is checked: creates the folder and, under Slurm, the
 // marker train.out_dir/.slurm-job-<SLURM_JOB_ID> that names it.

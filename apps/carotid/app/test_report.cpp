@@ -2,14 +2,20 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "metrics/classifier_metrics.h"
 #include "metrics/roc_curve.h"
+#include "tandem/data/csv.h"
+#include "tandem/error.h"
 #include "tandem/io/atomic_file.h"
 #include "tandem/io/temp_dir.h"
 #include "tandem/obs/gnuplot.h"
@@ -70,14 +76,6 @@ std::string confusion_text(const Level& level, const std::vector<std::string>& n
     out << "\n";
   }
   return out.str();
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  tandem::replace_atomically(path, [&](const std::string& temp) {
-    std::ofstream out(temp);
-    out << text;
-    if (!out.flush()) throw std::runtime_error(temp + ": write failed");
-  });
 }
 
 std::string tics(const std::vector<std::string>& names) {
@@ -155,7 +153,77 @@ nlohmann::json level_json(const Level& level, const tandem::Metrics& metrics, co
   return j;
 }
 
+void write_predictions(const fs::path& path, const ReportInputs& in) {
+  std::vector<std::string> header = {"image", "person", "label", "loss"};
+  for (const auto& name : in.class_names) header.push_back("prob_" + name);
+  const auto probs = table_rows(in.rows.at("prob"));
+  const auto sample = in.rows.at("sample").to(at::kLong).contiguous();
+  const auto loss = in.rows.at("loss").to(at::kDouble).contiguous();
+  auto number = [](double x) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", x);  // read back exactly
+    return std::string(text);
+  };
+  std::vector<std::vector<std::string>> rows;
+  for (int64_t i = 0; i < sample.numel(); ++i) {
+    const Sample& s = in.samples.at(sample.data_ptr<int64_t>()[i]);
+    std::vector<std::string> row = {in.images.empty() ? "" : in.images.at(s.image), in.persons.at(s.person),
+                                    std::to_string(s.label), number(loss.data_ptr<double>()[i])};
+    for (double p : probs[i]) row.push_back(number(p));
+    rows.push_back(std::move(row));
+  }
+  tandem::write_csv(path.string(), header, rows);
+}
+
 }  // namespace
+
+ReportInputs read_test_predictions(const std::string& path) {
+  if (!fs::is_regular_file(path)) throw tandem::UsageError(path + ": no such file");
+  const tandem::CsvTable table = tandem::read_csv(path);
+  const size_t image_col = table.column("image"), person_col = table.column("person");
+  const size_t label_col = table.column("label"), loss_col = table.column("loss");
+  std::vector<size_t> prob_cols;
+  ReportInputs in;
+  for (size_t c = 0; c < table.header.size(); ++c)
+    if (table.header[c].rfind("prob_", 0) == 0) {
+      prob_cols.push_back(c);
+      in.class_names.push_back(table.header[c].substr(5));
+    }
+  if (prob_cols.size() < 2) throw tandem::UsageError(path + ": expected a prob_<class> column per class");
+  auto number = [&](size_t r, size_t c) {
+    const std::string& text = table.rows[r][c];
+    char* end = nullptr;
+    const double x = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0')
+      throw tandem::UsageError(path + ": line " + std::to_string(table.lines[r]) + ": " + table.header[c] + " '" +
+                               text + "' is not a number");
+    return x;
+  };
+  std::map<std::string, int64_t> person_index;
+  std::vector<float> probs;
+  std::vector<int64_t> labels;
+  std::vector<double> losses;
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    const std::string& person = table.rows[r][person_col];
+    const auto [it, added] = person_index.emplace(person, static_cast<int64_t>(in.persons.size()));
+    if (added) in.persons.push_back(person);
+    const double label = number(r, label_col);
+    if (label < 0 || label >= static_cast<double>(prob_cols.size()) || label != std::floor(label))
+      throw tandem::UsageError(path + ": line " + std::to_string(table.lines[r]) + ": label '" +
+                               table.rows[r][label_col] + "' is not a class index");
+    labels.push_back(static_cast<int64_t>(label));
+    losses.push_back(number(r, loss_col));
+    for (const size_t c : prob_cols) probs.push_back(static_cast<float>(number(r, c)));
+    in.images.push_back(table.rows[r][image_col]);
+    in.samples.push_back({static_cast<int64_t>(r), it->second, labels.back()});
+  }
+  const auto n = static_cast<int64_t>(labels.size());
+  in.rows["prob"] = torch::tensor(probs).view({n, static_cast<int64_t>(prob_cols.size())});
+  in.rows["label"] = torch::tensor(labels, torch::kLong);
+  in.rows["loss"] = torch::tensor(losses, torch::kDouble);
+  in.rows["sample"] = torch::arange(n, torch::kLong);
+  return in;
+}
 
 tandem::Metrics write_test_report(const std::string& dir_name, const ReportInputs& in) {
   const fs::path dir(dir_name);
@@ -179,8 +247,9 @@ tandem::Metrics write_test_report(const std::string& dir_name, const ReportInput
   report["loss"] = metrics.at("loss");
   report["images"] = level_json(images, metrics, "image_");
   report["persons"] = level_json(persons, metrics, "person_");
-  write_text((dir / "test_report.json").string(), report.dump(2) + "\n");
-  write_text((dir / "confusion_matrix.txt").string(),
+  tandem::write_text_atomically((dir / "test_report.json").string(), report.dump(2) + "\n");
+  write_predictions(dir / "test_predictions.csv", in);
+  tandem::write_text_atomically((dir / "confusion_matrix.txt").string(),
              confusion_text(persons, in.class_names) + "\n" + confusion_text(images, in.class_names));
   try {
     const auto figures = draw_figures(dir, persons, images, in.class_names);

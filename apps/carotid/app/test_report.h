@@ -18,13 +18,22 @@ struct ReportInputs {
   std::string model;  // the model file judged
   int64_t step = 0;   // the step it was saved at, for TensorBoard's slider
   bool tensorboard = false;  // obs.tensorboard: also put the figures in dir/tb
+  std::vector<std::string> images;  // what Sample::image indexes: the image files
 };
 
 // Writes into `dir`: test_report.json, confusion_matrix.txt,
 // confusion_matrix.png and, for two classes, roc_curve.png (also as
-// TensorBoard images test/confusion_matrix and test/roc_curve in dir/tb). Returns the
+// TensorBoard images test/confusion_matrix and test/roc_curve in dir/tb), and
+// test_predictions.csv: image,person,label,loss,prob_<class>... per image,
+// what read_test_predictions reads back (cross-validation pools the folds'). Returns the
 // person-level metrics. Figures need gnuplot: when it is missing or fails,
 // the JSON and text are still written and the reason is logged.
 tandem::Metrics write_test_report(const std::string& dir, const ReportInputs& inputs);
+
+// A test_predictions.csv as ReportInputs (rows "prob", "label", "loss",
+// "sample"; one Sample per row; class names from the prob_ columns). Throws
+// tandem::UsageError naming the file and line for a missing file or column or
+// a value that is not a number.
+ReportInputs read_test_predictions(const std::string& path);
 
 }  // namespace carotid

@@ -132,6 +132,7 @@ int run_train(tandem::World& world, tandem::Config c) {
   if (world.is_main()) {
     ReportInputs in{rows, parts.test, persons, dataset.sheet.class_names, best.string()};
     in.step = best_model.get_int("step");
+    in.images = parts.paths;
     in.tensorboard = settings.tensorboard;
     const auto m = write_test_report(run_dir, in);
     log::info("test (", best.filename().string(), ", ", parts.test.size(), " images): person auc ", m.at("person_auc"),

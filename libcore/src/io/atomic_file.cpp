@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 namespace tandem {
@@ -48,6 +49,14 @@ void replace_atomically(const std::string& path, const std::function<void(const 
   // The rename itself is durable only once the directory is synced.
   const fs::path parent = fs::path(path).parent_path();
   fsync_path(parent.empty() ? "." : parent.string(), O_RDONLY | O_DIRECTORY);
+}
+
+void write_text_atomically(const std::string& path, const std::string& text) {
+  replace_atomically(path, [&](const std::string& temp) {
+    std::ofstream out(temp);
+    out << text;
+    if (!out.flush()) throw std::runtime_error(temp + ": write failed (disk full?)");
+  });
 }
 
 }  // namespace tandem

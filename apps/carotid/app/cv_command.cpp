@@ -1,0 +1,139 @@
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "app/commands.h"
+#include "app/cv_report.h"
+#include "app/run_dir.h"
+#include "data/dataset.h"
+#include "data/folds.h"
+#include "tandem/config/config.h"
+#include "tandem/data/csv.h"
+#include "tandem/dist/seed.h"
+#include "tandem/dist/world.h"
+#include "tandem/error.h"
+#include "tandem/obs/log.h"
+#include "tandem/train/train_keys.h"
+
+namespace carotid {
+namespace fs = std::filesystem;
+namespace log = tandem::log;
+using tandem::UsageError;
+
+namespace {
+
+// folds.csv (person,label,fold), written by the first start; a later start,
+// or another fold's job, must find the same persons in the same folds, else
+// the folds' test sets would overlap or miss persons.
+void keep_folds(const std::string& path, const std::vector<Person>& persons, const std::vector<int64_t>& folds) {
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < persons.size(); ++i)
+    rows.push_back({persons[i].id, std::to_string(persons[i].label), std::to_string(folds[i])});
+  if (!fs::exists(path)) {
+    tandem::write_csv(path, {"person", "label", "fold"}, rows);
+    return;
+  }
+  const tandem::CsvTable kept = tandem::read_csv(path);
+  std::vector<std::vector<std::string>> before;
+  for (const auto& row : kept.rows)
+    before.push_back({row[kept.column("person")], row[kept.column("label")], row[kept.column("fold")]});
+  if (before != rows)
+    throw UsageError(path + ": the persons, labels or seed differ from those this cross-validation started with; "
+                     "give a new --run-dir, or the data and seed it used");
+}
+
+// The folds of a cross-validation folder, from its folds.csv.
+int64_t folds_of(const std::string& cv_dir) {
+  const std::string path = (fs::path(cv_dir) / "folds.csv").string();
+  if (!fs::is_regular_file(path))
+    throw UsageError(cv_dir + " is not a cross-validation folder (no folds.csv): give the folder `cv` made");
+  const tandem::CsvTable table = tandem::read_csv(path);
+  int64_t k = 0;
+  for (const auto& row : table.rows) k = std::max<int64_t>(k, std::stoll(row[table.column("fold")]) + 1);
+  return k;
+}
+
+// Every rank checks that the folds are done, so that all stop alike; rank 0 writes.
+int report(tandem::World& world, const std::string& cv_dir, bool tensorboard) {
+  const int64_t k = folds_of(cv_dir);
+  for (int64_t fold = 0; fold < k; ++fold)
+    if (!fold_done(cv_dir, fold))
+      throw UsageError(fold_dir(cv_dir, fold) + " has no test_predictions.csv: run `apps/carotid cv --fold " +
+                       std::to_string(fold) + " --run-dir " + cv_dir + "` first");
+  if (world.is_main()) {
+    const std::string table = write_cv_report(cv_dir, k, tensorboard);
+    log::info("cross-validation report: ", cv_dir, "/cv_report.json, cv_report.txt, and the pooled out-of-fold ",
+              "test_report.json, confusion_matrix.png, roc_curve.png\n", table);
+  }
+  world.barrier();
+  return tandem::kExitOk;
+}
+
+}  // namespace
+
+int run_cv(tandem::World& world, const tandem::Config& c) {
+  const int64_t k = c.get_int("cv.folds");
+  const int64_t only = c.get_int("cv.fold");
+  if (only < -1 || only >= k)
+    throw UsageError("cv.fold must be -1 (every fold) or in [0, " + std::to_string(k) + "), got " +
+                     std::to_string(only));
+  if (only >= 0 && c.get_string("cmd.run_dir").empty())
+    throw UsageError("cv.fold = " + std::to_string(only) +
+                     " needs the cross-validation folder every fold's job shares: give --run-dir CV");
+  const DataSettings data = data_settings(c);
+  const uint64_t seed = tandem::shared_seed(world, tandem::train_settings(c).seed);
+  const Dataset dataset = load_dataset(data, seed);
+  const std::vector<int64_t> folds = assign_folds(dataset.persons(), k, seed);
+  // The validation share of the persons a fold trains on, as a single run's
+  // split has it: data.val_ratio of train + val.
+  const double val_share = data.ratios.val / (data.ratios.train + data.ratios.val);
+  const std::string cv_dir = choose_run_dir(world, c, "cv");
+  if (world.is_main()) {
+    create_run_dir(c, cv_dir);
+    keep_folds((fs::path(cv_dir) / "folds.csv").string(), dataset.persons(), folds);
+    log::info("cross-validation: ", k, " person-level folds of ", dataset.persons().size(), " persons in ", cv_dir,
+              " (to continue it: --run-dir ", cv_dir, ")");
+  }
+  world.barrier();
+
+  for (int64_t fold = 0; fold < k; ++fold) {
+    if (only >= 0 && fold != only) continue;
+    if (fold_done(cv_dir, fold)) {
+      if (world.is_main()) log::info("fold ", fold, ": done before, in ", fold_dir(cv_dir, fold));
+      continue;
+    }
+    const std::string dir = fold_dir(cv_dir, fold);
+    // The fold's split goes where a train run looks for its own, so the run,
+    // and a requeued one, trains and tests on exactly these persons.
+    if (world.is_main() && !fs::exists(fs::path(dir) / "split.csv")) {
+      fs::create_directories(dir);
+      write_split_csv((fs::path(dir) / "split.csv").string(), dataset.persons(),
+                      fold_parts(dataset.persons(), folds, fold, val_share, seed));
+    }
+    world.barrier();
+    if (world.is_main()) log::info("fold ", fold, " of ", k, ": training in ", dir);
+    tandem::Config fold_config = c;
+    fold_config.set("cmd.run_dir", dir, "cv fold " + std::to_string(fold));
+    const int status = run_train(world, fold_config);
+    if (status != tandem::kExitOk) return status;
+  }
+
+  std::string left;
+  for (int64_t fold = 0; fold < k; ++fold)
+    if (!fold_done(cv_dir, fold)) left += (left.empty() ? "" : ", ") + std::to_string(fold);
+  if (!left.empty()) {
+    if (world.is_main())
+      log::info("folds ", left, " still to run; when they are done: apps/carotid cv-report --run-dir ", cv_dir);
+    return tandem::kExitOk;
+  }
+  return report(world, cv_dir, tandem::train_settings(c).tensorboard);
+}
+
+int run_cv_report(tandem::World& world, const tandem::Config& c) {
+  const std::string dir = c.get_string("cmd.run_dir");
+  if (dir.empty()) throw UsageError("cv-report needs the cross-validation folder: --run-dir CV");
+  return report(world, dir, tandem::train_settings(c).tensorboard);
+}
+
+}  // namespace carotid

@@ -1,0 +1,168 @@
+// Person-level cross-validation: folds that test every person once, keep the
+// classes' proportions, and do not depend on the order persons come in; a
+// fold's run tests on its fold only; test predictions that round-trip; and
+// the gathered report against figures worked out by hand.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "../unit/test_support.h"
+#include "app/cv_report.h"
+#include "app/test_report.h"
+#include "data/folds.h"
+#include "tandem/error.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using carotid::Part;
+using carotid::Person;
+using tandem::UsageError;
+using tandem::testing::message_of;
+
+std::vector<Person> make_persons(int negatives, int positives) {
+  std::vector<Person> persons;
+  for (int i = 0; i < negatives + positives; ++i) {
+    Person person;
+    char id[16];
+    std::snprintf(id, sizeof id, "P%03d", i);
+    person.id = id;
+    person.label = i < negatives ? 0 : 1;
+    person.images = {person.id + "/0.png"};
+    persons.push_back(person);
+  }
+  return persons;
+}
+
+TEST(CarotidFolds, EveryFoldHoldsItsShareOfEachClass) {
+  const auto persons = make_persons(154, 60);  // BreastMNIST's 214 persons
+  for (const int64_t k : {2, 3, 5, 10}) {
+    const auto folds = carotid::assign_folds(persons, k, 42);
+    std::map<std::pair<int64_t, int64_t>, int> count;  // (fold, label) -> persons
+    std::map<int64_t, int> size;
+    for (size_t i = 0; i < persons.size(); ++i) {
+      ASSERT_GE(folds[i], 0);
+      ASSERT_LT(folds[i], k);
+      ++count[{folds[i], persons[i].label}];
+      ++size[folds[i]];
+    }
+    for (int64_t label : {0, 1}) {
+      const double share = (label == 0 ? 154.0 : 60.0) / static_cast<double>(k);
+      for (int64_t f = 0; f < k; ++f)
+        EXPECT_LE(std::abs(count[{f, label}] - share), 1.0) << "k " << k << " fold " << f << " class " << label;
+    }
+    for (int64_t f = 0; f < k; ++f) EXPECT_LE(std::abs(size[f] - 214.0 / k), 1.0) << "k " << k << " fold " << f;
+  }
+}
+
+TEST(CarotidFolds, DependOnIdsLabelsAndSeedNotOrder) {
+  const auto persons = make_persons(20, 9);
+  auto shuffled = persons;
+  std::reverse(shuffled.begin(), shuffled.end());
+  std::rotate(shuffled.begin(), shuffled.begin() + 7, shuffled.end());
+  const auto a = carotid::assign_folds(persons, 5, 7);
+  const auto b = carotid::assign_folds(shuffled, 5, 7);
+  std::map<std::string, int64_t> fold_of;
+  for (size_t i = 0; i < persons.size(); ++i) fold_of[persons[i].id] = a[i];
+  for (size_t i = 0; i < shuffled.size(); ++i) EXPECT_EQ(b[i], fold_of[shuffled[i].id]) << shuffled[i].id;
+  EXPECT_NE(carotid::assign_folds(persons, 5, 8), a);  // another seed, other folds
+}
+
+TEST(CarotidFolds, TooFewOrTooManyFoldsAreRefusedByKey) {
+  const auto persons = make_persons(3, 2);
+  EXPECT_NE(message_of<UsageError>([&] { carotid::assign_folds(persons, 1, 0); }).find("cv.folds must be at least 2"),
+            std::string::npos);
+  EXPECT_NE(message_of<UsageError>([&] { carotid::assign_folds(persons, 6, 0); })
+                .find("cv.folds = 6 is more than the 5 persons"),
+            std::string::npos);
+}
+
+TEST(CarotidFolds, AFoldTestsOnItsPersonsAndPicksItsModelOnOthers) {
+  const auto persons = make_persons(40, 20);
+  const auto folds = carotid::assign_folds(persons, 3, 1);
+  for (int64_t fold = 0; fold < 3; ++fold) {
+    const auto parts = carotid::fold_parts(persons, folds, fold, 0.2, 1);
+    std::map<std::pair<Part, int64_t>, int> count;
+    for (size_t i = 0; i < persons.size(); ++i) {
+      EXPECT_EQ(parts[i] == Part::test, folds[i] == fold) << persons[i].id;
+      ++count[{parts[i], persons[i].label}];
+    }
+    // The others, per class: 0.2 of them for validation (within rounding).
+    for (int64_t label : {0, 1}) {
+      const int rest = count[{Part::train, label}] + count[{Part::val, label}];
+      EXPECT_LE(std::abs(count[{Part::val, label}] - 0.2 * rest), 0.5 + 1e-9) << "fold " << fold;
+    }
+  }
+}
+
+// Two persons a and b with images {0.9, 0.7} and {0.2}, labels 1 and 0.
+carotid::ReportInputs small_inputs(const std::string& a, const std::string& b, double pa1, double pa2, double pb) {
+  carotid::ReportInputs in;
+  in.class_names = {"benign", "malignant"};
+  in.persons = {a, b};
+  in.images = {a + "/0.png", a + "/1.png", b + "/0.png"};
+  in.samples = {{0, 0, 1}, {1, 0, 1}, {2, 1, 0}};
+  in.rows["prob"] = torch::tensor({1 - pa1, pa1, 1 - pa2, pa2, 1 - pb, pb}, torch::kDouble).view({3, 2});
+  in.rows["label"] = torch::tensor({1, 1, 0}, torch::kLong);
+  in.rows["loss"] = torch::tensor({-std::log(pa1), -std::log(pa2), -std::log(1 - pb)}, torch::kDouble);
+  in.rows["sample"] = torch::tensor({0, 1, 2}, torch::kLong);
+  in.model = "m.h5";
+  return in;
+}
+
+class CarotidCvReport : public tandem::testing::TempDirTest {};
+
+TEST_F(CarotidCvReport, TestPredictionsRoundTrip) {
+  const auto in = small_inputs("a", "b", 0.9, 0.7, 0.2);
+  carotid::write_test_report(path(""), in);
+  const auto back = carotid::read_test_predictions(path("test_predictions.csv"));
+  EXPECT_EQ(back.class_names, in.class_names);
+  EXPECT_EQ(back.persons, in.persons);
+  EXPECT_EQ(back.images, in.images);
+  EXPECT_TRUE(torch::allclose(back.rows.at("prob").to(torch::kDouble), in.rows.at("prob"), 0, 1e-7));
+  EXPECT_TRUE(torch::equal(back.rows.at("label"), in.rows.at("label")));
+  EXPECT_TRUE(torch::allclose(back.rows.at("loss"), in.rows.at("loss")));
+  EXPECT_NE(message_of<UsageError>([&] { carotid::read_test_predictions(path("none.csv")); }).find("none.csv"),
+            std::string::npos);
+}
+
+TEST_F(CarotidCvReport, FoldsAreSummedUpAndPooled) {
+  // Fold 0 ranks its two persons right (AUC 1, accuracy 1); fold 1 wrong
+  // (person c: mean 0.3 < 0.5 though positive; d: 0.6 though negative):
+  // AUC 0, accuracy 0. Mean 0.5, sample std sqrt(0.5) for both.
+  for (int fold : {0, 1}) fs::create_directories(carotid::fold_dir(path("cv"), fold));
+  carotid::write_test_report(carotid::fold_dir(path("cv"), 0), small_inputs("a", "b", 0.9, 0.7, 0.2));
+  EXPECT_NE(message_of<UsageError>([&] { carotid::write_cv_report(path("cv"), 2, false); }).find("fold(s) 1 of 2"),
+            std::string::npos);
+  carotid::write_test_report(carotid::fold_dir(path("cv"), 1), small_inputs("c", "d", 0.4, 0.2, 0.6));
+  carotid::write_cv_report(path("cv"), 2, false);
+
+  std::ifstream in(path("cv/cv_report.json"));
+  const auto report = nlohmann::json::parse(in);
+  EXPECT_EQ(report["per_fold"].size(), 2u);
+  EXPECT_EQ(report["per_fold"][0]["persons"], 2);
+  EXPECT_EQ(report["per_fold"][1]["images"], 3);
+  EXPECT_DOUBLE_EQ(report["per_fold"][0]["person_auc"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(report["per_fold"][1]["person_auc"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(report["mean"]["person_auc"].get<double>(), 0.5);
+  EXPECT_NEAR(report["std"]["person_auc"].get<double>(), std::sqrt(0.5), 1e-12);
+  EXPECT_DOUBLE_EQ(report["mean"]["person_accuracy"].get<double>(), 0.5);
+  // Pooled: persons a 0.8, b 0.2, c 0.3, d 0.6 with labels 1 0 1 0: of the 4
+  // positive-negative pairs a>b, a>d, c>b right, c<d wrong: AUC 3/4.
+  EXPECT_DOUBLE_EQ(report["pooled_out_of_fold"]["person_auc"].get<double>(), 0.75);
+  const auto pooled = carotid::read_test_predictions(path("cv/test_predictions.csv"));
+  EXPECT_EQ(pooled.persons, (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_TRUE(fs::exists(path("cv/cv_report.txt")));
+  EXPECT_TRUE(fs::exists(path("cv/test_report.json")));
+}
+
+}  // namespace
