@@ -58,6 +58,9 @@ void add_model_keys(tandem::Schema& s) {
   s.add("model.classes", std::vector<std::string>{},
         "class names in label order; set by train from the label sheet, kept in the model file "
         "so predict names its columns");
+  s.add("model.threshold", std::string("youden"),
+        "two classes: the decision threshold on P(class 1), chosen on the validation persons after training and "
+        "kept in best_model.h5: youden (max sensitivity + specificity - 1), sensitivity=S, or a number");
   s.add("train.class_weights", std::string("none"),
         "weigh the loss by class: balanced = n_samples / (n_classes x class count), as scikit-learn",
         {"none", "balanced"});

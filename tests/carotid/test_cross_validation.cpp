@@ -19,6 +19,7 @@
 #include "app/cv_report.h"
 #include "app/test_report.h"
 #include "data/folds.h"
+#include "metrics/threshold.h"
 #include "tandem/error.h"
 
 namespace {
@@ -163,6 +164,34 @@ TEST_F(CarotidCvReport, FoldsAreSummedUpAndPooled) {
   EXPECT_EQ(pooled.persons, (std::vector<std::string>{"a", "b", "c", "d"}));
   EXPECT_TRUE(fs::exists(path("cv/cv_report.txt")));
   EXPECT_TRUE(fs::exists(path("cv/test_report.json")));
+}
+
+TEST(CarotidThreshold, RulesAreReadOrRefusedByKey) {
+  EXPECT_EQ(carotid::parse_threshold_rule("youden", "k").kind, carotid::ThresholdRule::Kind::youden);
+  const auto s = carotid::parse_threshold_rule("sensitivity=0.9", "k");
+  EXPECT_EQ(s.kind, carotid::ThresholdRule::Kind::sensitivity);
+  EXPECT_DOUBLE_EQ(s.value, 0.9);
+  EXPECT_DOUBLE_EQ(carotid::parse_threshold_rule("0.3", "k").value, 0.3);
+  for (const char* bad : {"", "0", "1", "sensitivity=0", "sensitivity=1.5", "youden2", "0.3x"})
+    EXPECT_NE(message_of<UsageError>([&] { carotid::parse_threshold_rule(bad, "model.threshold"); })
+                  .find("model.threshold = '" + std::string(bad) + "'"),
+              std::string::npos)
+        << bad;
+}
+
+TEST(CarotidThreshold, ChosenOnTheCurveByHand) {
+  // Scores high to low: 0.9 P, 0.8 N, 0.7 P, 0.4 P, 0.3 N, 0.2 N (3 P, 3 N).
+  const std::vector<double> p = {0.9, 0.8, 0.7, 0.4, 0.3, 0.2};
+  const std::vector<int64_t> y = {1, 0, 1, 1, 0, 0};
+  // J = tpr - fpr at each threshold: 0.9: 1/3; 0.8: 0; 0.7: 1/3; 0.4: 2/3;
+  // 0.3: 1/3; 0.2: 0. Youden: 0.4.
+  EXPECT_DOUBLE_EQ(carotid::choose_threshold(carotid::parse_threshold_rule("youden", "k"), p, y), 0.4);
+  // Sensitivity >= 0.6 first reached at 0.7 (2/3), all positives at 0.4.
+  EXPECT_DOUBLE_EQ(carotid::choose_threshold(carotid::parse_threshold_rule("sensitivity=0.6", "k"), p, y), 0.7);
+  EXPECT_DOUBLE_EQ(carotid::choose_threshold(carotid::parse_threshold_rule("sensitivity=1", "k"), p, y), 0.4);
+  EXPECT_DOUBLE_EQ(carotid::choose_threshold(carotid::parse_threshold_rule("0.25", "k"), p, y), 0.25);
+  // One class only: no curve, 0.5.
+  EXPECT_DOUBLE_EQ(carotid::choose_threshold(carotid::parse_threshold_rule("youden", "k"), {0.2, 0.9}, {1, 1}), 0.5);
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ bool fold_done(const std::string& cv_dir, int64_t fold);
 // the sample standard deviation over folds), cv_report.txt (the same as a
 // table) and, for the pooled out-of-fold predictions, what write_test_report
 // writes (test_report.json, confusion matrix, ROC curve,
-// test_predictions.csv). Throws tandem::UsageError naming the folds not
+// test_predictions.csv), at the mean of the fold models' thresholds. Throws tandem::UsageError naming the folds not
 // done or a fold whose classes differ. Returns the table's text.
 std::string write_cv_report(const std::string& cv_dir, int64_t folds, bool tensorboard);
 

@@ -23,6 +23,7 @@
 #include "tandem/dist/placement.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
+#include "tandem/io/h5file.h"
 #include "tandem/obs/log.h"
 #include "tandem/text/first_few.h"
 #include "tandem/train/evaluate.h"
@@ -100,7 +101,23 @@ std::string number(double v) {
   return text;
 }
 
-int64_t argmax(const std::vector<double>& row) { return std::max_element(row.begin(), row.end()) - row.begin(); }
+// Two classes: class 1 when its probability reaches the model's threshold;
+// more: the most probable class.
+int64_t decide(const std::vector<double>& row, double threshold) {
+  if (row.size() == 2) return row[1] >= threshold ? 1 : 0;
+  return std::max_element(row.begin(), row.end()) - row.begin();
+}
+
+// The threshold train kept in the model file (0.5 for files from before it
+// did); an ensemble's is the mean of its models'.
+double model_threshold(const std::vector<std::string>& files) {
+  double sum = 0;
+  for (const auto& file : files) {
+    const tandem::H5File h5(file);
+    sum += h5.has_attr("", "threshold") ? h5.attr_double("", "threshold") : 0.5;
+  }
+  return sum / static_cast<double>(files.size());
+}
 
 // Each input person's label index from the sheet at cmd.labels, matched as in
 // training; -1 for a person the sheet does not label (predicted all the
@@ -150,7 +167,7 @@ Inputs inputs_of(const std::vector<PersonFolder>& folders, const std::vector<int
 
 // The rows (ids, probabilities, predicted class) of images.csv and persons.csv.
 void write_predictions(const fs::path& out, const std::vector<std::string>& classes, const tandem::EvalRows& rows,
-                       const Inputs& in, const ImageStore& store) {
+                       const Inputs& in, const ImageStore& store, double threshold) {
   const auto probs = table_rows(rows.at("prob"));
   const auto order = rows.at("sample").to(at::kLong).contiguous();
   std::vector<std::string> header = {"image", "person"};
@@ -163,7 +180,7 @@ void write_predictions(const fs::path& out, const std::vector<std::string>& clas
     const Sample& s = in.samples.at(order.data_ptr<int64_t>()[k]);
     std::vector<std::string> row = {store.path(s.image), in.persons[s.person]};
     for (double p : probs[k]) row.push_back(number(p));
-    row.push_back(classes[argmax(probs[k])]);
+    row.push_back(classes[decide(probs[k], threshold)]);
     image_rows.push_back(row);
     person_of.push_back(in.persons[s.person]);
     labels.push_back(s.label);
@@ -172,7 +189,7 @@ void write_predictions(const fs::path& out, const std::vector<std::string>& clas
   for (size_t i = 0; i < scores.persons.size(); ++i) {
     std::vector<std::string> row = {scores.persons[i], std::to_string(scores.image_counts[i])};
     for (double p : scores.probs[i]) row.push_back(number(p));
-    row.push_back(classes[argmax(scores.probs[i])]);
+    row.push_back(classes[decide(scores.probs[i], threshold)]);
     person_rows.push_back(row);
   }
   fs::create_directories(out);
@@ -186,7 +203,7 @@ void write_predictions(const fs::path& out, const std::vector<std::string>& clas
 
 // metrics.json: the classifier's scores over the images of labelled persons.
 void write_scores(const fs::path& out, const std::string& labels_path, const tandem::EvalRows& rows, const Inputs& in,
-                  const std::vector<int64_t>& person_label) {
+                  const std::vector<int64_t>& person_label, double threshold) {
   const auto order = rows.at("sample").to(at::kLong).contiguous();
   std::vector<int64_t> keep;
   for (int64_t k = 0; k < order.numel(); ++k)
@@ -198,6 +215,22 @@ void write_scores(const fs::path& out, const std::string& labels_path, const tan
   const auto metrics = classification_metrics(labelled, in.samples, in.persons);
   nlohmann::json j;
   for (const auto& [k, v] : metrics) j[k] = std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
+  if (rows.at("prob").size(1) == 2) {
+    // The figures above decide at 0.5; these at the model's threshold.
+    std::vector<std::string> person_of;
+    const auto sample = labelled.at("sample").to(at::kLong).contiguous();
+    const auto label = labelled.at("label").to(at::kLong).contiguous();
+    for (int64_t k = 0; k < sample.numel(); ++k)
+      person_of.push_back(in.persons[in.samples.at(sample.data_ptr<int64_t>()[k]).person]);
+    const PersonScores scores = aggregate_by_person(
+        person_of, table_rows(labelled.at("prob")),
+        std::vector<int64_t>(label.data_ptr<int64_t>(), label.data_ptr<int64_t>() + label.numel()));
+    const BinaryMetrics m = binary_metrics(scores.positive(), scores.labels, threshold);
+    j["threshold"] = threshold;
+    j["person_at_threshold"] = {{"accuracy", m.accuracy},       {"balanced_accuracy", m.balanced_accuracy},
+                                {"sensitivity", m.recall},      {"specificity", m.specificity},
+                                {"precision", m.precision},     {"f1", m.f1}};
+  }
   std::ofstream(out / "metrics.json") << j.dump(2) << "\n";
   std::string line;
   for (const auto& [k, v] : metrics) line += " " + k + " " + number(v);
@@ -262,8 +295,11 @@ int run_predict(tandem::World& world, const tandem::Config& c) {
   const fs::path out = !c.get_string("cmd.out").empty() ? fs::path(c.get_string("cmd.out"))
                        : fs::is_directory(model_path)   ? fs::path(model_path) / "predictions"
                                                         : fs::path(model_path).parent_path().parent_path() / "predictions";
-  write_predictions(out, classes, rows, in, store);
-  if (!c.get_string("cmd.labels").empty()) write_scores(out, c.get_string("cmd.labels"), rows, in, person_label);
+  const double threshold = model_threshold(files);
+  if (classes.size() == 2) log::info("decision threshold on P(", classes.back(), "): ", threshold);
+  write_predictions(out, classes, rows, in, store, threshold);
+  if (!c.get_string("cmd.labels").empty())
+    write_scores(out, c.get_string("cmd.labels"), rows, in, person_label, threshold);
   return tandem::kExitOk;
 }
 

@@ -139,7 +139,8 @@ std::vector<fs::path> draw_figures(const fs::path& dir, const Level& persons, co
   return written;
 }
 
-nlohmann::json level_json(const Level& level, const tandem::Metrics& metrics, const std::string& prefix) {
+nlohmann::json level_json(const Level& level, const tandem::Metrics& metrics, const std::string& prefix,
+                          double threshold) {
   nlohmann::json j;
   j["count"] = level.labels.size();
   for (const auto& [k, v] : metrics)
@@ -149,6 +150,19 @@ nlohmann::json level_json(const Level& level, const tandem::Metrics& metrics, co
     nlohmann::json roc = nlohmann::json::array();
     for (const auto& p : level.roc) roc.push_back({{"fpr", p.fpr}, {"tpr", p.tpr}, {"threshold", p.threshold}});
     j["roc_curve"] = roc;
+  }
+  if (level.probs.front().size() == 2) {
+    std::vector<double> positive;
+    for (const auto& row : level.probs) positive.push_back(row[1]);
+    const BinaryMetrics m = binary_metrics(positive, level.labels, threshold);
+    j["at_threshold"] = {{"threshold", threshold},
+                         {"accuracy", m.accuracy},
+                         {"balanced_accuracy", m.balanced_accuracy},
+                         {"sensitivity", m.recall},
+                         {"specificity", m.specificity},
+                         {"precision", m.precision},
+                         {"f1", m.f1},
+                         {"confusion_matrix", {{m.tn, m.fp}, {m.fn, m.tp}}}};
   }
   return j;
 }
@@ -245,8 +259,9 @@ tandem::Metrics write_test_report(const std::string& dir_name, const ReportInput
   report["model"] = in.model;
   report["classes"] = in.class_names;
   report["loss"] = metrics.at("loss");
-  report["images"] = level_json(images, metrics, "image_");
-  report["persons"] = level_json(persons, metrics, "person_");
+  report["threshold"] = in.threshold;
+  report["images"] = level_json(images, metrics, "image_", in.threshold);
+  report["persons"] = level_json(persons, metrics, "person_", in.threshold);
   tandem::write_text_atomically((dir / "test_report.json").string(), report.dump(2) + "\n");
   write_predictions(dir / "test_predictions.csv", in);
   tandem::write_text_atomically((dir / "confusion_matrix.txt").string(),

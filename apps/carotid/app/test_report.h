@@ -19,9 +19,11 @@ struct ReportInputs {
   int64_t step = 0;   // the step it was saved at, for TensorBoard's slider
   bool tensorboard = false;  // obs.tensorboard: also put the figures in dir/tb
   std::vector<std::string> images;  // what Sample::image indexes: the image files
+  double threshold = 0.5;           // two classes: predicted positive when P(class 1) >= it
 };
 
-// Writes into `dir`: test_report.json, confusion_matrix.txt,
+// Writes into `dir`: test_report.json (with two classes, each level's
+// figures also at inputs.threshold, under "at_threshold"), confusion_matrix.txt,
 // confusion_matrix.png and, for two classes, roc_curve.png (also as
 // TensorBoard images test/confusion_matrix and test/roc_curve in dir/tb), and
 // test_predictions.csv: image,person,label,loss,prob_<class>... per image,

@@ -9,6 +9,8 @@
 #include "app/run_dir.h"
 #include "app/test_report.h"
 #include "data/dataset.h"
+#include "metrics/classifier_metrics.h"
+#include "metrics/threshold.h"
 #include "tandem/config/config.h"
 #include "tandem/dist/seed.h"
 #include "tandem/dist/world.h"
@@ -66,6 +68,36 @@ void fill_samples(const Dataset& d, const ImageStore& store, Parts& parts) {
   }
 }
 
+// Two classes: the threshold model.threshold picks on the validation persons
+// with the best model, written into its file (replaced whole) so predict
+// uses it. 0.5 for more classes, where the most probable class is predicted.
+double keep_threshold(tandem::World& world, const ThresholdRule& rule, int64_t classes, CarotidTask& task,
+                      torch::nn::Module& model, const tandem::EvalContext& ctx, const std::vector<Sample>& val,
+                      const std::vector<std::string>& persons, tandem::Checkpoint& best) {
+  if (classes != 2) return 0.5;
+  task.set_eval(val);
+  const tandem::EvalRows rows = tandem::gather_eval_rows(task, model, ctx);
+  const auto sample = rows.at("sample").to(at::kLong).contiguous();
+  std::vector<std::string> person_of;
+  std::vector<int64_t> labels;
+  for (int64_t i = 0; i < sample.numel(); ++i) {
+    const Sample& s = val.at(sample.data_ptr<int64_t>()[i]);
+    person_of.push_back(persons.at(s.person));
+    labels.push_back(s.label);
+  }
+  const PersonScores scores = aggregate_by_person(person_of, table_rows(rows.at("prob")), labels);
+  const double threshold = choose_threshold(rule, scores.positive(), scores.labels);
+  if (world.is_main()) {
+    best.state["threshold"] = threshold;
+    best.state["threshold_rule"] = rule.text;
+    tandem::save_checkpoint(best.path, best.sets, best.state);
+    log::info("threshold ", threshold, " (", rule.text, " on ", scores.persons.size(), " validation persons), kept in ",
+              best.path);
+  }
+  world.barrier();
+  return threshold;
+}
+
 }  // namespace
 
 int run_train(tandem::World& world, tandem::Config c) {
@@ -76,6 +108,7 @@ int run_train(tandem::World& world, tandem::Config c) {
   task_options.image_size = store_options.size;
   task_options.threads = store_options.threads;
   tandem::TrainSettings settings = tandem::train_settings(c);
+  const ThresholdRule threshold_rule = parse_threshold_rule(c.get_string("model.threshold"), "model.threshold");
   const uint64_t seed = tandem::shared_seed(world, settings.seed);
 
   const std::string run_dir = choose_run_dir(world, c);
@@ -120,19 +153,22 @@ int run_train(tandem::World& world, tandem::Config c) {
   // The test set is judged once, by the model validation picked.
   const fs::path best = tandem::trained_model(run_dir);
   torch::nn::Module& model = trainer.model();
-  const tandem::Checkpoint best_model = tandem::load_checkpoint(best.string());
+  tandem::Checkpoint best_model = tandem::load_checkpoint(best.string());
   tandem::restore(best_model, "model", tandem::module_state(model));
-  task.set_eval(parts.test);
   tandem::EvalContext ctx;
   ctx.world = &world;
   ctx.device = model.parameters().front().device();
   ctx.micro_batch = settings.micro_batch;
   ctx.seed = seed;
+  const double threshold =
+      keep_threshold(world, threshold_rule, dataset.num_classes(), task, model, ctx, parts.val, persons, best_model);
+  task.set_eval(parts.test);
   const tandem::EvalRows rows = tandem::gather_eval_rows(task, model, ctx);
   if (world.is_main()) {
     ReportInputs in{rows, parts.test, persons, dataset.sheet.class_names, best.string()};
     in.step = best_model.get_int("step");
     in.images = parts.paths;
+    in.threshold = threshold;
     in.tensorboard = settings.tensorboard;
     const auto m = write_test_report(run_dir, in);
     log::info("test (", best.filename().string(), ", ", parts.test.size(), " images): person auc ", m.at("person_auc"),

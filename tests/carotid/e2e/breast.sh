@@ -4,7 +4,9 @@
 # skipped when absent), under two ranks: train writes every output of a run,
 # its figures also as TensorBoard images (read back with TensorBoard by
 # TB_CHECK, tests/peers/tensorboard_reads_events.py, where PYTHON has it);
-# predict scores the test persons; --load-model continues on the same split.
+# the threshold chosen on validation is kept in the model and predict decides
+# at it; predict scores the test persons; --load-model continues on the same
+# split.
 set -euo pipefail
 carotid=$1 mpiexec=$2 data=$3 work=$4 python=$5 tb_check=$6
 fail() { echo "FAIL: $*"; exit 1; }
@@ -21,6 +23,9 @@ for f in config.toml metrics.jsonl split.csv test_report.json confusion_matrix.t
   [ -s "$run/$f" ] || fail "$run/$f missing"
 done
 grep -q '"person_auc"\|"auc"' "$run/test_report.json" || fail "no AUC in test_report.json"
+grep -q '"at_threshold"' "$run/test_report.json" || fail "no figures at the chosen threshold in test_report.json"
+threshold=$(sed -n 's/.*INFO  threshold \([0-9.e-]*\) (youden on [0-9]* validation persons).*/\1/p' "$work/train.log")
+[ -n "$threshold" ] || fail "train chose no threshold (youden on the validation persons)"
 ls "$run"/tb/events.out.tfevents.* >/dev/null || fail "$run/tb holds no TensorBoard events"
 status=0
 "$python" "$tb_check" images "$run/tb" test/confusion_matrix="$run/confusion_matrix.png" \
@@ -38,6 +43,9 @@ for p in $(grep ',test,' "$run/split.csv" | cut -d, -f1); do ln -s "$data/images
 [ "$(tail -n +2 "$work/pred/persons.csv" | wc -l)" = "$(grep -c ',test,' "$run/split.csv")" ] ||
   fail "persons.csv does not hold every test person"
 grep -q "scored against" "$work/predict.log" || fail "predict did not score"
+grep -q "decision threshold on P(1): $threshold\$" "$work/predict.log" ||
+  fail "predict did not decide at the model's threshold $threshold"
+grep -q '"person_at_threshold"' "$work/pred/metrics.json" || fail "no figures at the threshold in metrics.json"
 
 # A continued run reuses the split: no test person reaches training.
 "$mpiexec" -n 2 "$carotid" "${common[@]}" --epochs 1 --output-dir "$work/more" \
