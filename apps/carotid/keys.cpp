@@ -61,6 +61,8 @@ void add_model_keys(tandem::Schema& s) {
   s.add("model.threshold", std::string("youden"),
         "two classes: the decision threshold on P(class 1), chosen on the validation persons after training and "
         "kept in best_model.h5: youden (max sensitivity + specificity - 1), sensitivity=S, or a number");
+  s.add("train.label_smoothing", 0.0,
+        "training targets (1 - e) one-hot + e / classes, as torch's cross_entropy(label_smoothing=e)");
   s.add("train.class_weights", std::string("none"),
         "weigh the loss by class: balanced = n_samples / (n_classes x class count), as scikit-learn",
         {"none", "balanced"});

@@ -1,5 +1,6 @@
 // apps/summarize: fine-tune GPT-2 to summarise dialogues, score with ROUGE,
 // write submission.csv. `apps/summarize` alone runs the built-in demo.
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <vector>
@@ -16,13 +17,28 @@
 
 namespace {
 
+using Run = std::function<int(tandem::World&, const tandem::Config&)>;
+
+// A command that trains or evaluates on the corpus: given no data, it takes
+// the built-in demo's, with the demo's settings. The others take a model
+// file, which carries its own shape.
+Run on_corpus(Run run) {
+  return [run](tandem::World& world, const tandem::Config& given) {
+    tandem::Config c = given;
+    const auto demo = summarize::apply_demo_defaults(c);
+    if (!demo.empty()) tandem::log::info("no data.train_csv: built-in demo corpus, with ", demo);
+    return run(world, c);
+  };
+}
+
 const std::vector<tandem::Command>& commands() {
   static const std::vector<tandem::Command> table = {
-      {"all", "train, eval, predict (the default)", summarize::run_all, true},
-      {"train", "train only: checkpoints, models/best_model.h5, models/final_model.h5", summarize::run_train, true},
+      {"all", "train, eval, predict (the default)", on_corpus(summarize::run_all), true},
+      {"train", "train only: checkpoints, models/best_model.h5, models/final_model.h5", on_corpus(summarize::run_train),
+       true},
       {"eval", "ROUGE on validation with --checkpoint C (default: the run's best model) into eval.json",
-       summarize::run_eval},
-      {"predict", "submission.csv (id,summary) for the test file", summarize::run_predict},
+       on_corpus(summarize::run_eval)},
+      {"predict", "submission.csv (id,summary) for the test file", on_corpus(summarize::run_predict)},
       {"generate", "continues --prompt TEXT (or --prompt-file F) from --checkpoint C or --hf DIR",
        summarize::run_generate},
       {"export", "--checkpoint C --out DIR: config.json + model.safetensors for transformers", summarize::run_export},
@@ -40,15 +56,7 @@ int run(tandem::World& world, int argc, char** argv) {
                                             tandem::commands_help(commands()),
                                         world.rank() == 0 ? std::cout : quiet);
   if (cli.help) return tandem::kExitOk;
-  const tandem::Command& command = tandem::find_command(commands(), cli.positional, "all");
-  // The demo's settings are for the commands that train or evaluate on its
-  // corpus; the others take a model file, which carries its own shape.
-  const std::string& name = command.name;
-  if (name == "all" || name == "train" || name == "eval" || name == "predict") {
-    const auto demo = summarize::apply_demo_defaults(cli.config);
-    if (!demo.empty()) tandem::log::info("no data.train_csv: built-in demo corpus, with ", demo);
-  }
-  return tandem::run_command(command, world, cli.config);
+  return tandem::run_command(tandem::find_command(commands(), cli.positional, "all"), world, cli.config);
 }
 
 }  // namespace

@@ -23,6 +23,8 @@ tandem_e2e_test(summarize_missing_csv STATUS 2 MATCH "nowhere.csv: no such file"
   COMMAND $<TARGET_FILE:summarize> --set data.train_csv=nowhere.csv)
 tandem_e2e_test(summarize_unknown_command STATUS 2 MATCH "unknown command 'trian'"
   COMMAND $<TARGET_FILE:summarize> trian)
+tandem_e2e_test(summarize_generate_missing_checkpoint STATUS 2 MATCH "checkpoint 'nowhere.h5' not found"
+  COMMAND $<TARGET_FILE:summarize> generate --checkpoint nowhere.h5 --prompt hi)
 # The commands that take a model file need only the file, and print only
 # their output on stdout.
 add_test(NAME summarize_model_file_commands

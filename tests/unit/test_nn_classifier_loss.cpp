@@ -36,6 +36,18 @@ TEST(ClassifierLoss, WeighsEachSampleByItsClass) {
   EXPECT_NEAR(loss, torch_loss, 1e-6);
 }
 
+TEST(ClassifierLoss, SmoothsLabelsAsTorchDoes) {
+  // Sample 0: 0.9 ln 5 + 0.1 (ln 5/3 + ln 5 + ln 5) / 3; sample 1 alike.
+  const double s0 = 0.9 * std::log(5.0) + 0.1 * (std::log(5.0 / 3) + 2 * std::log(5.0)) / 3;
+  const double s1 = 0.9 * std::log(2.0) + 0.1 * (std::log(4.0) + std::log(2.0) + std::log(4.0)) / 3;
+  const double loss = classification_loss(two_logits(), two_labels(), both_valid(), {}, 0.1).item<double>();
+  EXPECT_NEAR(loss, (s0 + s1) / 2, 1e-6);
+  namespace F = torch::nn::functional;
+  const double torch_loss =
+      F::cross_entropy(two_logits(), two_labels(), F::CrossEntropyFuncOptions().label_smoothing(0.1)).item<double>();
+  EXPECT_NEAR(loss, torch_loss, 1e-6);
+}
+
 TEST(ClassifierLoss, LeavesOutPadding) {
   const at::Tensor first_only = torch::tensor({true, false});
   EXPECT_NEAR(classification_loss(two_logits(), two_labels(), first_only).item<double>(), std::log(5.0), 1e-6);

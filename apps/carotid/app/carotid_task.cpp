@@ -108,7 +108,7 @@ tandem::Batch CarotidTask::make_batch(const std::vector<int64_t>& indices, bool 
 
 at::Tensor CarotidTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {
   return tandem::classification_loss(tandem::resnet_logits(model, batch.at("image")), batch.at("label"),
-                                     batch.at("valid"), class_weights_);
+                                     batch.at("valid"), class_weights_, options_.label_smoothing);
 }
 
 tandem::EvalRows CarotidTask::eval_rows(torch::nn::Module& model, const tandem::Batch& batch) {

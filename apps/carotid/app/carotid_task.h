@@ -25,6 +25,7 @@ struct TaskOptions {
   tandem::image::AugmentOptions augment;
   int64_t image_size = 224;
   std::vector<double> class_weights;  // empty: unweighted
+  double label_smoothing = 0;         // train.label_smoothing
   int64_t threads = 1;                // augmenting threads per rank
   // Evaluation only: each image's probabilities averaged with those of its
   // horizontal mirror (test-time augmentation).

@@ -107,6 +107,9 @@ int run_train(tandem::World& world, tandem::Config c) {
   task_options.augment = augment_options(c);
   task_options.image_size = store_options.size;
   task_options.threads = store_options.threads;
+  task_options.label_smoothing = c.get_double("train.label_smoothing");
+  if (task_options.label_smoothing < 0 || task_options.label_smoothing >= 1)
+    throw UsageError("train.label_smoothing must be in [0, 1), got " + std::to_string(task_options.label_smoothing));
   tandem::TrainSettings settings = tandem::train_settings(c);
   const ThresholdRule threshold_rule = parse_threshold_rule(c.get_string("model.threshold"), "model.threshold");
   const uint64_t seed = tandem::shared_seed(world, settings.seed);

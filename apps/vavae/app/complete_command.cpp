@@ -25,6 +25,8 @@ struct Stage {
   // sets a finished one aside, or the run would resume at its last step and
   // train nothing.
   std::function<std::string(const tandem::Config&)> run_dir;
+  // Why the stage is not needed at all, forced or not; "" when it is.
+  std::function<std::string(const tandem::Config&)> unneeded = [](const tandem::Config&) { return std::string(); };
 };
 
 bool exists(const std::string& path) { return fs::exists(path); }
@@ -47,7 +49,11 @@ int run_complete(tandem::World& world, const tandem::Config& c) {
   const auto trains_nothing = [](const tandem::Config&) { return std::string(); };
   const std::vector<Stage> stages = {
       {"train-vae", run_train_vae, [](const tandem::Config& c) { return exists(vae_run_dir(c) + "/vae.safetensors"); },
-       vae_run_dir},
+       vae_run_dir,
+       // Pretrained weights need no training.
+       [](const tandem::Config& c) {
+         return c.get_string("vae.checkpoint").empty() ? std::string() : "vae.checkpoint is given, nothing to train";
+       }},
       {"extract", run_extract,
        [](const tandem::Config& c) { return exists(latent_file(c, "train")) && exists(latent_file(c, "val")); },
        trains_nothing},
@@ -60,9 +66,8 @@ int run_complete(tandem::World& world, const tandem::Config& c) {
   };
   const bool force = c.get_bool("cmd.force");
   for (const auto& stage : stages) {
-    // Pretrained weights need no training stage, forced or not.
-    if (std::string(stage.name) == "train-vae" && !c.get_string("vae.checkpoint").empty()) {
-      if (world.is_main()) tandem::log::info("complete: train-vae: vae.checkpoint is given, nothing to train");
+    if (const std::string why = stage.unneeded(c); !why.empty()) {
+      if (world.is_main()) tandem::log::info("complete: ", stage.name, ": ", why);
       continue;
     }
     // Every rank must take the same branch: rank 0 decides.

@@ -19,10 +19,13 @@ at::Tensor resnet_logits(torch::nn::Module& model, const at::Tensor& images) {
 }
 
 at::Tensor classification_loss(const at::Tensor& logits, const at::Tensor& labels, const at::Tensor& valid,
-                               const at::Tensor& class_weights) {
+                               const at::Tensor& class_weights, double label_smoothing) {
   at::Tensor weight = valid.to(logits.device(), at::kFloat);
   if (class_weights.defined()) weight = weight * class_weights.to(logits.device(), at::kFloat).index_select(0, labels);
-  return (each_cross_entropy(logits, labels) * weight).sum() / weight.sum().clamp_min(1e-12);
+  at::Tensor each = each_cross_entropy(logits, labels);
+  if (label_smoothing > 0)
+    each = (1 - label_smoothing) * each - label_smoothing * torch::log_softmax(logits, 1).mean(1);
+  return (each * weight).sum() / weight.sum().clamp_min(1e-12);
 }
 
 EvalRows classification_rows(const at::Tensor& logits, const at::Tensor& labels) {

@@ -2,11 +2,11 @@
 # cv.sh CAROTID MPIEXEC DATA WORK: `cv --folds 3` under two ranks on the real
 # BreastMNIST ultrasound images (shared data; exit 77 = skipped when absent),
 # one epoch per fold: every person is in exactly one fold's test set, each
-# fold is a full train run, and the gathered report has every file; a second
-# `cv` on the same folder finds every fold done, `cv-report` writes the same
-# report again; `predict --model CV` averages the fold models (checked
-# against each model alone), with flips under --tta; and `--fold` without
-# `--run-dir` stops at the door.
+# fold is a full train run, and the gathered report has every file; one rank
+# deals the same folds; a second `cv` on the same folder finds every fold
+# done, `cv-report` writes the same report again; `predict --model CV`
+# averages the fold models (checked against each model alone), with flips
+# under --tta; and `--fold` without `--run-dir` stops at the door.
 set -euo pipefail
 carotid=$1 mpiexec=$2 data=$3 work=$4
 fail() { echo "FAIL: $*"; exit 1; }
@@ -36,6 +36,12 @@ tested=$(cat "$cv"/fold-*/split.csv | grep -c ',test,')
 [ "$(tail -n +2 "$cv/test_predictions.csv" | cut -d, -f2 | sort -u | wc -l)" = 214 ] ||
   fail "the pooled predictions do not cover the 214 persons"
 grep -q "person_auc .* ± " "$work/cv.log" || fail "no mean ± std of person_auc in the log"
+
+# One rank deals the same folds as two: fold 0 alone, in a folder of its own.
+"$carotid" cv --folds 3 --fold 0 "${common[@]}" --run-dir "$work/one-rank" >"$work/one-rank.log" 2>&1 ||
+  fail "cv --fold 0 on one rank failed: $(tail -3 "$work/one-rank.log")"
+cmp "$cv/folds.csv" "$work/one-rank/folds.csv" || fail "one rank dealt other folds than two"
+grep -q "folds 1, 2 still to run" "$work/one-rank.log" || fail "cv --fold 0 did not say which folds are left"
 
 "$mpiexec" -n 2 "$carotid" cv --folds 3 "${common[@]}" --run-dir "$cv" 2>&1 | tee "$work/again.log"
 [ "$(grep -c 'done before' "$work/again.log")" = 3 ] || fail "a second cv did not find its 3 folds done"

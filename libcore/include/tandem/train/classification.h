@@ -23,8 +23,12 @@ at::Tensor resnet_logits(torch::nn::Module& model, const at::Tensor& images);
 // weighted by its label's entry of `class_weights` [K] where that is defined:
 // sum_i w_i * ce_i / sum_i w_i, the mean torch's cross_entropy(weight=...)
 // takes. A batch with no weight at all (only padding) gives 0, not NaN.
+// label_smoothing e makes each ce_i (1 - e) ce_i + e mean_k(-log p_ik), the
+// target (1 - e) one-hot + e / K of torch's cross_entropy(label_smoothing=e):
+// a model on a few hundred persons is kept from driving its training
+// probabilities to 0 and 1.
 at::Tensor classification_loss(const at::Tensor& logits, const at::Tensor& labels, const at::Tensor& valid,
-                               const at::Tensor& class_weights = {});
+                               const at::Tensor& class_weights = {}, double label_smoothing = 0);
 
 // Per-sample rows, on the CPU: "prob" [N, K] (softmax), "pred" [N] (argmax),
 // "label" [N] and "loss" [N], the unweighted cross-entropy, so the mean of
