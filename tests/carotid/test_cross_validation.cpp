@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../unit/test_support.h"
+#include "persons_fixture.h"
 #include "app/cv_report.h"
 #include "app/test_report.h"
 #include "data/folds.h"
@@ -30,19 +31,7 @@ using carotid::Person;
 using tandem::UsageError;
 using tandem::testing::message_of;
 
-std::vector<Person> make_persons(int negatives, int positives) {
-  std::vector<Person> persons;
-  for (int i = 0; i < negatives + positives; ++i) {
-    Person person;
-    char id[16];
-    std::snprintf(id, sizeof id, "P%03d", i);
-    person.id = id;
-    person.label = i < negatives ? 0 : 1;
-    person.images = {person.id + "/0.png"};
-    persons.push_back(person);
-  }
-  return persons;
-}
+using carotid::testing::make_persons;
 
 TEST(CarotidFolds, EveryFoldHoldsItsShareOfEachClass) {
   const auto persons = make_persons(154, 60);  // BreastMNIST's 214 persons

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../unit/test_support.h"
+#include "persons_fixture.h"
 #include "data/split.h"
 #include "tandem/error.h"
 
@@ -25,22 +26,7 @@ using tandem::UsageError;
 
 std::string message_of(const std::function<void()>& fn) { return tandem::testing::message_of<UsageError>(fn); }
 
-// `negatives` persons of class 0 and `positives` of class 1, ids P000..., each
-// with one to three images named after the person.
-std::vector<Person> make_persons(int negatives, int positives) {
-  std::vector<Person> persons;
-  for (int i = 0; i < negatives + positives; ++i) {
-    Person person;
-    char id[16];
-    std::snprintf(id, sizeof id, "P%03d", i);
-    person.id = id;
-    person.label = i < negatives ? 0 : 1;
-    person.row = i + 2;
-    for (int k = 0; k <= i % 3; ++k) person.images.push_back(person.id + "/" + std::to_string(k) + ".png");
-    persons.push_back(person);
-  }
-  return persons;
-}
+using carotid::testing::make_persons;
 
 std::map<std::pair<int64_t, Part>, int> counts_by_class(const std::vector<Person>& persons,
                                                         const std::vector<Part>& parts) {

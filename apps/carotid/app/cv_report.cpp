@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "app/carotid_task.h"
+#include "app/model.h"
 #include "app/test_report.h"
 #include "tandem/error.h"
 #include "tandem/io/atomic_file.h"
-#include "tandem/io/h5file.h"
 
 namespace carotid {
 namespace fs = std::filesystem;
@@ -92,13 +92,9 @@ std::string write_cv_report(const std::string& cv_dir, int64_t folds, bool tenso
   ReportInputs all = pooled(inputs);
   all.model = "out-of-fold predictions of " + std::to_string(folds) + " fold models";
   // The fold ensemble decides at the mean of its models' thresholds, as predict does.
-  double threshold_sum = 0;
-  for (int64_t k = 0; k < folds; ++k) {
-    const fs::path model = fs::path(fold_dir(cv_dir, k)) / "models" / "best_model.h5";
-    const bool kept = fs::is_regular_file(model) && tandem::H5File(model.string()).has_attr("", "threshold");
-    threshold_sum += kept ? tandem::H5File(model.string()).attr_double("", "threshold") : 0.5;
-  }
-  all.threshold = threshold_sum / static_cast<double>(folds);
+  std::vector<std::string> models;
+  for (int64_t k = 0; k < folds; ++k) models.push_back((fs::path(fold_dir(cv_dir, k)) / "models" / "best_model.h5").string());
+  all.threshold = kept_threshold(models);
   all.tensorboard = tensorboard;
   const auto pooled_metrics = write_test_report(cv_dir, all);
   nlohmann::json report = {{"folds", folds}, {"per_fold", per_fold}, {"mean", mean}, {"std", spread},

@@ -2,9 +2,12 @@
 
 #include <torch/torch.h>
 
+#include <filesystem>
+
 #include "tandem/config/config.h"
 #include "tandem/error.h"
 #include "tandem/io/checkpoint.h"
+#include "tandem/io/h5file.h"
 #include "tandem/nn/init_from.h"
 #include "tandem/obs/log.h"
 
@@ -60,6 +63,15 @@ tandem::nn::ResNet build_classifier(const ModelSpec& spec, bool quiet) {
     if (!quiet) tandem::log::info("model: ", spec.init_from, ": ", report.summary());
   }
   return model;
+}
+
+double kept_threshold(const std::vector<std::string>& model_files) {
+  double sum = 0;
+  for (const auto& file : model_files) {
+    const bool kept = std::filesystem::is_regular_file(file) && tandem::H5File(file).has_attr("", "threshold");
+    sum += kept ? tandem::H5File(file).attr_double("", "threshold") : 0.5;
+  }
+  return sum / static_cast<double>(model_files.size());
 }
 
 }  // namespace carotid

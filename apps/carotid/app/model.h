@@ -4,6 +4,7 @@
 // torchvision weights in safetensors, or an earlier run's model file).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tandem/nn/resnet.h"
 
@@ -12,6 +13,11 @@ class Config;
 }  // namespace tandem
 
 namespace carotid {
+
+// The decision threshold `train` kept in each model file (0.5 for a file
+// from before it did, or none there), averaged: an ensemble decides at its
+// models' mean.
+double kept_threshold(const std::vector<std::string>& model_files);
 
 struct ModelSpec {
   tandem::nn::ResNetOptions resnet;

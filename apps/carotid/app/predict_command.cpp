@@ -23,7 +23,6 @@
 #include "tandem/dist/placement.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
-#include "tandem/io/h5file.h"
 #include "tandem/obs/log.h"
 #include "tandem/text/first_few.h"
 #include "tandem/train/evaluate.h"
@@ -108,16 +107,6 @@ int64_t decide(const std::vector<double>& row, double threshold) {
   return std::max_element(row.begin(), row.end()) - row.begin();
 }
 
-// The threshold train kept in the model file (0.5 for files from before it
-// did); an ensemble's is the mean of its models'.
-double model_threshold(const std::vector<std::string>& files) {
-  double sum = 0;
-  for (const auto& file : files) {
-    const tandem::H5File h5(file);
-    sum += h5.has_attr("", "threshold") ? h5.attr_double("", "threshold") : 0.5;
-  }
-  return sum / static_cast<double>(files.size());
-}
 
 // Each input person's label index from the sheet at cmd.labels, matched as in
 // training; -1 for a person the sheet does not label (predicted all the
@@ -295,7 +284,7 @@ int run_predict(tandem::World& world, const tandem::Config& c) {
   const fs::path out = !c.get_string("cmd.out").empty() ? fs::path(c.get_string("cmd.out"))
                        : fs::is_directory(model_path)   ? fs::path(model_path) / "predictions"
                                                         : fs::path(model_path).parent_path().parent_path() / "predictions";
-  const double threshold = model_threshold(files);
+  const double threshold = kept_threshold(files);
   if (classes.size() == 2) log::info("decision threshold on P(", classes.back(), "): ", threshold);
   write_predictions(out, classes, rows, in, store, threshold);
   if (!c.get_string("cmd.labels").empty())
