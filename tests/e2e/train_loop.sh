@@ -34,15 +34,18 @@ resume)
   "$compare" models straight/models/final_model.h5 split/models/final_model.h5 0
   ;;
 ema)
-  # train.ema_decay keeps an average that a resume continues exactly, and
-  # that is not the model itself.
+  # train.ema_decay keeps an average that a resume continues exactly, that is
+  # not the live weights, and that the model files hold.
   common=(--set train.max_steps=20 --set train.global_batch=8 --set train.ema_decay=0.9)
   run 2 "${common[@]}" --set train.out_dir=straight >/dev/null
   s=$(status run 2 "${common[@]}" --set train.out_dir=split --set toy.signal_at_call=10)
   [ "$s" = 75 ] || fail "preempted run exited $s, wanted 75"
   run 2 "${common[@]}" --set train.out_dir=split >/dev/null
-  "$compare" ema straight/models/final_model.h5 split/models/final_model.h5 0
-  ! "$compare" ema-vs-model straight/models/final_model.h5 - 1e-6 || fail "the EMA equals the model"
+  last=checkpoints/step-00000020.h5
+  "$compare" ema straight/$last split/$last 0
+  "$compare" models straight/$last split/$last 0
+  ! "$compare" ema-vs-model straight/$last - 1e-6 || fail "the EMA equals the live weights"
+  "$compare" ema-vs-model straight/$last straight/models/final_model.h5 0 || fail "final_model is not the EMA"
   ;;
 resume_other_world)
   # A 2-rank checkpoint resumed on 1 rank continues the same sample order.

@@ -6,8 +6,8 @@
 //   bitwise equal.
 // compare_runs ema A.h5 B.h5 TOL
 //   the same for the "ema" set (runs with train.ema_decay > 0).
-// compare_runs ema-vs-model A.h5 - TOL
-//   A's "ema" set against its own "model" set.
+// compare_runs ema-vs-model A.h5 B.h5 TOL
+//   A's "ema" set against B's "model" set; B "-" is A itself.
 #include <torch/torch.h>
 
 #include <cstdio>
@@ -82,9 +82,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string what = argv[1];
+  const std::string b = argv[3];
   const double tol = std::stod(argv[4]);
   if (what == "losses") return compare_losses(argv[2], argv[3], tol);
   if (what == "ema") return compare_sets(argv[2], "ema", argv[3], "ema", tol);
-  if (what == "ema-vs-model") return compare_sets(argv[2], "ema", argv[2], "model", tol);
+  if (what == "ema-vs-model") return compare_sets(argv[2], "ema", b == "-" ? argv[2] : b, "model", tol);
   return compare_sets(argv[2], "model", argv[3], "model", tol);
 }

@@ -11,8 +11,11 @@
 #            preempt-mpirun   the same through mpirun and scancel --full
 #            pipeline  slurm/vavae-pipeline.sh with apps/vavae: stages in order, a preempted
 #                      stage requeues while the next waits, a failed one cancels the rest
+#            cv        carotid cross-validation as the README chains it: a job per fold, then
+#                      cv-report after all of them (afterok); every person tested once
 #     REPO   the source tree (slurm/, jobs/)
-#     BUILD  the build tree (apps/summarize, apps/vavae, apps/envcheck, the Fashion-MNIST fixture)
+#     BUILD  the build tree (apps/summarize, apps/vavae, apps/carotid, apps/envcheck, the
+#            Fashion-MNIST fixture)
 #
 # Needs root (or passwordless sudo) and Debian's slurm-wlm and munge; skips
 # (status 77) with the reason otherwise. TANDEM_SLURM_KEEP=1 keeps the
@@ -25,9 +28,9 @@ repo=$(cd "${2:?REPO}" && pwd)
 build=$(cd "${3:?BUILD}" && pwd)
 SKIP=77
 case $case_name in
-  train | preempt | preempt-mpirun | pipeline) ;;
+  train | preempt | preempt-mpirun | pipeline | cv) ;;
   *)
-    echo "unknown case '$case_name' (train, preempt, preempt-mpirun, pipeline)"
+    echo "unknown case '$case_name' (train, preempt, preempt-mpirun, pipeline, cv)"
     exit 2
     ;;
 esac
@@ -376,6 +379,58 @@ case_pipeline() {
   done
 }
 
+# Folds as separate jobs and the report after them, as the README chains them
+# (there with jobs/carotid.toml and 5 folds): on persons made from
+# Fashion-MNIST (T-shirts against trousers), one epoch a fold.
+case_cv() {
+  local fixture=$build/tests/vavae_fashion_mnist_split data=$tmp/cv-data cv=$tmp/run-cv k
+  [ -x "$build/apps/carotid" ] || skip "no $build/apps/carotid: build it first"
+  [ -x "$fixture" ] || skip "no $fixture: build the tests first"
+  python3 "$repo/tests/kaggle/make_data.py" "$fixture" /usr/share/datasets/fashion-mnist "$data" \
+    >"$tmp/fixture.txt" 2>&1
+  case $? in
+    0) ;;
+    77) skip "no Fashion-MNIST (apt-get install dataset-fashion-mnist, or env/setup.sh --tests)" ;;
+    *) cat "$tmp/fixture.txt"; fail "writing the carotid persons failed"; return ;;
+  esac
+  local job=("$repo/jobs/carotid-tiny.toml" --root-dir "$data/carotid/images"
+    --label-excel "$data/carotid/labels.csv" --epochs 1 --set data.cache_dir="$tmp/image-cache")
+  local ids=() report
+  for k in 0 1 2; do
+    ids+=("$(sbatch --parsable --job-name=cv-$k --ntasks-per-node=2 "${cpu_only[@]}" "$repo/slurm/train.sh" \
+      carotid "${job[@]}" cv --folds 3 --fold $k --run-dir "$cv")")
+  done
+  report=$(sbatch --parsable --job-name=cv-report --ntasks-per-node=1 "${cpu_only[@]}" \
+    --dependency=afterok:"$(IFS=: && echo "${ids[*]}")" "$repo/slurm/train.sh" carotid cv-report --run-dir "$cv")
+  say "folds ${ids[*]}, report $report; waiting"
+  wait_jobs "${ids[@]}" "$report"
+
+  local last_end=0 end
+  for k in 0 1 2; do
+    expect_job "${ids[k]}" COMPLETED 0:0 0
+    expect_line "logs/cv-$k-${ids[k]}.out" "fold $k of 3: training in $cv/fold-$k"
+    [ -s "$cv/fold-$k/models/best_model.h5" ] || fail "fold $k wrote no models/best_model.h5"
+    end=$(job_end "${ids[k]}")
+    [ "$end" -gt "$last_end" ] && last_end=$end
+  done
+  expect_job "$report" COMPLETED 0:0 0
+  local started
+  started=$(first_start "logs/cv-report-$report.out")
+  if [ "$last_end" -gt 0 ] && [ "$started" -ge "$last_end" ]; then
+    say "  ok: cv-report started $((started - last_end)) s after the last fold ended"
+  else
+    fail "cv-report started at $started, before the last fold ended at $last_end"
+  fi
+  expect_line "logs/cv-report-$report.out" "person_auc .* ± "
+  local f
+  for f in cv_report.json cv_report.txt test_report.json test_predictions.csv roc_curve.png confusion_matrix.png; do
+    [ -s "$cv/$f" ] || fail "cv-report wrote no $cv/$f"
+  done
+  local persons
+  persons=$(tail -n +2 "$cv/test_predictions.csv" | cut -d, -f2 | sort -u | wc -l)
+  [ "$persons" = 40 ] || fail "the pooled predictions hold $persons persons, wanted the 40 of the sheet"
+}
+
 # USR1 to a job submitted with --no-requeue, and a plain scancel (SIGTERM):
 # both checkpoint and end with status 75; neither is requeued.
 run_stop_variants() {
@@ -423,6 +478,7 @@ case $case_name in
     ;;
   preempt-mpirun) run_preempt mpirun --full ;;
   pipeline) case_pipeline ;;
+  cv) case_cv ;;
   *)
     echo "unknown case '$case_name'"
     exit 2

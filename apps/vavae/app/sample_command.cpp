@@ -48,7 +48,8 @@ std::string dit_checkpoint(const tandem::Config& c) {
 }
 
 // The DiT as trained, with its EMA weights where the run kept them: they
-// sample better than the last step's.
+// sample better than the last step's. A model file holds them as its "model"
+// set already; a checkpoint keeps them beside the live weights as "ema".
 Dit load_dit(const std::string& path, const LatentSet& latents) {
   const tandem::Checkpoint ckpt = tandem::load_checkpoint(path);
   const tandem::Config trained = tandem::config_from_checkpoint(vavae_schema(), ckpt);

@@ -86,7 +86,7 @@ void each_setting(Settings& t, Visit&& visit) {
         a_name());
   visit(Table::Model, "ema_decay", t.ema_decay,
         "keep an exponential moving average of the weights with this decay per step (0: none); "
-        "saved as the set ema/ in checkpoints and model files",
+        "evaluation, best_metric and the model files use the average; checkpoints keep it as the set ema/",
         fraction());
   visit(Table::Run, "best_metric", t.best_metric, "metric that picks models/best_model.h5", a_name());
   visit(Table::Run, "best_mode", t.best_mode, "whether a smaller or larger best_metric is better",

@@ -125,6 +125,29 @@ struct Trainer::Impl {
   void save_model(const std::string& name, int64_t steps_done);
   bool evaluate_and_track(int64_t steps_done);
 
+  // While alive, the model holds the weights a run is judged by: the EMA when
+  // there is one, else the live weights. The live ones come back bitwise on
+  // leaving, so the next step (and a checkpoint) sees no difference.
+  class JudgedWeights {
+   public:
+    explicit JudgedWeights(Impl& im) : im_(im) {
+      if (!im_.ema) return;
+      torch::NoGradGuard no_grad;
+      for (const auto& [name, t] : im_.weights) live_.push_back(t.clone());
+      im_.ema->copy_to(*im_.model);
+    }
+    ~JudgedWeights() {
+      torch::NoGradGuard no_grad;
+      for (size_t i = 0; i < live_.size(); ++i) im_.weights[i].second.copy_(live_[i]);
+    }
+    JudgedWeights(const JudgedWeights&) = delete;
+    JudgedWeights& operator=(const JudgedWeights&) = delete;
+
+   private:
+    Impl& im_;
+    std::vector<at::Tensor> live_;
+  };
+
   // What one optimizer step did, summed over the ranks.
   struct StepFigures {
     at::Tensor loss_sum;  // on the device, until the step's one copy to the host
@@ -266,6 +289,9 @@ void Trainer::Impl::save(int64_t steps_done) {
   world.barrier();
 }
 
+// Called with the judged weights in the model: a model file's "model" set is
+// what was evaluated (the EMA, with one), so every reader of model files
+// (predict, test reports, sampling, model.load) gets it without knowing of EMAs.
 void Trainer::Impl::save_model(const std::string& name, int64_t steps_done) {
   if (world.rank() != 0) return;
   CheckpointState state;
@@ -273,11 +299,14 @@ void Trainer::Impl::save_model(const std::string& name, int64_t steps_done) {
   state["config"] = config.to_toml();
   fs::create_directories(out_dir / "models");
   TensorSets sets = {{"model", weights}};
-  if (ema) sets["ema"] = ema->named_tensors();
   save_checkpoint((out_dir / "models" / (name + ".h5")).string(), sets, state);
 }
 
+// With an EMA the average is judged and picks the best model, as timm does:
+// it is the smoother of the two on small, noisy validation sets, and the one
+// that is sampled from.
 bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
+  JudgedWeights judged(*this);
   EvalContext ctx;
   ctx.world = &world;
   ctx.device = device;
@@ -478,7 +507,10 @@ int Trainer::Impl::loop() {
     if ((s.ckpt_every > 0 && done % s.ckpt_every == 0) || done == total_steps) save(done);
   }
   if (progress) progress->finish();
-  save_model("final_model", total_steps);
+  {
+    JudgedWeights judged(*this);
+    save_model("final_model", total_steps);
+  }
   if (world.rank() == 0) log::info("done: ", total_steps, " steps; models in ", (out_dir / "models").string());
   return kExitOk;
 }

@@ -26,6 +26,15 @@ case $case in
   corrupt-strict)
     set -- "${args[@]}" --set data.strict=true --train-ratio 0.5 --val-ratio 0.5 --test-ratio 0
     want="1 of 5 images cannot be read \\(data.strict = true\\).*broken.png" ;;
+  label-smoothing)
+    set -- "${args[@]}" --set train.label_smoothing=1.5
+    want="train.label_smoothing must be in \\[0, 1\\)" ;;
+  threshold)
+    set -- "${args[@]}" --set model.threshold=sensitivity=2
+    want="model.threshold = 'sensitivity=2': expected youden, sensitivity=S" ;;
+  cv-report-elsewhere)
+    set -- cv-report --run-dir "$work/images"
+    want="$work/images is not a cross-validation folder \\(no folds.csv\\)" ;;
   *) echo "unknown case $case"; exit 1 ;;
 esac
 name=carotid_bad_input_$case

@@ -6,7 +6,8 @@
 # deals the same folds; a second `cv` on the same folder finds every fold
 # done, `cv-report` writes the same report again; `predict --model CV`
 # averages the fold models (checked against each model alone), with flips
-# under --tta; and `--fold` without `--run-dir` stops at the door.
+# under --tta; `--fold` without `--run-dir` stops at the door, and so does
+# cv-report over a damaged fold.
 set -euo pipefail
 carotid=$1 mpiexec=$2 data=$3 work=$4
 fail() { echo "FAIL: $*"; exit 1; }
@@ -71,4 +72,14 @@ status=0
 "$carotid" cv --fold 1 "${common[@]}" >"$work/bad.log" 2>&1 || status=$?
 [ "$status" = 2 ] || fail "cv --fold without --run-dir: exit $status, expected 2"
 grep -q "give --run-dir CV" "$work/bad.log" || fail "cv --fold without --run-dir: $(cat "$work/bad.log")"
+
+# A fold's predictions damaged after the fact: cv-report names the file and
+# line, exits 2, and leaves the report it wrote before as it was.
+sed -i '3s/,0,/,zero,/' "$cv/fold-1/test_predictions.csv"
+status=0
+"$carotid" cv-report --run-dir "$cv" >"$work/damaged.log" 2>&1 || status=$?
+[ "$status" = 2 ] || fail "cv-report over a damaged fold: exit $status, expected 2"
+grep -q "fold-1/test_predictions.csv: line 3: label 'zero'" "$work/damaged.log" ||
+  fail "cv-report over a damaged fold: $(cat "$work/damaged.log")"
+cmp "$work/first.json" "$cv/cv_report.json" || fail "a refused cv-report changed cv_report.json"
 echo PASS

@@ -33,6 +33,9 @@ case $case in
   sample-without-latents)
     set -- sample "${args[@]}" --user-ids 1 2
     want="latent_features/train.h5 not found.*extract" ;;
+  vf-weight)
+    set -- train-vae "${args[@]}" --set vae.vf_weight=-1
+    want="vae.vf_weight must be >= 0" ;;
   *) echo "unknown case $case"; exit 1 ;;
 esac
 name=vavae_bad_input_$case
