@@ -83,7 +83,7 @@ int run_cv(tandem::World& world, const tandem::Config& c) {
                      " needs the cross-validation folder every fold's job shares: give --run-dir CV");
   const DataSettings data = data_settings(c);
   const uint64_t seed = tandem::shared_seed(world, tandem::train_settings(c).seed);
-  const Dataset dataset = load_dataset(data, seed);
+  const Dataset dataset = read_dataset(data, seed);
   const std::vector<int64_t> folds = assign_folds(dataset.persons(), k, seed);
   // The validation share of the persons a fold trains on, as a single run's
   // split has it: data.val_ratio of train + val.

@@ -54,7 +54,7 @@ std::vector<std::string> Dataset::describe() const {
   return lines;
 }
 
-Dataset load_dataset(const DataSettings& s, uint64_t seed, const std::string& reuse_split) {
+Dataset read_dataset(const DataSettings& s, uint64_t seed) {
   Dataset d;
   d.sheet = read_label_sheet(s.label_file, s.sheet);
   if (d.num_classes() < 2)
@@ -62,6 +62,11 @@ Dataset load_dataset(const DataSettings& s, uint64_t seed, const std::string& re
                      "; a classifier needs at least two classes");
   d.match = match_persons(d.sheet, scan_person_folders(s.root, "data.root"), s.root);
   limit_images_per_person(d.match.persons, s.max_per_person, seed);
+  return d;
+}
+
+Dataset load_dataset(const DataSettings& s, uint64_t seed, const std::string& reuse_split) {
+  Dataset d = read_dataset(s, seed);
   if (reuse_split.empty()) {
     d.parts = split_persons(d.match.persons, s.ratios, seed);
   } else {

@@ -32,7 +32,7 @@ DataSettings data_settings(const tandem::Config& config);
 struct Dataset {
   LabelSheet sheet;
   PersonMatch match;        // match.persons: everyone with a label and images
-  std::vector<Part> parts;  // parallel to match.persons
+  std::vector<Part> parts;  // parallel to match.persons; empty from read_dataset
   int64_t num_classes() const { return sheet.num_classes(); }
   const std::vector<Person>& persons() const { return match.persons; }
   // Indices into persons() of one part, in sheet order.
@@ -41,8 +41,12 @@ struct Dataset {
   std::vector<std::string> describe() const;
 };
 
-// Reads the sheet and the folders, keeps at most max_per_person images per
-// person (drawn from `seed`), and splits: by `reuse_split` (a split.csv) when
+// Reads the sheet and the folders and keeps at most max_per_person images per
+// person (drawn from `seed`); no split (cross-validation deals its own folds).
+// Every fault is a UsageError naming the file, key or row.
+Dataset read_dataset(const DataSettings& settings, uint64_t seed);
+
+// read_dataset, then splits: by `reuse_split` (a split.csv) when
 // given, else stratified from `seed`. Every fault is a UsageError naming the
 // file, key or row. A split that leaves train or val without persons is one
 // too, since the run could neither learn nor pick its best model.
