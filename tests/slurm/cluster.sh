@@ -1,6 +1,14 @@
-# Sourced by the Slurm tests: a private one-node Slurm cluster on loopback.
-#   cluster_start DIR   writes DIR/slurm.conf, starts munged, slurmctld, slurmd
-#   cluster_stop        stops every daemon it started, by pid
+# Sourced by the Slurm tests: a private Slurm cluster on this machine.
+#   cluster_start DIR [NODES]
+#                       writes DIR/slurm.conf, starts munged, slurmctld and a
+#                       slurmd per node. One node (the default) runs on
+#                       loopback. Two nodes are two hosts: each slurmd in its
+#                       own network and UTS namespace (hostnames node1, node2),
+#                       joined to slurmctld's bridge by a veth pair on a private
+#                       /24 picked unused, so MPI between them crosses a link
+#                       (cluster_link_bytes counts it), not shared memory.
+#   cluster_stop        stops every daemon it started, by pid, and removes the
+#                       namespaces, links and bridge it made
 #   cluster_sweep       kills what the cluster's jobs left behind (processes
 #                       with this cluster's SLURM_CONF outside the caller's tree)
 # Everything (munge key, sockets, state, spool, logs, pid files) lives in DIR;
@@ -8,6 +16,9 @@
 
 cluster_pids=()
 cluster_dir=
+cluster_net=      # two nodes: the subnet's first three octets, e.g. 10.213.57
+cluster_tag=      # two nodes: prefix of the links and namespaces made
+cluster_nodes=()
 
 cluster_log() { echo "[cluster] $*"; }
 
@@ -16,8 +27,48 @@ cluster_free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# Two hosts' network: a bridge with slurmctld's address .254, and per node a
+# namespace holding one end of a veth pair (address .N) whose other end is on
+# the bridge. The subnet is one no interface here uses.
+cluster_make_network() {
+  local n i
+  for _ in $(seq 20); do
+    n=$((RANDOM % 250 + 1))
+    ip -4 addr | grep -q "inet 10\.213\.$n\." || break
+  done
+  cluster_net=10.213.$n cluster_tag=tdm$n
+  ip link add "${cluster_tag}br" type bridge || return 1
+  ip addr add "$cluster_net.254/24" dev "${cluster_tag}br" && ip link set "${cluster_tag}br" up || return 1
+  for i in 1 2; do
+    ip netns add "${cluster_tag}-node$i" || return 1
+    ip link add "${cluster_tag}n${i}h" type veth peer name "${cluster_tag}n${i}" || return 1
+    ip link set "${cluster_tag}n${i}h" master "${cluster_tag}br" up
+    ip link set "${cluster_tag}n${i}" netns "${cluster_tag}-node$i"
+    ip -n "${cluster_tag}-node$i" addr add "$cluster_net.$i/24" dev "${cluster_tag}n${i}"
+    ip -n "${cluster_tag}-node$i" link set "${cluster_tag}n${i}" up
+    ip -n "${cluster_tag}-node$i" link set lo up
+  done
+}
+
+cluster_remove_network() {
+  [ -n "$cluster_tag" ] || return 0
+  local i
+  for i in 1 2; do
+    ip netns del "${cluster_tag}-node$i" 2>/dev/null
+    ip link del "${cluster_tag}n${i}h" 2>/dev/null
+  done
+  ip link del "${cluster_tag}br" 2>/dev/null
+  cluster_tag=
+}
+
+# Bytes node N sent and received over its link (both directions summed).
+cluster_link_bytes() {
+  local dev=/sys/class/net/${cluster_tag}n${1}h/statistics
+  echo $(($(cat "$dev/rx_bytes") + $(cat "$dev/tx_bytes")))
+}
+
 cluster_start() {
-  local dir=$1 node cpus ctld_port slurmd_port
+  local dir=$1 nodes=${2:-1} node cpus ctld_port slurmd_port ctld_addr
   cluster_dir=$dir
   node=$(hostname -s)
   cpus=$(nproc)
@@ -36,10 +87,34 @@ cluster_start() {
     >>"$dir/log/munged.out" 2>&1 &
   cluster_pids+=($!)
 
+  # Per node: its name and address, and where its slurmd keeps its pid and log.
+  local node_lines partition_nodes per_node_files=
+  if [ "$nodes" = 2 ]; then
+    cluster_make_network || { cluster_log "could not make the two hosts' network"; return 1; }
+    ctld_addr=$cluster_net.254
+    cluster_nodes=(node1 node2)
+    node_lines="NodeName=node1 NodeAddr=$cluster_net.1 CPUs=$cpus State=UNKNOWN
+NodeName=node2 NodeAddr=$cluster_net.2 CPUs=$cpus State=UNKNOWN"
+    partition_nodes=node[1-2]
+    # Each host its own slurmd pid file, log, and TmpFS (mounted per host
+    # below): PMIx makes same-named directories there on every node of a step.
+    per_node_files="TmpFS=$dir/nodetmp
+SlurmdPidFile=$dir/run/slurmd-%n.pid
+SlurmdLogFile=$dir/log/slurmd-%n.log"
+    mkdir -p "$dir"/{nodetmp,tmp-node1,tmp-node2}
+  else
+    ctld_addr=127.0.0.1
+    cluster_nodes=("$node")
+    node_lines="NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN"
+    partition_nodes=$node
+    per_node_files="SlurmdPidFile=$dir/run/slurmd.pid
+SlurmdLogFile=$dir/log/slurmd.log"
+  fi
+
   cat >"$dir/slurm.conf" <<CONF
-# A one-node test cluster on loopback, written by tests/slurm/cluster.sh.
+# A $nodes-node test cluster, written by tests/slurm/cluster.sh.
 ClusterName=tandemtest
-SlurmctldHost=$node(127.0.0.1)
+SlurmctldHost=$node($ctld_addr)
 SlurmctldPort=$ctld_port
 SlurmdPort=$slurmd_port
 SlurmUser=$(id -un)
@@ -50,9 +125,8 @@ AuthInfo=socket=$dir/munge/munge.socket,cred_expire=10
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool/%n
 SlurmctldPidFile=$dir/run/slurmctld.pid
-SlurmdPidFile=$dir/run/slurmd.pid
+$per_node_files
 SlurmctldLogFile=$dir/log/slurmctld.log
-SlurmdLogFile=$dir/log/slurmd.log
 SlurmctldDebug=info
 SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
@@ -74,8 +148,8 @@ SlurmdTimeout=60
 InactiveLimit=0
 KillWait=10
 MinJobAge=600
-NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
-PartitionName=test Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+$node_lines
+PartitionName=test Nodes=$partition_nodes Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 CONF
   export SLURM_CONF=$dir/slurm.conf
 
@@ -83,13 +157,25 @@ CONF
   for i in $(seq 50); do [ -S "$dir/munge/munge.socket" ] && break; sleep 0.1; done
   slurmctld -D -f "$dir/slurm.conf" >>"$dir/log/slurmctld.out" 2>&1 &
   cluster_pids+=($!)
-  slurmd -D -f "$dir/slurm.conf" -N "$node" >>"$dir/log/slurmd.out" 2>&1 &
-  cluster_pids+=($!)
+  if [ "$nodes" = 2 ]; then
+    # nsenter rather than `ip netns exec`, which would mount a /sys without
+    # the cgroup tree slurmd reads.
+    for i in 1 2; do
+      nsenter --net="/run/netns/${cluster_tag}-node$i" unshare --uts --mount --propagation private \
+        sh -c "hostname node$i && mount --bind '$dir/tmp-node$i' '$dir/nodetmp' &&
+               exec slurmd -D -f '$dir/slurm.conf' -N node$i" >>"$dir/log/slurmd-node$i.out" 2>&1 &
+      cluster_pids+=($!)
+    done
+  else
+    slurmd -D -f "$dir/slurm.conf" -N "$node" >>"$dir/log/slurmd.out" 2>&1 &
+    cluster_pids+=($!)
+  fi
 
-  # Up when the node is idle.
+  # Up when every node is idle.
   for i in $(seq 100); do
-    if grep -qx idle <<<"$(sinfo -h -N -o '%T' 2>/dev/null)"; then
-      cluster_log "up: node $node, $cpus CPUs, slurmctld :$ctld_port, slurmd :$slurmd_port"
+    if [ "$(sinfo -h -N -o '%T' 2>/dev/null | grep -cx idle)" = "$nodes" ]; then
+      cluster_log "up: $nodes node(s) ${cluster_nodes[*]}, $cpus CPUs each, slurmctld $ctld_addr:$ctld_port," \
+        "slurmd :$slurmd_port"
       return 0
     fi
     sleep 0.3
@@ -110,6 +196,7 @@ cluster_stop() {
     wait "$pid" 2>/dev/null
   done
   cluster_pids=()
+  cluster_remove_network
 }
 
 # Job processes and slurmstepd are not the caller's children (slurmd detaches

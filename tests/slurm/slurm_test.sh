@@ -13,6 +13,10 @@
 #                      stage requeues while the next waits, a failed one cancels the rest
 #            cv        carotid cross-validation as the README chains it: a job per fold, then
 #                      cv-report after all of them (afterok); every person tested once
+#            multinode two hosts (network namespaces joined by veth links): summarize on
+#                      2 nodes x 1 and x 2 ranks names each rank's host and local rank, sends
+#                      its traffic over the link, and logs the losses of 1 node x 2; a
+#                      2-node job preempted with USR1 requeues and resumes on 2 nodes
 #     REPO   the source tree (slurm/, jobs/)
 #     BUILD  the build tree (apps/summarize, apps/vavae, apps/carotid, apps/envcheck, the
 #            Fashion-MNIST fixture)
@@ -28,9 +32,9 @@ repo=$(cd "${2:?REPO}" && pwd)
 build=$(cd "${3:?BUILD}" && pwd)
 SKIP=77
 case $case_name in
-  train | preempt | preempt-mpirun | pipeline | cv) ;;
+  train | preempt | preempt-mpirun | pipeline | cv | multinode) ;;
   *)
-    echo "unknown case '$case_name' (train, preempt, preempt-mpirun, pipeline, cv)"
+    echo "unknown case '$case_name' (train, preempt, preempt-mpirun, pipeline, cv, multinode)"
     exit 2
     ;;
 esac
@@ -41,7 +45,9 @@ skip() {
   exit $SKIP
 }
 
-for tool in munged slurmctld slurmd sbatch squeue scontrol scancel sinfo python3; do
+tools=(munged slurmctld slurmd sbatch squeue scontrol scancel sinfo python3)
+[ "$case_name" = multinode ] && tools+=(ip nsenter unshare)
+for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null 2>&1 ||
     skip "$tool not found: install Slurm and MUNGE (apt-get install -y slurm-wlm munge, or env/setup.sh)"
 done
@@ -80,7 +86,7 @@ finish() {
     fi
   fi
   if [ $status -ne 0 ] && [ $status -ne $SKIP ] && [ -d "$tmp/cluster/log" ]; then
-    for f in "$tmp"/cluster/log/slurmctld.log "$tmp"/cluster/log/slurmd.log; do
+    for f in "$tmp"/cluster/log/slurmctld.log "$tmp"/cluster/log/slurmd*.log; do
       echo "---- last lines of $f"
       tail -n 25 "$f"
     done
@@ -102,7 +108,9 @@ trap 'exit 143' TERM
 # cleanup above always runs (ctest's timeout kill would skip it).
 deadline=$((SECONDS + ${TANDEM_SLURM_TIMEOUT:-600}))
 
-cluster_start "$tmp/cluster" || exit 1
+nodes=1
+[ "$case_name" = multinode ] && nodes=2
+cluster_start "$tmp/cluster" $nodes || exit 1
 
 submit=$tmp/submit
 mkdir -p "$submit/logs"
@@ -234,11 +242,12 @@ case_train() {
   fi
 }
 
-# preempt LAUNCHER SCANCEL_FLAG
+# preempt LAUNCHER SCANCEL_FLAG [SBATCH LAYOUT...] (default: 2 tasks on one node)
 run_preempt() {
-  local launcher=$1 flag=$2 steps=14 id run=$tmp/run-preempt out
-  say "sbatch slurm/train.sh summarize train jobs/summarize-tiny.toml, $steps steps, launcher $launcher"
-  id=$(TANDEM_LAUNCHER=$launcher sbatch --parsable --job-name=preempt --ntasks-per-node=2 "${cpu_only[@]}" \
+  local launcher=$1 flag=$2 steps=14 id run=$tmp/run-preempt out layout=(--ntasks-per-node=2)
+  [ $# -gt 2 ] && layout=("${@:3}")
+  say "sbatch ${layout[*]} slurm/train.sh summarize train jobs/summarize-tiny.toml, $steps steps, launcher $launcher"
+  id=$(TANDEM_LAUNCHER=$launcher sbatch --parsable --job-name=preempt "${layout[@]}" "${cpu_only[@]}" \
     "$repo/slurm/train.sh" summarize train "${tiny[@]}" --set train.max_steps=$steps \
     --set train.out_dir="$run")
   out=logs/preempt-$id.out
@@ -431,6 +440,60 @@ case_cv() {
   [ "$persons" = 40 ] || fail "the pooled predictions hold $persons persons, wanted the 40 of the sheet"
 }
 
+# Two hosts as a cluster's nodes: the same summarize job on 2 nodes x 1 rank,
+# 1 node x 2 ranks and 2 nodes x 2 ranks, with one global batch: each run
+# names its hosts and local ranks, their losses agree step by step (the
+# world-size invariance the trainer promises), and only the 2-node runs move
+# their gradients over node1's link. Then a 2-node job is preempted.
+case_multinode() {
+  local common=("${tiny[@]}" --set train.max_steps=6 --set train.micro_batch=2 --set train.global_batch=8)
+  local compare=$build/tests/compare_runs name layout id before bytes
+  [ -x "$compare" ] || skip "no $compare: build the tests first"
+  local -A job traffic
+  for name in 2x1 1x2 2x2; do
+    case $name in
+      2x1) layout=(--nodes=2 --ntasks-per-node=1) ;;
+      1x2) layout=(--nodes=1 --ntasks-per-node=2) ;;
+      2x2) layout=(--nodes=2 --ntasks-per-node=2) ;;
+    esac
+    before=$(cluster_link_bytes 1)
+    say "$name: sbatch ${layout[*]} slurm/train.sh summarize jobs/summarize-tiny.toml, 6 steps, global batch 8"
+    id=$(sbatch --parsable --job-name="mn-$name" "${layout[@]}" "${cpu_only[@]}" "$repo/slurm/train.sh" summarize \
+      "${common[@]}" --set train.out_dir="$tmp/run-$name")
+    wait_jobs "$id"
+    bytes=$(($(cluster_link_bytes 1) - before))
+    job[$name]=$id traffic[$name]=$bytes
+    expect_job "$id" COMPLETED 0:0 0
+    expect_steps "$tmp/run-$name/metrics.jsonl" 6
+    say "  $name: node1's link carried $((bytes / 1024)) KiB"
+    if grep -q "SLURM_LOCALID is" "logs/mn-$name-$id.out" "$tmp/run-$name"/logs/rank-*.log; then
+      fail "$name: a rank's SLURM_LOCALID disagrees with MPI's local rank"
+    fi
+  done
+  expect_line "logs/mn-2x1-${job[2x1]}.out" "layout: 2 ranks on 2 nodes: node1 rank 0 \(local 0\), node2 rank 1 \(local 0\)"
+  expect_line "logs/mn-1x2-${job[1x2]}.out" "layout: 2 ranks on 1 node: node1 ranks 0-1 \(local 0-1\)"
+  expect_line "logs/mn-2x2-${job[2x2]}.out" \
+    "layout: 4 ranks on 2 nodes: node1 ranks 0-1 \(local 0-1\), node2 ranks 2-3 \(local 0-1\)"
+  expect_line "logs/mn-2x2-${job[2x2]}.out" "tasks: 4 \(2\(x2\) per node\)"
+  # The gradients go over the link on two nodes, through shared memory on one:
+  # a 2-node run moves many times what the 1-node run's control traffic does.
+  if [ "${traffic[2x1]}" -gt $((10 * ${traffic[1x2]})) ] && [ "${traffic[2x2]}" -gt $((10 * ${traffic[1x2]})) ]; then
+    say "  ok: node1's link: 2x1 ${traffic[2x1]} B, 2x2 ${traffic[2x2]} B, 1x2 ${traffic[1x2]} B"
+  else
+    fail "node1's link: 2x1 ${traffic[2x1]} B, 2x2 ${traffic[2x2]} B, not 10x the 1x2 run's ${traffic[1x2]} B"
+  fi
+  for name in 2x1 2x2; do
+    "$compare" losses "$tmp/run-1x2/metrics.jsonl" "$tmp/run-$name/metrics.jsonl" 1e-5 ||
+      fail "$name's losses differ from 1x2's"
+  done
+
+  run_preempt auto --batch --nodes=2 --ntasks-per-node=1
+  local starts
+  starts=$(grep -c "layout: 2 ranks on 2 nodes: node1 rank 0 (local 0), node2 rank 1 (local 0)" \
+    "$tmp/run-preempt/logs/rank-0.log")
+  [ "$starts" = 2 ] || fail "the preempted job did not start on the 2 nodes twice ($starts layout lines)"
+}
+
 # USR1 to a job submitted with --no-requeue, and a plain scancel (SIGTERM):
 # both checkpoint and end with status 75; neither is requeued.
 run_stop_variants() {
@@ -479,6 +542,7 @@ case $case_name in
   preempt-mpirun) run_preempt mpirun --full ;;
   pipeline) case_pipeline ;;
   cv) case_cv ;;
+  multinode) case_multinode ;;
   *)
     echo "unknown case '$case_name'"
     exit 2

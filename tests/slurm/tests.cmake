@@ -1,4 +1,4 @@
-# The launch scripts as users start them: slurm/ on a private one-node Slurm
+# The launch scripts as users start them: slurm/ on a private one- or two-node Slurm
 # (label slurm; needs root or passwordless sudo and Debian's slurm-wlm and
 # munge, else skipped), kaggle/run.sh on this machine (label kaggle).
 #   ctest -L slurm     ctest -L kaggle
@@ -11,6 +11,13 @@ foreach(case train preempt preempt-mpirun pipeline cv)
   set_tests_properties(slurm_${case} PROPERTIES LABELS slurm TIMEOUT 900
                        SKIP_RETURN_CODE 77 RESOURCE_LOCK tandem_slurm_cluster)
 endforeach()
+
+# Two hosts: the cluster's two slurmds in their own network and UTS
+# namespaces, linked by veth pairs (also needs iproute2's ip and nsenter).
+add_test(NAME slurm_multinode
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/slurm_test.sh multinode ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+set_tests_properties(slurm_multinode PROPERTIES LABELS "slurm;multinode" TIMEOUT 900
+                     SKIP_RETURN_CODE 77 RESOURCE_LOCK tandem_slurm_cluster)
 
 foreach(case dry-run-t4x2 dry-run-cpu dry-run-one-gpu run-cpu run-monitor interrupt build-notebook
         missing-libs)

@@ -19,6 +19,7 @@
 #include "tandem/dist/cuda_info.h"
 #include "tandem/dist/dist_keys.h"
 #include "tandem/dist/grad_sync.h"
+#include "tandem/dist/layout.h"
 #include "tandem/dist/placement.h"
 #include "tandem/dist/seed.h"
 #include "tandem/dist/world.h"
@@ -540,6 +541,10 @@ int Trainer::run() {
   log::open_file((im.out_dir / "logs" / ("rank-" + std::to_string(im.world.rank()) + ".log")).string());
   install_preemption_handlers();
   im.build();
+  log::info("layout: ", describe_layout(gather_layout(im.world)));
+  if (const std::string why = slurm_local_id_mismatch(im.world.local_rank(), std::getenv("SLURM_LOCALID"));
+      !why.empty())
+    log::warn(why);
   log::info("training on ", im.world.size(), " rank(s), ", im.placement.torch_device(), ", ", im.comm->backend(),
             " backend, ", to_string(im.precision), "; micro batch ", im.s.micro_batch, " x accumulation ", im.accum,
             " x world ", im.world.size(), " = global batch ", im.sampler->global_batch(), "; ", im.total_steps,
