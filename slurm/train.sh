@@ -189,6 +189,35 @@ nccl_set=$(env | grep '^NCCL_' | sort | tr '\n' ' ')
 log "NCCL settings: $nccl_set"
 log "launch: ${launch[*]}"
 
+# After a multi-node job failed: does each node of the allocation still answer?
+# A step on a node whose slurmd or network is gone cannot launch, so the
+# lost node is named, with the ranks it held (Slurm's block placement: the
+# first node's ranks first), long before slurmctld marks it down.
+name_lost_nodes() {
+  local hosts=() counts=() parts=() part n first=0 i lost=0
+  mapfile -t hosts < <(scontrol show hostnames "$SLURM_JOB_NODELIST" 2>/dev/null)
+  IFS=, read -ra parts <<<"${SLURM_TASKS_PER_NODE:-}"
+  for part in "${parts[@]}"; do
+    if [[ $part =~ ^([0-9]+)\(x([0-9]+)\)$ ]]; then
+      for ((i = 0; i < BASH_REMATCH[2]; i++)); do counts+=("${BASH_REMATCH[1]}"); done
+    else
+      counts+=("$part")
+    fi
+  done
+  [ ${#hosts[@]} -gt 1 ] && [ ${#hosts[@]} -eq ${#counts[@]} ] || return 0
+  for i in "${!hosts[@]}"; do
+    n=${counts[i]}
+    if ! timeout 60 srun --nodes=1 --ntasks=1 --nodelist="${hosts[i]}" --overlap --kill-on-bad-exit=0 true \
+      >/dev/null 2>&1; then
+      if [ "$n" -eq 1 ]; then part="rank $first"; else part="ranks $first-$((first + n - 1))"; fi
+      log "node ${hosts[i]} ($part) does not answer: it was lost (its slurmd or its network is gone)"
+      lost=1
+    fi
+    first=$((first + n))
+  done
+  [ $lost -eq 1 ] || log "every node of the job still answers: no node was lost"
+}
+
 # --- run, forwarding signals ---------------------------------------------------
 # Slurm sends USR1 (--signal=B:USR1@120) to this shell only; the ranks get it
 # from here and checkpoint. SIGTERM (scancel, preemption) goes the same way but
@@ -242,6 +271,8 @@ case $status in
     exit 75
     ;;
   *)
+    # Status 2 is bad input, found before any rank waited on another.
+    [ "$status" -ne 2 ] && [ "$nodes" -gt 1 ] && name_lost_nodes
     log "failed with status $status; not requeueing"
     exit "$status"
     ;;

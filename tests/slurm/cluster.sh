@@ -7,6 +7,9 @@
 #                       joined to slurmctld's bridge by a veth pair on a private
 #                       /24 picked unused, so MPI between them crosses a link
 #                       (cluster_link_bytes counts it), not shared memory.
+#   cluster_kill_node N, cluster_start_slurmd N
+#                       two nodes: node N lost (everything on it killed), and
+#                       its slurmd started again
 #   cluster_stop        stops every daemon it started, by pid, and removes the
 #                       namespaces, links and bridge it made
 #   cluster_sweep       kills what the cluster's jobs left behind (processes
@@ -65,6 +68,27 @@ cluster_remove_network() {
 cluster_link_bytes() {
   local dev=/sys/class/net/${cluster_tag}n${1}h/statistics
   echo $(($(cat "$dev/rx_bytes") + $(cat "$dev/tx_bytes")))
+}
+
+# Two nodes: node N's slurmd in its host's namespaces (again after
+# cluster_kill_node, as a rebooted node). nsenter rather than `ip netns exec`,
+# which would mount a /sys without the cgroup tree slurmd reads.
+cluster_start_slurmd() {
+  local i=$1 dir=$cluster_dir
+  nsenter --net="/run/netns/${cluster_tag}-node$i" unshare --uts --mount --propagation private \
+    sh -c "hostname node$i && mount --bind '$dir/tmp-node$i' '$dir/nodetmp' &&
+           exec slurmd -D -f '$dir/slurm.conf' -N node$i" >>"$dir/log/slurmd-node$i.out" 2>&1 &
+  cluster_pids+=($!)
+}
+
+# Two nodes: node N lost at once, as in a power cut: SIGKILL to everything in
+# its network namespace (its slurmd, slurmstepd and the job's tasks there).
+cluster_kill_node() {
+  local pids
+  pids=$(ip netns pids "${cluster_tag}-node$1" | tr '\n' ' ')
+  # shellcheck disable=SC2086
+  [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+  for _ in $(seq 50); do [ -z "$(ip netns pids "${cluster_tag}-node$1")" ] && break; sleep 0.1; done
 }
 
 cluster_start() {
@@ -158,14 +182,8 @@ CONF
   slurmctld -D -f "$dir/slurm.conf" >>"$dir/log/slurmctld.out" 2>&1 &
   cluster_pids+=($!)
   if [ "$nodes" = 2 ]; then
-    # nsenter rather than `ip netns exec`, which would mount a /sys without
-    # the cgroup tree slurmd reads.
-    for i in 1 2; do
-      nsenter --net="/run/netns/${cluster_tag}-node$i" unshare --uts --mount --propagation private \
-        sh -c "hostname node$i && mount --bind '$dir/tmp-node$i' '$dir/nodetmp' &&
-               exec slurmd -D -f '$dir/slurm.conf' -N node$i" >>"$dir/log/slurmd-node$i.out" 2>&1 &
-      cluster_pids+=($!)
-    done
+    cluster_start_slurmd 1
+    cluster_start_slurmd 2
   else
     slurmd -D -f "$dir/slurm.conf" -N "$node" >>"$dir/log/slurmd.out" 2>&1 &
     cluster_pids+=($!)

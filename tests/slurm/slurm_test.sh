@@ -16,7 +16,8 @@
 #            multinode two hosts (network namespaces joined by veth links): summarize on
 #                      2 nodes x 1 and x 2 ranks names each rank's host and local rank, sends
 #                      its traffic over the link, and logs the losses of 1 node x 2; a
-#                      2-node job preempted with USR1 requeues and resumes on 2 nodes
+#                      2-node job preempted with USR1 requeues and resumes on 2 nodes; a
+#                      node lost mid-run ends the job, named, and it resumes once it is back
 #     REPO   the source tree (slurm/, jobs/)
 #     BUILD  the build tree (apps/summarize, apps/vavae, apps/carotid, apps/envcheck, the
 #            Fashion-MNIST fixture)
@@ -492,6 +493,44 @@ case_multinode() {
   starts=$(grep -c "layout: 2 ranks on 2 nodes: node1 rank 0 (local 0), node2 rank 1 (local 0)" \
     "$tmp/run-preempt/logs/rank-0.log")
   [ "$starts" = 2 ] || fail "the preempted job did not start on the 2 nodes twice ($starts layout lines)"
+
+  # A node lost mid-run: the job ends, never hangs. Rank 0's watchdog names the
+  # collective nobody finishes after dist.timeout_s, train.sh names the node
+  # that no longer answers and its rank. With node2 back, the same command
+  # resumes from the last checkpoint and completes.
+  local run=$tmp/run-lost timeout_s=15 out killed_at ended_at last resumed
+  local lost=(--job-name=lost --nodes=2 --ntasks-per-node=1 "${cpu_only[@]}" "$repo/slurm/train.sh" summarize
+    "${tiny[@]}" --set train.max_steps=30 --set train.ckpt_every=2 --set dist.timeout_s=$timeout_s
+    --set train.out_dir="$run")
+  id=$(sbatch --parsable "${lost[@]}")
+  wait_steps "$run/metrics.jsonl" 5 "$id" || return
+  killed_at=$(date +%s)
+  say "job $id at step $(loss_steps "$run/metrics.jsonl" | wc -w): node2 lost (everything on it killed)"
+  cluster_kill_node 2
+  wait_jobs "$id"
+  out=logs/lost-$id.out
+  expect_job "$id" FAILED 3:0 0
+  expect_line "$out" "watchdog: .* on rank 0 has not finished after [0-9]+ s \(dist.timeout_s\)"
+  expect_line "$out" "node node2 \(rank 1\) does not answer: it was lost"
+  ended_at=$(date -d "$(sed -nE 's/^\[train\.sh ([0-9-]+ [0-9:]+)\] failed with status.*/\1/p' "$out")" +%s 2>/dev/null ||
+    echo 0)
+  if [ "$ended_at" -ge "$killed_at" ] && [ $((ended_at - killed_at)) -le $((timeout_s + 60)) ]; then
+    say "  ok: train.sh ended $((ended_at - killed_at)) s after node2 was lost (dist.timeout_s = $timeout_s)"
+  else
+    fail "train.sh ended at $ended_at, node2 lost at $killed_at: not within dist.timeout_s + 60 s"
+  fi
+  last=$(cd "$run/checkpoints" && ls step-*.h5 | sort | tail -n 1)
+  say "node2 back (its slurmd started again); the same job submitted again"
+  cluster_start_slurmd 2
+  while [ $SECONDS -lt $deadline ] && [ "$(sinfo -h -n node2 -o %T)" != idle ]; do sleep 1; done
+  id=$(sbatch --parsable "${lost[@]}")
+  wait_jobs "$id"
+  expect_job "$id" COMPLETED 0:0 0
+  expect_line "logs/lost-$id.out" "done: 30 steps"
+  resumed=$(sed -nE 's/.*resumed from .*\/(step-[0-9]+\.h5) at step.*/\1/p' "$run/logs/rank-0.log" | tail -n 1)
+  if [ -n "$last" ] && [ "$resumed" = "$last" ]; then say "  ok: resumed from $last, the last checkpoint"; else
+    fail "resumed from '$resumed', not from the last checkpoint '$last'"
+  fi
 }
 
 # USR1 to a job submitted with --no-requeue, and a plain scancel (SIGTERM):
