@@ -18,6 +18,7 @@
 #                      its traffic over the link, and logs the losses of 1 node x 2; a
 #                      2-node job preempted with USR1 requeues and resumes on 2 nodes; a
 #                      node lost mid-run ends the job, named, and it resumes once it is back
+#            multinode-pipeline   the pipeline case on the two hosts, a rank on each
 #     REPO   the source tree (slurm/, jobs/)
 #     BUILD  the build tree (apps/summarize, apps/vavae, apps/carotid, apps/envcheck, the
 #            Fashion-MNIST fixture)
@@ -33,9 +34,9 @@ repo=$(cd "${2:?REPO}" && pwd)
 build=$(cd "${3:?BUILD}" && pwd)
 SKIP=77
 case $case_name in
-  train | preempt | preempt-mpirun | pipeline | cv | multinode) ;;
+  train | preempt | preempt-mpirun | pipeline | cv | multinode | multinode-pipeline) ;;
   *)
-    echo "unknown case '$case_name' (train, preempt, preempt-mpirun, pipeline, cv, multinode)"
+    echo "unknown case '$case_name' (train, preempt, preempt-mpirun, pipeline, cv, multinode, multinode-pipeline)"
     exit 2
     ;;
 esac
@@ -47,7 +48,7 @@ skip() {
 }
 
 tools=(munged slurmctld slurmd sbatch squeue scontrol scancel sinfo python3)
-[ "$case_name" = multinode ] && tools+=(ip nsenter unshare)
+[[ $case_name == multinode* ]] && tools+=(ip nsenter unshare)
 for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null 2>&1 ||
     skip "$tool not found: install Slurm and MUNGE (apt-get install -y slurm-wlm munge, or env/setup.sh)"
@@ -110,7 +111,7 @@ trap 'exit 143' TERM
 deadline=$((SECONDS + ${TANDEM_SLURM_TIMEOUT:-600}))
 
 nodes=1
-[ "$case_name" = multinode ] && nodes=2
+[[ $case_name == multinode* ]] && nodes=2
 cluster_start "$tmp/cluster" $nodes || exit 1
 
 submit=$tmp/submit
@@ -308,9 +309,12 @@ case_pipeline() {
   esac
   # The test node: 2 CPUs, no GPUs. Stages keep their own task counts (the
   # sample stage's single task comes from the pipeline's defaults).
-  export VAVAE_SBATCH_TRAIN_VAE="--nodes=1 --ntasks-per-node=2 --time=10"
-  export VAVAE_SBATCH_EXTRACT="--nodes=1 --ntasks-per-node=2 --time=10"
-  export VAVAE_SBATCH_TRAIN_DIT="--nodes=1 --ntasks-per-node=2 --time=10"
+  # On two hosts the multi-rank stages take one rank on each.
+  local layout="--nodes=1 --ntasks-per-node=2" per_node="2"
+  [ "$nodes" = 2 ] && layout="--nodes=2 --ntasks-per-node=1" per_node="1\\(x2\\)"
+  export VAVAE_SBATCH_TRAIN_VAE="$layout --time=10"
+  export VAVAE_SBATCH_EXTRACT="$layout --time=10"
+  export VAVAE_SBATCH_TRAIN_DIT="$layout --time=10"
   local common="--gpus-per-node=0 --cpus-per-task=1"
   # Few steps everywhere, but enough DiT steps (~0.15 s each) to preempt it
   # mid-run.
@@ -351,8 +355,11 @@ case_pipeline() {
   local prev= ranks out
   for s in train-vae extract train-dit sample; do
     out=logs/vavae-$s-${p1[$s]}.out
-    if [ $s = sample ]; then ranks=1; else ranks=2; fi
-    expect_line "$out" "\] tasks: $ranks \($ranks per node\)"
+    if [ $s = sample ]; then
+      expect_line "$out" "\] tasks: 1 \(1 per node\)"
+    else
+      expect_line "$out" "\] tasks: 2 \($per_node per node\)"
+    fi
     expect_line "$out" "done \(status 0\)"
     if [ -n "$prev" ]; then
       local ended started
@@ -367,6 +374,8 @@ case_pipeline() {
     prev=$s
   done
   expect_line "logs/vavae-train-vae-${p1[train-vae]}.out" "training on 2 rank\(s\)"
+  [ "$nodes" = 2 ] && expect_line "logs/vavae-train-dit-$dit.out" \
+    "layout: 2 ranks on 2 nodes: node1 rank 0 \(local 0\), node2 rank 1 \(local 0\)"
   expect_line "logs/vavae-train-dit-$dit.out" "checkpointed and stopped \(status 75\): requeueing job $dit"
   expect_line "$run1/dit/logs/rank-0.log" "resumed from .*/checkpoints/step-[0-9]+\.h5 at step [1-9]"
   expect_steps "$run1/dit/metrics.jsonl" $dit_steps
@@ -582,6 +591,7 @@ case $case_name in
   pipeline) case_pipeline ;;
   cv) case_cv ;;
   multinode) case_multinode ;;
+  multinode-pipeline) case_pipeline ;;
   *)
     echo "unknown case '$case_name'"
     exit 2

@@ -14,10 +14,12 @@ endforeach()
 
 # Two hosts: the cluster's two slurmds in their own network and UTS
 # namespaces, linked by veth pairs (also needs iproute2's ip and nsenter).
-add_test(NAME slurm_multinode
-         COMMAND ${CMAKE_CURRENT_LIST_DIR}/slurm_test.sh multinode ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
-set_tests_properties(slurm_multinode PROPERTIES LABELS "slurm;multinode" TIMEOUT 900
-                     SKIP_RETURN_CODE 77 RESOURCE_LOCK tandem_slurm_cluster)
+foreach(case multinode multinode-pipeline)
+  add_test(NAME slurm_${case}
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/slurm_test.sh ${case} ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(slurm_${case} PROPERTIES LABELS "slurm;multinode" TIMEOUT 900
+                       SKIP_RETURN_CODE 77 RESOURCE_LOCK tandem_slurm_cluster)
+endforeach()
 
 foreach(case dry-run-t4x2 dry-run-cpu dry-run-one-gpu run-cpu run-monitor interrupt build-notebook
         missing-libs)
