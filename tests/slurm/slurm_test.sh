@@ -246,7 +246,7 @@ case_train() {
 
 # preempt LAUNCHER SCANCEL_FLAG [SBATCH LAYOUT...] (default: 2 tasks on one node)
 run_preempt() {
-  local launcher=$1 flag=$2 steps=14 id run=$tmp/run-preempt out layout=(--ntasks-per-node=2)
+  local launcher=$1 flag=$2 steps=14 id run=$tmp/run-preempt-$1 out layout=(--ntasks-per-node=2)
   [ $# -gt 2 ] && layout=("${@:3}")
   say "sbatch ${layout[*]} slurm/train.sh summarize train jobs/summarize-tiny.toml, $steps steps, launcher $launcher"
   id=$(TANDEM_LAUNCHER=$launcher sbatch --parsable --job-name=preempt "${layout[@]}" "${cpu_only[@]}" \
@@ -497,11 +497,17 @@ case_multinode() {
       fail "$name's losses differ from 1x2's"
   done
 
+  # Preempted on two nodes, started by srun and by Open MPI's mpirun (which
+  # starts its daemons on the allocation's nodes through Slurm): each start of
+  # the job is on both hosts.
+  local launcher starts
   run_preempt auto --batch --nodes=2 --ntasks-per-node=1
-  local starts
-  starts=$(grep -c "layout: 2 ranks on 2 nodes: node1 rank 0 (local 0), node2 rank 1 (local 0)" \
-    "$tmp/run-preempt/logs/rank-0.log")
-  [ "$starts" = 2 ] || fail "the preempted job did not start on the 2 nodes twice ($starts layout lines)"
+  run_preempt mpirun --full --nodes=2 --ntasks-per-node=1
+  for launcher in auto mpirun; do
+    starts=$(grep -c "layout: 2 ranks on 2 nodes: node1 rank 0 (local 0), node2 rank 1 (local 0)" \
+      "$tmp/run-preempt-$launcher/logs/rank-0.log")
+    [ "$starts" = 2 ] || fail "$launcher: the preempted job did not start on the 2 nodes twice ($starts layout lines)"
+  done
 
   # A node lost mid-run: the job ends, never hangs. Rank 0's watchdog names the
   # collective nobody finishes after dist.timeout_s, train.sh names the node
