@@ -15,4 +15,10 @@ namespace envcheck {
 void print_bandwidth(tandem::World& world, tandem::Communicator& comm, const tandem::Placement& placement,
                      int64_t max_mb, int64_t iters);
 
+// On a job of several nodes, MPI's allreduce twice more: among the ranks of
+// each node (shared memory) and among one rank per node (the network), so a
+// slow link between nodes shows apart from the fast path inside them. Host
+// memory through MPI: what GPUs get from NCCL is print_bandwidth's table.
+void print_node_bandwidth(tandem::World& world, int64_t max_mb, int64_t iters);
+
 }  // namespace envcheck

@@ -52,6 +52,7 @@ int run(tandem::World& world, int argc, char** argv) {
   auto comm = tandem::make_communicator(world, placement);
   const int failures = envcheck::run_selftest(world, *comm, placement, max_mb);
   envcheck::print_bandwidth(world, *comm, placement, max_mb, iters);
+  envcheck::print_node_bandwidth(world, max_mb, iters);
   return failures == 0 ? 0 : 1;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tandem/dist/cuda_info.h"
+#include "tandem/dist/layout.h"
 #include "tandem/dist/placement.h"
 #include "tandem/dist/world.h"
 #include "tandem/io/h5file.h"
@@ -49,6 +50,7 @@ void print_report(tandem::World& world, const tandem::Placement& placement) {
   mine.resize(kLine, '\0');
   std::string all(kLine * world.size(), '\0');
   world.allgather_bytes(mine.data(), kLine, all.data());
+  const auto nodes = tandem::group_by_node(tandem::gather_layout(world));
   if (world.rank() != 0) return;
 
   auto& out = std::cout;
@@ -62,6 +64,14 @@ void print_report(tandem::World& world, const tandem::Placement& placement) {
       << "  HDF5            " << tandem::hdf5_version() << "\n\n"
       << "Ranks: " << world.size() << " on " << world.node_count() << " node(s), backend " << placement.backend << "\n";
   for (int r = 0; r < world.size(); ++r) out << all.c_str() + r * kLine << "\n";
+  out << "\nNodes: " << nodes.size() << "\n";
+  for (const auto& n : nodes) {
+    char line[512];
+    std::snprintf(line, sizeof line, "  %-20s %-6s %-12s local %-10s GPUs %d", n.host.c_str(),
+                  n.ranks.size() == 1 ? "rank" : "ranks", tandem::number_runs(n.ranks).c_str(),
+                  tandem::number_runs(n.local_ranks).c_str(), n.gpus);
+    out << line << "\n";
+  }
 
   const auto gpus = tandem::visible_gpus();
   out << "\nGPUs visible to rank 0: " << gpus.size() << "\n";

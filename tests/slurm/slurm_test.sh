@@ -457,7 +457,7 @@ case_cv() {
 # their gradients over node1's link. Then a 2-node job is preempted.
 case_multinode() {
   local common=("${tiny[@]}" --set train.max_steps=6 --set train.micro_batch=2 --set train.global_batch=8)
-  local compare=$build/tests/compare_runs name layout id before bytes
+  local compare=$build/tests/compare_runs name layout id before bytes out
   [ -x "$compare" ] || skip "no $compare: build the tests first"
   local -A job traffic
   for name in 2x1 1x2 2x2; do
@@ -496,6 +496,21 @@ case_multinode() {
     "$compare" losses "$tmp/run-1x2/metrics.jsonl" "$tmp/run-$name/metrics.jsonl" 1e-5 ||
       fail "$name's losses differ from 1x2's"
   done
+
+  # envcheck on 2 x 2: the per-node layout, and MPI's bandwidth inside a node
+  # apart from between the nodes.
+  id=$(sbatch --parsable --job-name=mn-envcheck --nodes=2 --ntasks-per-node=2 "${cpu_only[@]}" \
+    "$repo/slurm/train.sh" envcheck --test --set envcheck.max_mb=4 --set envcheck.iters=5)
+  wait_jobs "$id"
+  expect_job "$id" COMPLETED 0:0 0
+  out=logs/mn-envcheck-$id.out
+  expect_line "$out" "^Nodes: 2$"
+  expect_line "$out" "^  node1 +ranks +0-1 +local 0-1 +GPUs 0$"
+  expect_line "$out" "^  node2 +ranks +2-3 +local 0-1 +GPUs 0$"
+  expect_line "$out" "^Bandwidth within a node: allreduce\(sum\), f32, the 2 ranks of node1, MPI"
+  expect_line "$out" "^Bandwidth between nodes: allreduce\(sum\), f32, one rank on each of 2 nodes, MPI"
+  [ "$(grep -c "average busbw" "$out")" = 5 ] ||
+    fail "envcheck printed $(grep -c "average busbw" "$out") bandwidth tables, wanted 5 (3 collectives, 2 links)"
 
   # Preempted on two nodes, started by srun and by Open MPI's mpirun (which
   # starts its daemons on the allocation's nodes through Slurm): each start of

@@ -29,3 +29,21 @@ TEST(Layout, SlurmLocalIdMustAgreeWithMpis) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Layout, NodesGroupTheirRanksAndKeepTheFirstRanksGpuCount) {
+  const auto nodes = tandem::group_by_node({{"a", 0, 4}, {"b", 1, 2}, {"a", 1, 4}, {"b", 0, 2}});
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0].host, "a");
+  EXPECT_EQ(nodes[0].ranks, (std::vector<int>{0, 2}));
+  EXPECT_EQ(nodes[0].local_ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(nodes[0].gpus, 4);
+  EXPECT_EQ(nodes[1].ranks, (std::vector<int>{1, 3}));
+  EXPECT_EQ(nodes[1].local_ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(nodes[1].gpus, 2);
+  EXPECT_EQ(tandem::number_runs({0, 1, 2, 5, 7, 8}), "0-2, 5, 7-8");
+  EXPECT_EQ(tandem::number_runs({}), "");
+}
+
+}  // namespace

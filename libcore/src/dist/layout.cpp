@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
+
+#include "tandem/dist/cuda_info.h"
 
 namespace tandem {
-namespace {
 
-// "0-1, 4" for {0, 1, 4}: consecutive numbers as one run.
-std::string runs(const std::vector<int>& numbers) {
+std::string number_runs(const std::vector<int>& numbers) {
   std::string out;
   for (size_t i = 0; i < numbers.size();) {
     size_t j = i;
@@ -21,25 +20,25 @@ std::string runs(const std::vector<int>& numbers) {
   return out;
 }
 
-}  // namespace
+std::vector<NodeRanks> group_by_node(const std::vector<RankPlace>& ranks) {
+  std::vector<NodeRanks> nodes;
+  for (int r = 0; r < static_cast<int>(ranks.size()); ++r) {
+    auto it = std::find_if(nodes.begin(), nodes.end(), [&](const NodeRanks& n) { return n.host == ranks[r].host; });
+    if (it == nodes.end()) it = nodes.insert(nodes.end(), NodeRanks{ranks[r].host, {}, {}, ranks[r].gpus});
+    it->ranks.push_back(r);
+    it->local_ranks.push_back(ranks[r].local_rank);
+  }
+  for (auto& n : nodes) std::sort(n.local_ranks.begin(), n.local_ranks.end());
+  return nodes;
+}
 
 std::string describe_layout(const std::vector<RankPlace>& ranks) {
-  std::vector<std::string> hosts;
-  std::map<std::string, std::pair<std::vector<int>, std::vector<int>>> on;  // host -> ranks, local ranks
-  for (int r = 0; r < static_cast<int>(ranks.size()); ++r) {
-    auto& [global, local] = on[ranks[r].host];
-    if (global.empty()) hosts.push_back(ranks[r].host);
-    global.push_back(r);
-    local.push_back(ranks[r].local_rank);
-  }
+  const auto nodes = group_by_node(ranks);
   std::string out = std::to_string(ranks.size()) + (ranks.size() == 1 ? " rank" : " ranks") + " on " +
-                    std::to_string(hosts.size()) + (hosts.size() == 1 ? " node: " : " nodes: ");
-  for (size_t h = 0; h < hosts.size(); ++h) {
-    auto [global, local] = on[hosts[h]];
-    std::sort(local.begin(), local.end());
-    out += (h ? ", " : "") + hosts[h] + (global.size() == 1 ? " rank " : " ranks ") + runs(global) + " (local " +
-           runs(local) + ")";
-  }
+                    std::to_string(nodes.size()) + (nodes.size() == 1 ? " node: " : " nodes: ");
+  for (size_t h = 0; h < nodes.size(); ++h)
+    out += (h ? ", " : "") + nodes[h].host + (nodes[h].ranks.size() == 1 ? " rank " : " ranks ") +
+           number_runs(nodes[h].ranks) + " (local " + number_runs(nodes[h].local_ranks) + ")";
   return out;
 }
 
@@ -48,15 +47,16 @@ std::vector<RankPlace> gather_layout(World& world) {
   constexpr size_t kHost = 256;
   struct Block {
     char host[kHost];
-    int local_rank;
+    int local_rank, gpus;
   };
   Block mine{};
   std::strncpy(mine.host, world.host().c_str(), kHost - 1);
   mine.local_rank = world.local_rank();
+  mine.gpus = static_cast<int>(visible_gpus().size());
   std::vector<Block> all(static_cast<size_t>(world.size()));
   world.allgather_bytes(&mine, sizeof(Block), all.data());
   std::vector<RankPlace> out;
-  for (const auto& b : all) out.push_back({b.host, b.local_rank});
+  for (const auto& b : all) out.push_back({b.host, b.local_rank, b.gpus});
   return out;
 }
 
