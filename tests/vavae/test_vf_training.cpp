@@ -115,7 +115,7 @@ TEST_F(VavaeVfFeatures, ReadInTheOrderOfTheImagesAndCheckedAtTheDoor) {
 
   const std::string grid = message_of<tandem::UsageError>(
       [&] { vavae::read_vf_features(path("vf.h5"), "vae.vf_features", items(), path("data"), 4); });
-  EXPECT_NE(grid.find("train/user1/a.png is [6, 8, 8], expected [C, 4, 4]"), std::string::npos) << grid;
+  EXPECT_NE(grid.find("train/user1/a.png is [6,8,8], expected [C,4,4]"), std::string::npos) << grid;
   auto more = items();
   more.push_back({path("data/train/user3/c.png"), 3});
   const std::string missing = message_of<tandem::UsageError>(

@@ -6,20 +6,11 @@
 
 #include "tandem/error.h"
 #include "tandem/io/h5file.h"
+#include "tandem/text/shape_text.h"
 
 namespace vavae {
 namespace fs = std::filesystem;
 using tandem::UsageError;
-
-namespace {
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-}  // namespace
 
 at::Tensor read_vf_features(const std::string& path, const std::string& key, const std::vector<ImageItem>& items,
                             const std::string& root, int64_t latent_size) {
@@ -36,9 +27,8 @@ at::Tensor read_vf_features(const std::string& path, const std::string& key, con
     const auto shape = file.shape(name);
     if (want.empty()) want = {shape.size() == 3 ? shape[0] : 0, latent_size, latent_size};
     if (shape != want || want[0] < 1)
-      throw UsageError(key + ": " + path + ": " + name + " is " + shape_text(shape) + ", expected [C, " +
-                       std::to_string(latent_size) + ", " + std::to_string(latent_size) +
-                       "] (the latent grid" + (rows.empty() ? "" : ", C = " + std::to_string(want[0]) + " as before") +
+      throw UsageError(key + ": " + path + ": " + name + " is " + tandem::shape_text(shape) + ", expected [C," +
+                       std::to_string(latent_size) + "," + std::to_string(latent_size) + "] (the latent grid" + (rows.empty() ? "" : ", C = " + std::to_string(want[0]) + " as before") +
                        ")");
     const at::Tensor row = file.read(name);
     rows.push_back(rows.empty() ? row : row.to(rows.front().scalar_type()));

@@ -6,11 +6,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "shape_text.h"
 #include "tandem/error.h"
 #include "tandem/io/atomic_file.h"
 #include "tandem/io/h5file.h"
 #include "tandem/text/first_few.h"
+#include "tandem/text/shape_text.h"
 
 namespace tandem {
 namespace {
@@ -99,8 +99,8 @@ void restore(const Checkpoint& checkpoint, const std::string& set, const NamedTe
     if (it == by_name.end()) {
       missing.push_back(name);
     } else if (it->second->sizes() != tensor.sizes()) {
-      reshaped.push_back(name + ": checkpoint " + io::shape_text(it->second->sizes()) + " vs " + set + " " +
-                         io::shape_text(tensor.sizes()));
+      reshaped.push_back(name + ": checkpoint " + shape_text(it->second->sizes()) + " vs " + set + " " +
+                         shape_text(tensor.sizes()));
     }
   }
   for (const auto& [name, tensor] : source) {

@@ -13,8 +13,8 @@
 
 #include "h5_handle.h"
 #include "h5_types.h"
-#include "shape_text.h"
 #include "tandem/error.h"
+#include "tandem/text/shape_text.h"
 
 static_assert(std::is_same_v<hid_t, int64_t>, "H5File keeps its hid_t in an int64_t");
 
@@ -358,8 +358,8 @@ void H5File::append(const std::string& name, const at::Tensor& rows) {
   }
   std::vector<int64_t> row_shape(dims.begin() + 1, dims.end());
   if (!std::equal(row_shape.begin(), row_shape.end(), data.sizes().begin() + 1, data.sizes().end())) {
-    throw UsageError(where + " has rows of shape " + io::shape_text(row_shape) + ", not " +
-                     io::shape_text(data.sizes().slice(1)));
+    throw UsageError(where + " has rows of shape " + shape_text(row_shape) + ", not " +
+                     shape_text(data.sizes().slice(1)));
   }
   if (data.numel() == 0) return;
 

@@ -13,9 +13,9 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "shape_text.h"
 #include "tandem/error.h"
 #include "tandem/io/atomic_file.h"
+#include "tandem/text/shape_text.h"
 
 // The format is little-endian and tensors are copied byte for byte.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors I/O assumes a little-endian host");
@@ -23,7 +23,6 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors I/O assume
 namespace tandem {
 namespace {
 
-using io::shape_text;
 
 // The reference implementation refuses larger headers; so do we, rather than
 // allocate whatever a corrupt length asks for.

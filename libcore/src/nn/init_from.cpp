@@ -10,16 +10,11 @@
 #include "tandem/error.h"
 #include "tandem/io/safetensors.h"
 #include "tandem/text/first_few.h"
+#include "tandem/text/shape_text.h"
 
 namespace tandem::nn {
 
 namespace {
-
-std::string shape_text(const at::Tensor& t) {
-  std::string out = "[";
-  for (const int64_t size : t.sizes()) out += (out.size() > 1 ? "," : "") + std::to_string(size);
-  return out + "]";
-}
 
 bool has_prefix(const std::string& name, const std::vector<std::string>& prefixes) {
   return std::any_of(prefixes.begin(), prefixes.end(), [&](const std::string& p) { return name.rfind(p, 0) == 0; });
@@ -112,10 +107,10 @@ InitReport init_from_safetensors(torch::nn::Module& model, const std::string& pa
       copies.emplace_back(target, adapt_channels(source, target.size(1), &how));
       report.adapted.push_back(name + ": " + how);
     } else if (may_differ) {
-      report.skipped.push_back(name + ": shape " + shape_text(source) + " in file, " + shape_text(target) +
+      report.skipped.push_back(name + ": shape " + shape_text(source.sizes()) + " in file, " + shape_text(target.sizes()) +
                                " in model (kept as initialised)");
     } else {
-      reshaped.push_back(name + ": " + shape_text(source) + " in file, " + shape_text(target) + " in model");
+      reshaped.push_back(name + ": " + shape_text(source.sizes()) + " in file, " + shape_text(target.sizes()) + " in model");
     }
   }
   for (const auto& [name, tensor] : file) {

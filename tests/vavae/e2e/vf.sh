@@ -35,5 +35,5 @@ expect_refusal() { # expect_refusal MESSAGE FEATURES
   [ ! -e "$work/bad" ] || fail "a refused train-vae wrote $work/bad"
 }
 expect_refusal "vae.vf_features: $work/missing.h5 not found" "$work/missing.h5"
-expect_refusal "is [6, 4, 4], expected [C, 8, 8]" "$work/vf-4x4.h5"
+expect_refusal "is [6,4,4], expected [C,8,8]" "$work/vf-4x4.h5"
 echo PASS

@@ -1,9 +1,10 @@
 #pragma once
-// Private to io/: shapes in messages, written as "[3,4]" like torch's sizes.
+// Shapes in messages, written as "[3,4]" like torch's sizes: of a tensor
+// (t.sizes()), a file's header or a std::vector<int64_t>.
 #include <cstdint>
 #include <string>
 
-namespace tandem::io {
+namespace tandem {
 
 template <class Sizes>
 std::string shape_text(const Sizes& sizes) {
@@ -12,4 +13,4 @@ std::string shape_text(const Sizes& sizes) {
   return out + "]";
 }
 
-}  // namespace tandem::io
+}  // namespace tandem
