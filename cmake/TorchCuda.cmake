@@ -22,10 +22,7 @@ if(TORCH_CUDA_LIBRARIES)
   set(TANDEM_TORCH_HAS_CUDA ON)
 endif()
 
-if(TANDEM_CUDA STREQUAL "OFF")
-  set(TANDEM_CUDA_WHY "TANDEM_CUDA=OFF")
-  set(TANDEM_TORCH_HAS_CUDA OFF)
-elseif(NOT TANDEM_TORCH_HAS_CUDA)
+if(NOT TANDEM_TORCH_HAS_CUDA)
   set(TANDEM_CUDA_WHY "LibTorch ${Torch_VERSION} is a CPU build")
 else()
   find_library(_torch_cuda_lib torch_cuda PATHS "${TORCH_INSTALL_PREFIX}/lib" NO_DEFAULT_PATH)
@@ -46,6 +43,19 @@ else()
             "libtorch_cuda.so loads was not found (ldd ${_torch_cuda_lib}):\n${_ldd}\n"
             "For a PyPI torch, reinstall it with its nvidia-* dependencies.")
   endif()
+  # Every target that links CUDA::cudart (torch_cuda and c10_cuda through
+  # torch::cudart, and tandem) now gets torch's runtime; nvrtc, which tandem
+  # does not call and torch opens itself when it needs it, is dropped. Also
+  # with TANDEM_CUDA=OFF: LibTorch still loads its runtime and NCCL, and the
+  # linker must not find the toolkit's copies for it (an older libnccl lacks
+  # symbols libtorch_cuda.so needs).
+  set_property(TARGET CUDA::cudart PROPERTY IMPORTED_LOCATION "${TANDEM_CUDART}")
+  list(FILTER TORCH_LIBRARIES EXCLUDE REGEX "libnvrtc")
+endif()
+if(TANDEM_TORCH_HAS_CUDA AND TANDEM_CUDA STREQUAL "OFF")
+  set(TANDEM_CUDA_WHY "TANDEM_CUDA=OFF")
+  set(TANDEM_TORCH_HAS_CUDA OFF)
+elseif(TANDEM_TORCH_HAS_CUDA)
   string(REGEX MATCH "^[0-9]+" _toolkit_major "${CUDAToolkit_VERSION}")
   if(NOT _toolkit_major STREQUAL TANDEM_TORCH_CUDA_MAJOR)
     message(FATAL_ERROR "LibTorch ${Torch_VERSION} runs on CUDA ${TANDEM_TORCH_CUDA_MAJOR} "
@@ -54,12 +64,6 @@ else()
             "Point CUDAToolkit_ROOT at a CUDA ${TANDEM_TORCH_CUDA_MAJOR} toolkit, use a torch "
             "built for CUDA ${_toolkit_major}, or configure with -DTANDEM_CUDA=OFF.")
   endif()
-  # Every target that links CUDA::cudart (torch_cuda and c10_cuda through
-  # torch::cudart, and tandem) now gets torch's runtime; nvrtc, which tandem
-  # does not call and torch opens itself when it needs it, is dropped.
-  set_property(TARGET CUDA::cudart PROPERTY IMPORTED_LOCATION "${TANDEM_CUDART}")
-  list(FILTER TORCH_LIBRARIES EXCLUDE REGEX "libnvrtc")
-
   # NCCL: torch's own (PyPI), else NCCL_HOME or the toolkit's (a downloaded
   # LibTorch links NCCL statically and exports none).
   if(_torch_nccl)

@@ -18,13 +18,14 @@ void MetricsWriter::write(const Row& row) {
   // ordered_json keeps the caller's field order: step first reads best.
   nlohmann::ordered_json obj = nlohmann::ordered_json::object();
   for (const auto& [key, value] : row) {
+    nlohmann::ordered_json& field = obj[key];
     std::visit(
         [&](const auto& v) {
           using T = std::decay_t<decltype(v)>;
           if constexpr (std::is_same_v<T, double>)
-            obj[key] = std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
+            field = std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
           else
-            obj[key] = v;
+            field = v;
         },
         value);
   }
