@@ -250,6 +250,16 @@ TEST_F(CsvTest, WritesAnEmptyOnlyFieldQuoted) {
   EXPECT_EQ(tandem::read_csv(path("one.csv")).rows, (Rows{{"x"}, {""}, {"y"}}));
 }
 
+// Found by fuzz_csv: a header whose first name starts with U+FEFF (the file's
+// own BOM came after blank lines) lost it on the way back.
+TEST_F(CsvTest, WritesALeadingByteOrderMarkQuotedSoItSurvives) {
+  tandem::write_csv(path("bom.csv"), {"\xEF\xBB\xBFid", "x"}, {{"\xEF\xBB\xBF" "1", "2"}});
+  EXPECT_EQ(slurp(path("bom.csv")), "\"\xEF\xBB\xBFid\",x\n\xEF\xBB\xBF" "1,2\n");
+  const tandem::CsvTable table = tandem::read_csv(path("bom.csv"));
+  EXPECT_EQ(table.header, (std::vector<std::string>{"\xEF\xBB\xBFid", "x"}));
+  EXPECT_EQ(table.rows, (Rows{{"\xEF\xBB\xBF" "1", "2"}}));
+}
+
 TEST_F(CsvTest, WriteReplacesTheFileAndLeavesNoTemporary) {
   file("old contents\n", "submission.csv");
   tandem::write_csv(path("submission.csv"), {"id"}, {{"1"}});

@@ -11,6 +11,7 @@
 
 #include "tandem/image/read_image.h"
 #include "tandem/image/write_png.h"
+#include "png16.h"
 #include "test_support.h"
 
 namespace {
@@ -19,6 +20,7 @@ using tandem::image::ImageError;
 using tandem::image::read_image;
 using tandem::image::write_png;
 using tandem::testing::message_of;
+using tandem::testing::png16;
 
 // [C, H, W] uint8 -> [H, W, C] bytes, the layout stb's writers take.
 std::vector<uint8_t> interleaved(const at::Tensor& chw) {
@@ -28,62 +30,6 @@ std::vector<uint8_t> interleaved(const at::Tensor& chw) {
 
 at::Tensor pattern(int64_t c, int64_t h, int64_t w) {
   return (torch::arange(c * h * w, torch::kInt32) * 37 % 256).to(torch::kByte).view({c, h, w});
-}
-
-void put_u32(std::string& out, uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((v >> shift) & 0xff);
-}
-
-uint32_t crc32(const std::string& bytes) {
-  uint32_t crc = 0xffffffffu;
-  for (unsigned char b : bytes) {
-    crc ^= b;
-    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
-  }
-  return ~crc;
-}
-
-void put_chunk(std::string& png, const std::string& type, const std::string& data) {
-  put_u32(png, static_cast<uint32_t>(data.size()));
-  png += type + data;
-  put_u32(png, crc32(type + data));
-}
-
-// A 16-bit PNG (colour type 0 gray or 2 RGB) of `samples`, row-major and
-// interleaved, big-endian as PNG stores them, each row unfiltered; small
-// enough (< 64 KiB) for one stored deflate block.
-std::string png16(int w, int h, int channels, const std::vector<uint16_t>& samples) {
-  std::string raw;
-  for (int y = 0; y < h; ++y) {
-    raw += '\0';
-    for (int i = 0; i < w * channels; ++i) {
-      const uint16_t v = samples[static_cast<size_t>(y * w * channels + i)];
-      raw += static_cast<char>(v >> 8);
-      raw += static_cast<char>(v & 0xff);
-    }
-  }
-  // zlib around one stored (uncompressed) deflate block, then Adler-32.
-  std::string idat = "\x78\x01\x01";
-  const auto len = static_cast<uint16_t>(raw.size());
-  idat += {static_cast<char>(len & 0xff), static_cast<char>(len >> 8), static_cast<char>(~len & 0xff),
-           static_cast<char>((~len >> 8) & 0xff)};
-  idat += raw;
-  uint32_t a = 1, b = 0;
-  for (unsigned char c : raw) {
-    a = (a + c) % 65521;
-    b = (b + a) % 65521;
-  }
-  put_u32(idat, (b << 16) | a);
-
-  std::string ihdr;
-  put_u32(ihdr, static_cast<uint32_t>(w));
-  put_u32(ihdr, static_cast<uint32_t>(h));
-  ihdr += std::string{16, static_cast<char>(channels == 3 ? 2 : 0), 0, 0, 0};
-  std::string png = "\x89PNG\r\n\x1a\n";
-  put_chunk(png, "IHDR", ihdr);
-  put_chunk(png, "IDAT", idat);
-  put_chunk(png, "IEND", "");
-  return png;
 }
 
 class ImageReadTest : public tandem::testing::TempDirTest {
@@ -194,6 +140,21 @@ TEST_F(ImageReadTest, UnreadableFilesThrowImageErrorNamingThePath) {
   put("notes.png", "these are not pixels\n");
   EXPECT_EQ(message_of<ImageError>([&] { read_image(path("notes.png"), 1); }),
             path("notes.png") + ": cannot decode image: unknown image type");
+}
+
+// Found by fuzz_image: Debian's stb writes past a table for a Huffman table
+// of more than 256 codes (AddressSanitizer saw it); such files are refused first.
+TEST_F(ImageReadTest, JpegWithAnOversizedHuffmanTableIsRefusedBeforeStb) {
+  ASSERT_TRUE(stbi_write_jpg(path("p.jpg").c_str(), 8, 8, 3, interleaved(pattern(3, 8, 8)).data(), 90));
+  std::ifstream in(path("p.jpg"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t dht = bytes.find("\xFF\xC4");
+  ASSERT_NE(dht, std::string::npos);
+  bytes[dht + 4 + 15] = bytes[dht + 4 + 16] = '\xFF';  // 255 codes of 15 bits and of 16 bits
+  put("bad.jpg", bytes);
+  const std::string message = message_of<ImageError>([&] { read_image(path("bad.jpg"), 3); });
+  EXPECT_EQ(message.rfind(path("bad.jpg") + ": cannot decode image: a Huffman table (DHT) with ", 0), 0u) << message;
+  EXPECT_NE(message.find("more than the 256 a JPEG allows"), std::string::npos) << message;
 }
 
 TEST_F(ImageReadTest, ChannelsOtherThanOneOrThreeAreRejected) {

@@ -15,17 +15,21 @@ namespace {
   throw std::runtime_error(path + ": " + what + ": " + std::strerror(error));
 }
 
-bool needs_quotes(const std::string& field, bool only_field) {
+// `starts_file`: the file's first field. Left bare, a byte-order mark at its
+// start would be taken for the file's own and dropped by readers (ours too).
+bool needs_quotes(const std::string& field, bool only_field, bool starts_file) {
   if (field.empty()) return only_field;
+  if (starts_file && field.compare(0, 3, "\xEF\xBB\xBF") == 0) return true;
   if (field.front() == ' ' || field.front() == '\t' || field.back() == ' ' || field.back() == '\t') return true;
   return field.find_first_of(",\"\r\n") != std::string::npos;
 }
 
 void append_row(std::string& out, const std::vector<std::string>& fields) {
+  const bool first_row = out.empty();
   for (size_t i = 0; i < fields.size(); ++i) {
     if (i) out += ',';
     const std::string& field = fields[i];
-    if (!needs_quotes(field, fields.size() == 1)) {
+    if (!needs_quotes(field, fields.size() == 1, first_row && i == 0)) {
       out += field;
       continue;
     }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "jpeg_tables.h"
 #include "stb_image.h"
 
 namespace tandem::image {
@@ -65,6 +66,8 @@ at::Tensor read_image(const std::string& path, int64_t channels) {
   if (bytes.empty()) throw ImageError(path + ": cannot decode image: empty file");
   if (bytes.size() > static_cast<size_t>(INT_MAX)) throw ImageError(path + ": cannot decode image: file over 2 GiB");
   const int size = static_cast<int>(bytes.size());
+  if (const std::string reason = unsafe_jpeg_reason(bytes.data(), bytes.size()); !reason.empty())
+    throw ImageError(path + ": cannot decode image: " + reason);
 
   int w = 0, h = 0, in_channels = 0;
   at::Tensor out;

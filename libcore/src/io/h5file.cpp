@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <numeric>
@@ -26,6 +27,17 @@ using h5::Handle;
 constexpr const char* kDtypeAttr = "dtype";
 // Chunks of about 1 MiB keep appends cheap and partial reads of a few rows small.
 constexpr size_t kChunkBytes = size_t{1} << 20;
+// HDF5 refuses chunks of 4 GiB or more; whole tensors are written as chunks
+// of at most this many bytes, so that each carries its own checksum.
+constexpr size_t kMaxWriteChunkBytes = size_t{1} << 30;
+
+// What a file that opens but cannot be read through is: damaged (truncated
+// in a copy, a flipped byte in its metadata), the user's file at fault as a
+// missing dataset is. HDF5's own reason follows, which names a lock held by
+// another program when that is the cause.
+[[noreturn]] void throw_unreadable(const std::string& where, const std::string& what) {
+  throw UsageError(where + ": " + what + " (damaged or truncated?)" + h5::reason());
+}
 
 // Names are paths from the root; "", "/" and "a/b/" mean the root and "a/b".
 std::string normalize(const std::string& name) {
@@ -112,7 +124,7 @@ std::string read_string_attr(hid_t attr, hid_t file_type, const std::string& whe
   if (H5Tis_variable_str(file_type) > 0) {
     Handle memory_type = string_type(cset);
     char* text = nullptr;
-    if (H5Aread(attr, memory_type.get(), &text) < 0) throw std::runtime_error(where + ": cannot read" + h5::reason());
+    if (H5Aread(attr, memory_type.get(), &text) < 0) throw_unreadable(where, "cannot read");
     std::string out = text != nullptr ? text : "";
     H5free_memory(text);
     return out;
@@ -120,8 +132,7 @@ std::string read_string_attr(hid_t attr, hid_t file_type, const std::string& whe
   // Fixed-length strings, as some writers make them, padded with NULs or spaces.
   Handle memory_type(H5Tcopy(file_type), H5Tclose);
   std::string out(H5Tget_size(file_type), '\0');
-  if (H5Aread(attr, memory_type.get(), out.data()) < 0)
-    throw std::runtime_error(where + ": cannot read" + h5::reason());
+  if (H5Aread(attr, memory_type.get(), out.data()) < 0) throw_unreadable(where, "cannot read");
   out.resize(std::min(out.find('\0'), out.size()));
   if (H5Tget_strpad(file_type) == H5T_STR_SPACEPAD) out.erase(out.find_last_not_of(' ') + 1);
   return out;
@@ -129,21 +140,19 @@ std::string read_string_attr(hid_t attr, hid_t file_type, const std::string& whe
 
 AttrValue read_attr(hid_t object, const std::string& key, const std::string& where) {
   Handle attr(H5Aopen(object, key.c_str(), H5P_DEFAULT), H5Aclose);
-  if (!attr.valid()) throw std::runtime_error(where + ": cannot open" + h5::reason());
+  if (!attr.valid()) throw_unreadable(where, "cannot open");
   Handle type(H5Aget_type(attr.get()), H5Tclose);
   Handle space(H5Aget_space(attr.get()), H5Sclose);
   if (H5Sget_simple_extent_npoints(space.get()) != 1) throw UsageError(where + " holds an array, not a single value");
   switch (H5Tget_class(type.get())) {
     case H5T_INTEGER: {
       int64_t value = 0;
-      if (H5Aread(attr.get(), H5T_NATIVE_INT64, &value) < 0)
-        throw std::runtime_error(where + ": cannot read" + h5::reason());
+      if (H5Aread(attr.get(), H5T_NATIVE_INT64, &value) < 0) throw_unreadable(where, "cannot read");
       return value;
     }
     case H5T_FLOAT: {
       double value = 0;
-      if (H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value) < 0)
-        throw std::runtime_error(where + ": cannot read" + h5::reason());
+      if (H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value) < 0) throw_unreadable(where, "cannot read");
       return value;
     }
     case H5T_STRING:
@@ -175,7 +184,7 @@ Handle open_object(hid_t file, const std::string& path, const std::string& name,
   const std::string normalized = normalize(name);
   if (!link_exists(file, normalized)) throw UsageError(path + ": no " + kind + " " + quoted(name));
   Handle object(H5Oopen(file, h5_name(normalized).c_str(), H5P_DEFAULT), H5Oclose);
-  if (!object.valid()) throw std::runtime_error(path + ": cannot open " + quoted(name) + h5::reason());
+  if (!object.valid()) throw_unreadable(path, "cannot open " + quoted(name));
   return object;
 }
 
@@ -204,6 +213,55 @@ void make_parent_groups(hid_t file, const std::string& path, const std::string& 
   }
 }
 
+// How every dataset tandem writes is stored: in chunks of `chunk` (rows along
+// dim 0), each with a Fletcher-32 checksum of its bytes that HDF5 checks on
+// every read. A flipped bit in a tensor is then an error naming the dataset,
+// not a silently different weight. h5py reads such datasets as any other.
+Handle checksummed_layout(const std::vector<hsize_t>& chunk) {
+  Handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  if (!plist.valid() || H5Pset_chunk(plist.get(), static_cast<int>(chunk.size()), chunk.data()) < 0 ||
+      H5Pset_fletcher32(plist.get()) < 0) {
+    throw std::runtime_error("HDF5: cannot make a dataset creation property list" + h5::reason());
+  }
+  return plist;
+}
+
+// Whether the dataset's filters include one that changes its size (such as
+// gzip); Fletcher-32 only adds a checksum.
+bool compressed(hid_t dataset) {
+  Handle plist(H5Dget_create_plist(dataset), H5Pclose);
+  if (!plist.valid()) return true;
+  const int filters = H5Pget_nfilters(plist.get());
+  for (int i = 0; i < filters; ++i) {
+    unsigned flags = 0, config = 0;
+    size_t values = 0;
+    if (H5Pget_filter2(plist.get(), static_cast<unsigned>(i), &flags, &values, nullptr, 0, nullptr, &config) !=
+        H5Z_FILTER_FLETCHER32)
+      return true;
+  }
+  return filters < 0;
+}
+
+// A damaged header can claim any shape. Data stored as it is (no compression
+// filter) cannot be larger than the file holding it, so such a claim is
+// refused before memory is allocated for it.
+void check_claimed_size(hid_t dataset, const std::vector<int64_t>& dims, c10::ScalarType dtype,
+                        const std::string& where) {
+  uint64_t bytes = c10::elementSize(dtype);
+  for (int64_t d : dims) {
+    if (d < 0 || (d > 0 && bytes > UINT64_MAX / static_cast<uint64_t>(d)))
+      throw_unreadable(where, "claims an impossible shape");
+    bytes *= static_cast<uint64_t>(d);
+  }
+  if (compressed(dataset)) return;
+  Handle file(H5Iget_file_id(dataset), H5Fclose);
+  hsize_t file_size = 0;
+  if (!file.valid() || H5Fget_filesize(file.get(), &file_size) < 0 || bytes <= file_size) return;
+  throw UsageError(where + " claims shape " + shape_text(dims) + " (" + std::to_string(bytes) +
+                   " bytes), more than the whole file holds (" + std::to_string(file_size) +
+                   " bytes): damaged or truncated?");
+}
+
 // Reads `count` rows from `begin` (the whole dataset when count < 0).
 at::Tensor read_dataset(hid_t dataset, const std::string& where, int64_t begin, int64_t count) {
   const c10::ScalarType dtype = stored_dtype(dataset, where);
@@ -212,6 +270,7 @@ at::Tensor read_dataset(hid_t dataset, const std::string& where, int64_t begin, 
   const c10::ScalarType buffer_dtype = dtype == c10::kBool ? c10::kByte : dtype;
   Handle file_space(H5Dget_space(dataset), H5Sclose);
   std::vector<int64_t> dims = dims_of(file_space.get());
+  check_claimed_size(dataset, dims, buffer_dtype, where);
   Handle memory_space;
   hid_t memory_selection = H5S_ALL, file_selection = H5S_ALL;
   if (count >= 0) {
@@ -220,7 +279,7 @@ at::Tensor read_dataset(hid_t dataset, const std::string& where, int64_t begin, 
     start[0] = static_cast<hsize_t>(begin);
     if (count > 0 &&
         H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, counts.data(), nullptr) < 0) {
-      throw std::runtime_error(where + ": cannot select rows" + h5::reason());
+      throw_unreadable(where, "cannot select rows");
     }
     memory_space = make_space(counts);
     memory_selection = memory_space.get();
@@ -229,7 +288,7 @@ at::Tensor read_dataset(hid_t dataset, const std::string& where, int64_t begin, 
   at::Tensor out = torch::empty(dims, torch::TensorOptions().dtype(buffer_dtype));
   if (out.numel() > 0 && H5Dread(dataset, h5::layout_of(buffer_dtype, where).memory_type, memory_selection,
                                  file_selection, H5P_DEFAULT, out.data_ptr()) < 0) {
-    throw std::runtime_error(where + ": cannot read" + h5::reason());
+    throw_unreadable(where, "cannot read");
   }
   return dtype == c10::kBool ? out.ne(0) : out;
 }
@@ -247,7 +306,12 @@ H5File::H5File(std::string path, Mode mode) : path_(std::move(path)) {
   if (mode == Mode::kCreate) {
     Handle plist(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
     H5Pset_link_creation_order(plist.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
-    file_ = H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, plist.get(), H5P_DEFAULT);
+    // The 1.8 file format (h5py and every HDF5 since 2008 read it) keeps a
+    // checksum on the superblock and on every object header, group index and
+    // heap: damaged metadata is refused by HDF5 instead of being parsed.
+    Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+    H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+    file_ = H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, plist.get(), access.get());
     if (file_ < 0) throw std::runtime_error(path_ + ": cannot create HDF5 file" + h5::reason());
     return;
   }
@@ -260,9 +324,9 @@ H5File::H5File(std::string path, Mode mode) : path_(std::move(path)) {
   const htri_t is_hdf5 = H5Fis_hdf5(path_.c_str());
 #endif
   if (is_hdf5 == 0) throw UsageError(path_ + ": not an HDF5 file");
-  if (is_hdf5 < 0) throw std::runtime_error(path_ + ": cannot read" + h5::reason());
+  if (is_hdf5 < 0) throw_unreadable(path_, "cannot read");
   file_ = H5Fopen(path_.c_str(), mode == Mode::kRead ? H5F_ACC_RDONLY : H5F_ACC_RDWR, H5P_DEFAULT);
-  if (file_ < 0) throw std::runtime_error(path_ + ": cannot open HDF5 file" + h5::reason());
+  if (file_ < 0) throw_unreadable(path_, "cannot open as HDF5");
 }
 
 H5File::~H5File() {
@@ -308,10 +372,20 @@ void H5File::write(const std::string& name, const at::Tensor& tensor) {
   if (H5Lexists(file, normalized.c_str(), H5P_DEFAULT) > 0 && H5Ldelete(file, normalized.c_str(), H5P_DEFAULT) < 0) {
     throw std::runtime_error(where + ": cannot replace" + h5::reason());
   }
-  Handle space = make_space(to_hsize(data.sizes()));
-  Handle dataset(
-      H5Dcreate2(file, normalized.c_str(), layout.file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-      H5Dclose);
+  const std::vector<hsize_t> dims = to_hsize(data.sizes());
+  Handle space = make_space(dims);
+  // Scalars and empty tensors cannot be chunked (nor a single row of 1 GiB or
+  // more, which no model has): those are stored whole, without a checksum.
+  Handle create_plist;
+  const size_t row_bytes = data.dim() > 0 && data.size(0) > 0 ? data.nbytes() / data.size(0) : 0;
+  if (data.numel() > 0 && data.dim() > 0 && row_bytes <= kMaxWriteChunkBytes) {
+    std::vector<hsize_t> chunk = dims;
+    chunk[0] = std::min<hsize_t>(dims[0], kMaxWriteChunkBytes / row_bytes);
+    create_plist = checksummed_layout(chunk);
+  }
+  Handle dataset(H5Dcreate2(file, normalized.c_str(), layout.file_type, space.get(), H5P_DEFAULT,
+                            create_plist.valid() ? create_plist.get() : H5P_DEFAULT, H5P_DEFAULT),
+                 H5Dclose);
   if (!dataset.valid()) throw std::runtime_error(where + ": cannot create" + h5::reason());
   if (data.numel() > 0 &&
       H5Dwrite(dataset.get(), layout.memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data_ptr()) < 0) {
@@ -335,8 +409,7 @@ void H5File::append(const std::string& name, const at::Tensor& rows) {
     const size_t row_elements = std::accumulate(chunk.begin() + 1, chunk.end(), size_t{1}, std::multiplies<>());
     if (row_elements == 0) throw std::invalid_argument(where + ": cannot append rows with a zero-sized dimension");
     chunk[0] = std::max<size_t>(1, kChunkBytes / (row_elements * data.element_size()));
-    Handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-    H5Pset_chunk(plist.get(), static_cast<int>(chunk.size()), chunk.data());
+    Handle plist = checksummed_layout(chunk);
     make_parent_groups(file, path_, normalized);
     Handle space = make_space(dims, max_dims);
     Handle dataset(
@@ -416,8 +489,7 @@ std::vector<std::string> H5File::list(const std::string& group) const {
   H5Pget_link_creation_order(plist.get(), &order_flags);
   const H5_index_t index = (order_flags & H5P_CRT_ORDER_INDEXED) ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
   H5G_info_t info;
-  if (H5Gget_info(object.get(), &info) < 0)
-    throw std::runtime_error(path_ + ": cannot list " + object_label(group) + h5::reason());
+  if (H5Gget_info(object.get(), &info) < 0) throw_unreadable(path_, "cannot list " + object_label(group));
   // By index rather than H5Literate, whose callback type changed in HDF5 1.12.
   std::vector<std::string> names;
   for (hsize_t i = 0; i < info.nlinks; ++i) {
@@ -425,7 +497,7 @@ std::vector<std::string> H5File::list(const std::string& group) const {
     std::string name(std::max<ssize_t>(size, 0), '\0');
     if (size < 0 ||
         H5Lget_name_by_idx(object.get(), ".", index, H5_ITER_INC, i, name.data(), name.size() + 1, H5P_DEFAULT) < 0) {
-      throw std::runtime_error(path_ + ": cannot list " + object_label(group) + h5::reason());
+      throw_unreadable(path_, "cannot list " + object_label(group));
     }
     names.push_back(std::move(name));
   }
@@ -480,8 +552,7 @@ std::vector<std::string> H5File::attr_names(const std::string& object) const {
         return 0;
       },
       &names);
-  if (status < 0)
-    throw std::runtime_error(path_ + ": cannot list attributes of " + object_label(object) + h5::reason());
+  if (status < 0) throw_unreadable(path_, "cannot list attributes of " + object_label(object));
   return names;
 }
 

@@ -43,9 +43,10 @@ struct CsvTable {
 CsvTable read_csv(const std::string& path, const CsvOptions& options = {});
 
 // Writes header and rows with LF line ends, quoting a field only where it must
-// be: it holds a comma, quote, CR or LF, starts or ends with a space or tab, or
+// be: it holds a comma, quote, CR or LF, starts or ends with a space or tab,
 // is the only field of an empty row (which would otherwise read as a blank
-// line). The bytes go to a hidden file beside `path` that is then renamed over
+// line), or is the file's first and starts with a byte-order mark (which
+// would otherwise be dropped). The bytes go to a hidden file beside `path` that is then renamed over
 // it, so an existing file is never seen half-written. Every row must have
 // header.size() fields (std::invalid_argument otherwise); I/O failures throw
 // std::runtime_error naming the file.

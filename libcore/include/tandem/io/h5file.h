@@ -1,7 +1,8 @@
 #pragma once
 // Tensors and attributes in one HDF5 file. Errors name the file and the dataset
-// or attribute: a missing or malformed object is a UsageError (the user gave us
-// the file), a failing read or write is a std::runtime_error.
+// or attribute: a missing, malformed or unreadable object (a damaged or
+// truncated file) is a UsageError, since the user gave us the file; failing
+// to create or write one is a std::runtime_error.
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
