@@ -6,6 +6,8 @@
 #include <regex>
 #include <utility>
 
+#include "tandem/error.h"
+
 namespace tandem {
 namespace {
 
@@ -75,6 +77,23 @@ std::optional<std::string> CheckpointDir::latest() const {
   auto found = checkpoints_in(dir_);
   if (found.empty()) return std::nullopt;
   return std::move(found.back().second);
+}
+
+std::optional<Checkpoint> CheckpointDir::load_latest(
+    const std::function<void(const std::string& path, const std::string& why)>& passed_over) const {
+  const auto found = checkpoints_in(dir_);
+  std::string newest_error;
+  for (auto it = found.rbegin(); it != found.rend(); ++it) {
+    try {
+      return load_checkpoint(it->second);
+    } catch (const UsageError& error) {
+      passed_over(it->second, error.what());
+      if (newest_error.empty()) newest_error = error.what();
+    }
+  }
+  if (found.empty()) return std::nullopt;
+  throw UsageError("none of the " + std::to_string(found.size()) + " checkpoints in " + dir_ +
+                   " reads back whole; the newest: " + newest_error);
 }
 
 }  // namespace tandem

@@ -121,7 +121,7 @@ struct Trainer::Impl {
 
   void check_settings();
   void build();
-  void restore(const std::string& path);
+  void restore(const Checkpoint& ckpt);
   void save(int64_t steps_done);
   void save_model(const std::string& name, int64_t steps_done);
   bool evaluate_and_track(int64_t steps_done);
@@ -228,7 +228,16 @@ void Trainer::Impl::build() {
                                       [this](const std::string& n, const at::Tensor& p) { return task.decays(n, p); });
   scaler = std::make_unique<LossScaler>(precision == Precision::FP16);
   comm = make_communicator(world, placement);
-  if (resume_from) restore(*resume_from);
+  std::optional<Checkpoint> resume;
+  if (resume_from && s.resume == "auto") {
+    resume = CheckpointDir((out_dir / "checkpoints").string(), static_cast<int>(s.keep_last))
+                 .load_latest([](const std::string& path, const std::string& why) {
+                   log::warn("passing over ", path, ", which does not read back whole: ", why);
+                 });
+  } else if (resume_from) {
+    resume = load_checkpoint(*resume_from);
+  }
+  if (resume) restore(*resume);
   std::vector<at::Tensor> all;
   for (auto& [name, t] : weights) all.push_back(t);
   broadcast_from_rank0(*comm, all);
@@ -237,15 +246,12 @@ void Trainer::Impl::build() {
   // values; a resumed run continues the average it saved.
   if (s.ema_decay > 0) {
     ema = std::make_unique<Ema>(*model);
-    if (resume_from) {
-      const auto ckpt = load_checkpoint(*resume_from);
-      if (ckpt.sets.count("ema")) tandem::restore(ckpt, "ema", ema->named_tensors());
-    }
+    if (resume && resume->sets.count("ema")) tandem::restore(*resume, "ema", ema->named_tensors());
   }
 }
 
-void Trainer::Impl::restore(const std::string& path) {
-  const auto ckpt = load_checkpoint(path);
+void Trainer::Impl::restore(const Checkpoint& ckpt) {
+  const std::string& path = ckpt.path;
   const int64_t their_batch = ckpt.get_int("global_batch");
   if (their_batch != sampler->global_batch())
     throw UsageError(path + ": trained with a global batch of " + std::to_string(their_batch) + ", this run has " +

@@ -2,6 +2,7 @@
 // A run's checkpoint directory: dir/step-00000100.h5 and so on, pruned to the
 // newest few, with the latest found again on resume.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,14 @@ class CheckpointDir {
   // Complete checkpoints only (temporary files are never listed), by step.
   std::vector<std::string> list() const;
   std::optional<std::string> latest() const;
+
+  // The newest checkpoint that reads back whole (every tensor's checksum
+  // holds), or none if there are none. One that does not (a flipped bit, a
+  // copy cut short) is passed over, and `passed_over` hears its path and
+  // why: a damaged file costs one checkpoint interval, not the run. Throws
+  // the newest one's UsageError when none reads back.
+  std::optional<Checkpoint> load_latest(
+      const std::function<void(const std::string& path, const std::string& why)>& passed_over) const;
 
  private:
   std::string dir_;
