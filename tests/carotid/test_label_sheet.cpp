@@ -85,6 +85,28 @@ TEST_F(LabelSheetTest, XlsxReaderRejectsWhatIsNotAWorkbook) {
             std::string::npos);
 }
 
+// Found by fuzz_label_sheet: liborcus allocated what a damaged zip header
+// claimed (2 GiB) before inflating. The claim is refused first.
+TEST_F(LabelSheetTest, XlsxPartClaimingGigabytesIsRefusedBeforeItIsRead) {
+  const std::string at = xlsx(XRows{{S("ID"), S("Label")}, {1.0, 0.0}});
+  std::string bytes;
+  {
+    std::ifstream in(at, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  // The central directory's entry comes last; its uncompressed size sits 24
+  // bytes into the 46-byte record before the name.
+  const size_t name = bytes.rfind("xl/workbook.xml");
+  ASSERT_NE(name, std::string::npos);
+  bytes.replace(name - 46 + 24, 4, std::string("\x00\x00\x00\x80", 4));
+  std::ofstream(at, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string message = message_of([&] { carotid::read_xlsx(at); });
+  EXPECT_NE(message.find(at + ": cannot read as an .xlsx workbook: part 'xl/workbook.xml' claims 2147483648 bytes, "
+                              "more than a label sheet's part may hold (256 MiB)"),
+            std::string::npos)
+      << message;
+}
+
 TEST(ColumnLetters, CountLikeASpreadsheet) {
   EXPECT_EQ(carotid::column_letters(0), "A");
   EXPECT_EQ(carotid::column_letters(25), "Z");

@@ -271,15 +271,16 @@ TEST_F(CheckpointTest, OpensInH5py) {
                           {{"step", int64_t{7}}, {"lr", 0.001}, {"config", std::string("[model]\nn_layer = 2\n")}});
   const std::string script =
       "import sys, h5py, numpy as np\n"
+      "def text(v): return v.decode() if isinstance(v, bytes) else v  # fixed-length strings read as bytes\n"
       "f = h5py.File(sys.argv[1], 'r')\n"
       "w = f['model']['wte.weight']\n"
       "assert w.dtype == np.float16, w.dtype\n"
       "assert w.shape == (2, 2) and w[1, 0] == 0.25 and w[0, 1] == -2.0, w[()]\n"
       "b = f['model/ln.bias']\n"
-      "assert b.dtype == np.uint16 and b.attrs['dtype'] == 'bfloat16', (b.dtype, b.attrs['dtype'])\n"
+      "assert b.dtype == np.uint16 and text(b.attrs['dtype']) == 'bfloat16', (b.dtype, b.attrs['dtype'])\n"
       "assert (b[()].astype(np.uint32) << 16).view(np.float32).tolist() == [1.0, 2.0]\n"
       "assert f.attrs['step'] == 7 and f.attrs['lr'] == 0.001, dict(f.attrs)\n"
-      "assert f.attrs['config'] == '[model]\\nn_layer = 2\\n', f.attrs['config']\n"
+      "assert text(f.attrs['config']) == '[model]\\nn_layer = 2\\n', f.attrs['config']\n"
       "print('ok')\n";
   std::ofstream(path("check.py")) << script;
   const std::string command = "/usr/bin/python3 " + path("check.py") + " " + path("ckpt.h5") + " 2>&1";

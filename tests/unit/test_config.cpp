@@ -120,6 +120,22 @@ TEST_F(ConfigTest, FileOverridesDefaultsThroughTablesAndDottedKeys) {
   EXPECT_EQ(config.source("train.micro_batch"), "default");
 }
 
+// toml++ 3.3.0 (Debian 12) asks whether U+00A1..U+0499 and U+2CEE..U+30E7 are whitespace
+// through a path it marks unreachable (undefined behaviour, found by
+// fuzz_config). The build's code answers "no", as TOML says: text in those
+// ranges reads back as written, and is refused where TOML refuses it.
+TEST_F(ConfigTest, NonAsciiTextReadsBackAndIsRefusedInBareKeys) {
+  const std::string path = write_file("job.toml",
+                                      "# caf\u00e9 \u00a1 \u045a\n"
+                                      "data.path = \"caf\u00e9 \u00a1\u045a \u3000\u3042 x\"  # \u00e9\n"
+                                      "data.names = [\"\u00e9\", \"\u045a\"]\n");
+  const Config config = load_config(schema_, path, {});
+  EXPECT_EQ(config.get_string("data.path"), "caf\u00e9 \u00a1\u045a \u3000\u3042 x");
+  EXPECT_EQ(config.get_string_list("data.names"), (std::vector<std::string>{"\u00e9", "\u045a"}));
+  const std::string message = file_error("seed = 7\ntrain\u045a = 4\n");
+  EXPECT_EQ(message.rfind((dir_ / "job.toml").string() + ":2:", 0), 0u) << message;
+}
+
 TEST_F(ConfigTest, InlineTablesNestToo) {
   const std::string path = write_file("job.toml", "train = { lr = 0.5, amp = true }\n");
   const Config config = load_config(schema_, path, {});

@@ -4,7 +4,9 @@
 #include <orcus/zip_archive.hpp>
 #include <orcus/zip_archive_stream.hpp>
 
+#include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
@@ -32,10 +34,48 @@ namespace {
 
 // ---- the package: a zip archive of parts found through relationships ----
 
+// A label sheet's parts are kilobytes to a few megabytes.
+constexpr uint64_t kMaxPartBytes = uint64_t{256} << 20;
+
+uint64_t little_endian(const std::string& bytes, size_t at, int size) {
+  uint64_t value = 0;
+  for (int i = size - 1; i >= 0; --i) value = (value << 8) | static_cast<unsigned char>(bytes[at + i]);
+  return value;
+}
+
+// orcus 0.17 allocates what an entry's header says it holds before inflating
+// it, and offers no way to ask first: a damaged header claiming gigabytes
+// would take the machine's memory (found by fuzz_label_sheet). So the sizes
+// in the zip's central directory are read here first. Archives this cannot
+// follow are left to orcus to refuse.
+void check_part_sizes(const std::string& bytes) {
+  constexpr size_t kEndRecord = 22, kEntry = 46;
+  if (bytes.size() < kEndRecord) return;
+  const size_t lowest = bytes.size() > kEndRecord + 0xFFFF ? bytes.size() - kEndRecord - 0xFFFF : 0;
+  for (size_t end = bytes.size() - kEndRecord + 1; end-- > lowest;) {
+    if (little_endian(bytes, end, 4) != 0x06054b50) continue;
+    const uint64_t entries = little_endian(bytes, end + 10, 2);
+    size_t at = little_endian(bytes, end + 16, 4);
+    for (uint64_t i = 0; i < entries && at + kEntry <= bytes.size(); ++i) {
+      if (little_endian(bytes, at, 4) != 0x02014b50) return;
+      const uint64_t size = little_endian(bytes, at + 24, 4);
+      const size_t name_length = little_endian(bytes, at + 28, 2);
+      const std::string name = bytes.substr(at + kEntry, std::min(name_length, bytes.size() - at - kEntry));
+      if (size > kMaxPartBytes)
+        throw std::runtime_error("part '" + name + "' claims " + std::to_string(size) +
+                                 " bytes, more than a label sheet's part may hold (" +
+                                 std::to_string(kMaxPartBytes >> 20) + " MiB): damaged?");
+      at += kEntry + name_length + little_endian(bytes, at + 30, 2) + little_endian(bytes, at + 32, 2);
+    }
+    return;
+  }
+}
+
 class Package {
  public:
   explicit Package(const std::string& bytes)
       : stream_(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), archive_(&stream_) {
+    check_part_sizes(bytes);
     archive_.load();
   }
 

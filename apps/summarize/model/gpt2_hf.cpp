@@ -59,7 +59,7 @@ nlohmann::json read_json(const std::string& path) {
   if (!in) throw UsageError(path + ": cannot open: " + std::strerror(errno));
   try {
     return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {  // also out_of_range: a number past double
     throw UsageError(path + ": bad JSON: " + error.what());
   }
 }

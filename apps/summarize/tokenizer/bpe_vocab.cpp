@@ -75,7 +75,7 @@ std::unordered_map<std::string, int32_t> read_encoder(const fs::path& path, BpeV
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {  // also out_of_range: a number past double
     corrupt(path, std::string("not valid JSON (") + error.what() + ")");
   }
   if (!json.is_object() || json.empty()) corrupt(path, "not a JSON object of token -> id");

@@ -91,7 +91,7 @@ Handle make_space(const std::vector<hsize_t>& dims, const std::vector<hsize_t>& 
 
 std::vector<hsize_t> to_hsize(at::IntArrayRef sizes) { return {sizes.begin(), sizes.end()}; }
 
-Handle string_type(H5T_cset_t cset) {
+Handle variable_string_type(H5T_cset_t cset) {
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(type.get(), H5T_VARIABLE);
   H5Tset_cset(type.get(), cset);
@@ -102,11 +102,17 @@ void write_attr(hid_t object, const std::string& key, const AttrValue& value, co
   if (H5Aexists(object, key.c_str()) > 0 && H5Adelete(object, key.c_str()) < 0) {
     throw std::runtime_error(where + ": cannot replace attribute " + quoted(key) + h5::reason());
   }
-  // Variable-length UTF-8 strings, so that h5py returns str rather than bytes.
-  Handle str_type = string_type(H5T_CSET_UTF8);
-  const char* text = std::holds_alternative<std::string>(value) ? std::get<std::string>(value).c_str() : nullptr;
+  // Strings are fixed-length UTF-8, stored inside the attribute's checksummed
+  // object header. Variable-length ones (which h5py would return as str, not
+  // bytes) live in HDF5's global heap, which has no checksum: damage there
+  // made HDF5 itself loop forever (found by fuzz_h5).
+  Handle str_type(H5Tcopy(H5T_C_S1), H5Tclose);
+  const std::string* text = std::get_if<std::string>(&value);
+  H5Tset_size(str_type.get(), text != nullptr ? std::max<size_t>(text->size(), 1) : 1);
+  H5Tset_strpad(str_type.get(), H5T_STR_NULLPAD);
+  H5Tset_cset(str_type.get(), H5T_CSET_UTF8);
   hid_t file_type = str_type.get(), memory_type = str_type.get();
-  const void* data = &text;
+  const void* data = text != nullptr ? text->c_str() : nullptr;
   if (const auto* i = std::get_if<int64_t>(&value)) {
     file_type = H5T_STD_I64LE, memory_type = H5T_NATIVE_INT64, data = i;
   } else if (const auto* d = std::get_if<double>(&value)) {
@@ -122,7 +128,7 @@ void write_attr(hid_t object, const std::string& key, const AttrValue& value, co
 std::string read_string_attr(hid_t attr, hid_t file_type, const std::string& where) {
   const H5T_cset_t cset = H5Tget_cset(file_type);
   if (H5Tis_variable_str(file_type) > 0) {
-    Handle memory_type = string_type(cset);
+    Handle memory_type = variable_string_type(cset);
     char* text = nullptr;
     if (H5Aread(attr, memory_type.get(), &text) < 0) throw_unreadable(where, "cannot read");
     std::string out = text != nullptr ? text : "";

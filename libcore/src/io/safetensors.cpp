@@ -170,7 +170,7 @@ Header read_header(Reader& reader) {
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {  // also out_of_range: a number past double
     reader.fail(std::string("bad JSON header: ") + error.what());
   }
   if (!json.is_object()) reader.fail("bad JSON header: expected an object, got " + std::string(json.type_name()));
