@@ -2,7 +2,7 @@
 # The shared training loop, end to end, on the toy task:
 #   train_loop.sh TOY COMPARE MPIEXEC CASE
 # CASE is one of: invariance, resume, ema, resume_other_world, preempt_one_rank,
-# bad_input, nonfinite. Each runs in a fresh directory and cleans up.
+# bad_input, nonfinite, damaged_checkpoint. Each runs in a fresh directory and cleans up.
 set -euo pipefail
 toy=$1 compare=$2 mpiexec=$3 case=$4
 work=$(mktemp -d)
@@ -87,6 +87,33 @@ bad_input)
   [ "$(grep -v './logs/' <<<"$before")" = "$after" ] || fail "files changed by a refused resume"
   s=$(status run 1 --set train.max_steps=8 --set train.out_dir=r --set train.resume=none)
   [ "$s" = 2 ] || fail "resume=none over checkpoints: exited $s"
+  ;;
+damaged_checkpoint)
+  # A flipped bit in the newest checkpoint's weights: resume = "auto" says so,
+  # goes back one checkpoint, and still ends bitwise where an uninterrupted
+  # run ends. h5py finds where the tensor's bytes lie.
+  /usr/bin/python3 -c 'import h5py' 2>/dev/null || fail "needs h5py for /usr/bin/python3 (env/setup.sh --tests)"
+  common=(--set train.max_steps=20 --set train.global_batch=8 --set train.ckpt_every=5)
+  run 2 "${common[@]}" --set train.out_dir=straight >/dev/null
+  s=$(status run 2 "${common[@]}" --set train.out_dir=split --set toy.signal_at_call=15)
+  [ "$s" = 75 ] || fail "preempted run exited $s, wanted 75"
+  newest=split/checkpoints/step-00000015.h5
+  /usr/bin/python3 - "$newest" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    at = f["model/fc1.weight"].id.get_chunk_info(0).byte_offset + 3
+with open(sys.argv[1], "r+b") as f:
+    f.seek(at)
+    byte = f.read(1)[0]
+    f.seek(at)
+    f.write(bytes([byte ^ 0x10]))
+PY
+  s=$(status run 2 "${common[@]}" --set train.out_dir=split)
+  [ "$s" = 0 ] || fail "resume past a damaged checkpoint exited $s"
+  grep -q "passing over $newest, which does not read back whole: .*model/fc1.weight.*Fletcher32 checksum" out.log \
+    || fail "the damaged checkpoint was not named with its tensor"
+  grep -q "resumed from split/checkpoints/step-00000010.h5 at step 10" out.log || fail "did not resume from step 10"
+  "$compare" models straight/models/final_model.h5 split/models/final_model.h5 0
   ;;
 nonfinite)
   s=$(status run 1 --set train.max_steps=20 --set train.out_dir=n --set train.ckpt_every=5 \
