@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# rank_faults.sh kill|stop TOY COMPARE MPIEXEC [TRIALS] [SEED]: a rank of a
+# 2-rank training run (tests/progs/toy_train) fails at a random moment,
+# TRIALS times (default 20): `kill` sends it SIGKILL, `stop` SIGSTOP (a rank
+# that hangs). Every other trial the moment is "while rank 0 writes a
+# checkpoint" (its temporary file exists), and rank 0 is the one hit. Each
+# trial must end non-zero within dist.timeout_s plus a margin, never hang; a
+# stopped rank must be named by the watchdog of the other (exit 3). Then
+# `resume = "auto"` must finish the run bitwise equal to one never
+# interrupted (fp32 on CPU). Prints a row per trial; exits 1 at the first
+# trial that fails. ctest runs 4 trials of each (label faults); by hand:
+#   tests/faults/rank_faults.sh kill build/tests/toy_train build/tests/compare_runs mpiexec 20
+set -euo pipefail
+fault=$1 toy=$(realpath "$2") compare=$(realpath "$3") mpiexec=$4 trials=${5:-20} seed=${6:-$$}
+case $fault in kill) signal=KILL ;; stop) signal=STOP ;; *) echo "rank_faults.sh: kill or stop, not '$fault'" >&2; exit 2 ;; esac
+work=$(mktemp -d)
+trap 'pkill -KILL -f "$work/" 2>/dev/null || true; rm -rf "$work"' EXIT
+cd "$work"
+RANDOM=$seed
+timeout_s=10
+# A wide hidden layer makes each checkpoint about 25 MB, so a write takes long
+# enough to be caught in the middle.
+common=(--set obs.gpu_every_s=0 --set train.max_steps=24 --set train.global_batch=8 --set train.ckpt_every=3
+        --set toy.hidden=262144 --set dist.timeout_s=$timeout_s)
+run() { "$mpiexec" -n 2 "$toy" "${common[@]}" "$@"; }
+
+run --set train.out_dir="$work/straight" >"$work/straight.log" 2>&1 || { tail -20 "$work/straight.log"; exit 1; }
+echo "$fault, seed $seed; reference run done"
+echo "| trial | moment | SIG$signal to | exit | s to exit | resumed from | final model |"
+echo "|---|---|---|---|---|---|---|"
+for trial in $(seq 1 "$trials"); do
+  dir="$work/t$trial"
+  run --set train.out_dir="$dir" >"$dir.log" 2>&1 &
+  launcher=$!
+  if (( trial % 2 == 0 )); then
+    moment="mid-write"
+    until compgen -G "$dir/checkpoints/.step-*.tmp-*" >/dev/null || ! kill -0 $launcher 2>/dev/null; do :; done
+  else
+    delay="$(( RANDOM % 4000 / 1000 )).$(printf %03d $(( RANDOM % 1000 )))"
+    moment="$delay s"
+    sleep "$delay"
+  fi
+  # The ranks by their rank (not the launcher, whose command line starts with
+  # mpiexec); right after the start they may not exist yet.
+  ranks=()
+  for _ in $(seq 1 100); do
+    for pid in $(pgrep -f -- "^$toy .*train.out_dir=$dir\$" || true); do
+      r=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
+      [ -n "$r" ] && ranks[$r]=$pid
+    done
+    [ ${#ranks[@]} -eq 2 ] || ! kill -0 $launcher 2>/dev/null && break
+    sleep 0.05
+  done
+  if [ "$moment" = mid-write ]; then victim=0; else victim=$(( RANDOM % 2 )); fi
+  killed_at=$(date +%s%N)
+  if [ -n "${ranks[$victim]:-}" ] && kill -$signal "${ranks[$victim]}" 2>/dev/null; then
+    killed="rank $victim"
+  else
+    killed="none (run over)"
+  fi
+  status=0
+  for _ in $(seq 1 $(( (timeout_s + 30) * 10 ))); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+  if kill -0 $launcher 2>/dev/null; then
+    echo "| $trial | $moment | $killed | hung | > $((timeout_s + 30)) | | |"
+    echo "FAIL: trial $trial did not end within dist.timeout_s + 30 s"; tail -20 "$dir.log"; exit 1
+  fi
+  wait $launcher || status=$?
+  took_ms=$(( ($(date +%s%N) - killed_at) / 1000000 ))
+  if [ "$killed" != "none (run over)" ] && [ $status -eq 0 ]; then
+    echo "FAIL: trial $trial: $killed got SIG$signal but the run exited 0"; tail -20 "$dir.log"; exit 1
+  fi
+  if [ "$killed" != "none (run over)" ] && [ $fault = stop ] &&
+     { [ $status -ne 3 ] || ! grep -q "watchdog: .* on rank $(( 1 - victim )) has not finished after" "$dir.log"; }; then
+    echo "FAIL: trial $trial: rank $(( 1 - victim ))'s watchdog did not end the job (exit $status)"
+    tail -20 "$dir.log"; exit 1
+  fi
+  resume_log="$dir.resume.log"
+  if ! run --set train.out_dir="$dir" >"$resume_log" 2>&1; then
+    echo "FAIL: trial $trial: the resumed run failed"; tail -20 "$resume_log"; exit 1
+  fi
+  from=$(grep -o "resumed from [^ ]* at step [0-9]*" "$resume_log" | sed 's/.* at step /step /' | head -1 || true)
+  if ! "$compare" models "$work/straight/models/final_model.h5" "$dir/models/final_model.h5" 0 >/dev/null 2>&1; then
+    echo "FAIL: trial $trial: the resumed run does not end where an uninterrupted one does"; exit 1
+  fi
+  printf '| %s | %s | %s | %s | %d.%d | %s | bitwise equal |\n' "$trial" "$moment" "$killed" "$status" \
+    $(( took_ms / 1000 )) $(( took_ms % 1000 / 100 )) "${from:-none (started over)}"
+  rm -rf "$dir" "$dir.log" "$resume_log"
+done
+echo "PASS: $fault, $trials trials, none hung, every resumed run ended bitwise equal"
