@@ -1,7 +1,7 @@
-# A rank killed (SIGKILL) or hung (SIGSTOP) at random moments of a 2-rank
-# run, some while a checkpoint is being written: the job ends within
-# dist.timeout_s, and the resumed run ends bitwise where an uninterrupted one
-# does. CI runs 4 trials of each; tests/faults/rank_faults.sh runs more.
+# Faults on real 2-rank runs of the toy task. A rank killed (SIGKILL) or hung
+# (SIGSTOP) at random moments, some while a checkpoint is being written: the
+# job ends within dist.timeout_s, and the resumed run ends bitwise where an
+# uninterrupted one does. CI runs 4 trials of each; rank_faults.sh runs more.
 foreach(fault kill stop)
   add_test(NAME faults_${fault}_rank
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/rank_faults.sh ${fault} $<TARGET_FILE:toy_train>
@@ -9,3 +9,11 @@ foreach(fault kill stop)
   set_tests_properties(faults_${fault}_rank PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}" LABELS faults
                        TIMEOUT 600)
 endforeach()
+
+# The output folder's disk fills while a checkpoint is written (a 5 MB tmpfs
+# in a private mount namespace; skipped where it cannot be mounted).
+add_test(NAME faults_disk_full
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/disk_full.sh $<TARGET_FILE:toy_train> $<TARGET_FILE:compare_runs>
+                 ${MPIEXEC_EXECUTABLE})
+set_tests_properties(faults_disk_full PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}" LABELS faults TIMEOUT 300
+                     SKIP_RETURN_CODE 77)
