@@ -5,7 +5,8 @@
 # that hangs). Every other trial the moment is "while rank 0 writes a
 # checkpoint" (its temporary file exists), and rank 0 is the one hit. Each
 # trial must end non-zero within dist.timeout_s plus a margin, never hang; a
-# stopped rank must be named by the watchdog of the other (exit 3). Then
+# stopped rank must be caught by the other's watchdog, or by its start-up
+# deadline while MPI starts (exit 3). Then
 # `resume = "auto"` must finish the run bitwise equal to one never
 # interrupted (fp32 on CPU). Prints a row per trial; exits 1 at the first
 # trial that fails. ctest runs 4 trials of each (label faults); by hand:
@@ -22,7 +23,7 @@ timeout_s=10
 # enough to be caught in the middle.
 common=(--set obs.gpu_every_s=0 --set train.max_steps=24 --set train.global_batch=8 --set train.ckpt_every=3
         --set toy.hidden=262144 --set dist.timeout_s=$timeout_s)
-run() { "$mpiexec" -n 2 "$toy" "${common[@]}" "$@"; }
+run() { TANDEM_START_TIMEOUT_S=$timeout_s "$mpiexec" -n 2 "$toy" "${common[@]}" "$@"; }
 
 run --set train.out_dir="$work/straight" >"$work/straight.log" 2>&1 || { tail -20 "$work/straight.log"; exit 1; }
 echo "$fault, seed $seed; reference run done"
@@ -33,8 +34,11 @@ for trial in $(seq 1 "$trials"); do
   run --set train.out_dir="$dir" >"$dir.log" 2>&1 &
   launcher=$!
   if (( trial % 2 == 0 )); then
-    moment="mid-write"
-    until compgen -G "$dir/checkpoints/.step-*.tmp-*" >/dev/null || ! kill -0 $launcher 2>/dev/null; do :; done
+    # While the n-th checkpoint (step 3n) is being written.
+    n=$(( RANDOM % 4 + 1 ))
+    moment="writing step $(( 3 * n ))"
+    until compgen -G "$dir/checkpoints/.step-$(printf %08d $(( 3 * n ))).h5.tmp-*" >/dev/null ||
+          ! kill -0 $launcher 2>/dev/null; do :; done
   else
     delay="$(( RANDOM % 4000 / 1000 )).$(printf %03d $(( RANDOM % 1000 )))"
     moment="$delay s"
@@ -51,7 +55,7 @@ for trial in $(seq 1 "$trials"); do
     [ ${#ranks[@]} -eq 2 ] || ! kill -0 $launcher 2>/dev/null && break
     sleep 0.05
   done
-  if [ "$moment" = mid-write ]; then victim=0; else victim=$(( RANDOM % 2 )); fi
+  if [[ $moment == writing* ]]; then victim=0; else victim=$(( RANDOM % 2 )); fi
   killed_at=$(date +%s%N)
   if [ -n "${ranks[$victim]:-}" ] && kill -$signal "${ranks[$victim]}" 2>/dev/null; then
     killed="rank $victim"
@@ -70,8 +74,10 @@ for trial in $(seq 1 "$trials"); do
     echo "FAIL: trial $trial: $killed got SIG$signal but the run exited 0"; tail -20 "$dir.log"; exit 1
   fi
   if [ "$killed" != "none (run over)" ] && [ $fault = stop ] &&
-     { [ $status -ne 3 ] || ! grep -q "watchdog: .* on rank $(( 1 - victim )) has not finished after" "$dir.log"; }; then
-    echo "FAIL: trial $trial: rank $(( 1 - victim ))'s watchdog did not end the job (exit $status)"
+     { [ $status -ne 3 ] ||
+       ! grep -qE "watchdog: .* on rank $(( 1 - victim )) has not finished after|MPI start-up has not finished" \
+         "$dir.log"; }; then
+    echo "FAIL: trial $trial: neither rank $(( 1 - victim ))'s watchdog nor its start-up deadline ended the job (exit $status)"
     tail -20 "$dir.log"; exit 1
   fi
   resume_log="$dir.resume.log"

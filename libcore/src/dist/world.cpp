@@ -12,6 +12,7 @@
 
 #include "future_work.h"
 #include "mpi_check.h"
+#include "tandem/dist/start_deadline.h"
 #include "tandem/obs/log.h"
 
 namespace tandem {
@@ -24,6 +25,12 @@ World::World(int& argc, char**& argv) {
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
   // SERIALIZED: calls come from one thread at a time (the MPI thread after
   // start-up), which Open MPI supports without the cost of THREAD_MULTIPLE.
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  // Until the watchdog at the end exists, the raw MPI calls of start-up are
+  // watched by this deadline; it is met when the constructor returns.
+  const StartDeadline deadline(start_timeout_s(std::getenv("TANDEM_START_TIMEOUT_S")),
+                               std::string(host) + ", pid " + std::to_string(getpid()));
   int provided = 0;
   mpi_check(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
   if (provided < MPI_THREAD_SERIALIZED)
@@ -41,9 +48,7 @@ World::World(int& argc, char**& argv) {
   int leader = local_rank_ == 0 ? 1 : 0;
   mpi_check(MPI_Allreduce(&leader, &node_count_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
 
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  host_ = name;
+  host_ = host;
 
   char library[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int len = 0;
