@@ -396,6 +396,14 @@ TEST_F(Gpt2HfTest, ImportErrorsNameTheFileAndTheTensor) {
       contains(message_of([&] { summarize::read_hf_config(path("hf")); }), "\"activation_function\" is \"relu\""));
   std::ofstream(path("hf/config.json")) << R"({"n_layer": 2, "n_head": 2, "n_embd": 8, "n_ctx": 16, "vocab_size": 10})";
   EXPECT_EQ(summarize::read_hf_config(path("hf")).block_size, 16);
+  // A size written as a fraction, or past any integer, is refused, not cut.
+  for (const auto& [written, shown] : {std::pair{"2.5", "2.5"}, std::pair{"8.7e32", "8.7e+32"}}) {
+    std::ofstream(path("hf/config.json"))
+        << R"({"n_layer": )" << written << R"(, "n_head": 2, "n_embd": 8, "n_ctx": 16, "vocab_size": 10})";
+    EXPECT_TRUE(contains(message_of([&] { summarize::read_hf_config(path("hf")); }),
+                         std::string("\"n_layer\" is ") + shown + ", not a whole number"))
+        << written;
+  }
 }
 
 }  // namespace

@@ -43,8 +43,8 @@ uint64_t little_endian(const std::string& bytes, size_t at, int size) {
   return value;
 }
 
-// orcus 0.17 allocates what an entry's header says it holds before inflating
-// it, and offers no way to ask first: a damaged header claiming gigabytes
+// orcus 0.17 allocates what an entry's header says it holds (packed and
+// unpacked) before inflating it, and offers no way to ask first: a damaged header claiming gigabytes
 // would take the machine's memory (found by fuzz_label_sheet). So the sizes
 // in the zip's central directory are read here first. Archives this cannot
 // follow are left to orcus to refuse.
@@ -58,13 +58,17 @@ void check_part_sizes(const std::string& bytes) {
     size_t at = little_endian(bytes, end + 16, 4);
     for (uint64_t i = 0; i < entries && at + kEntry <= bytes.size(); ++i) {
       if (little_endian(bytes, at, 4) != 0x02014b50) return;
-      const uint64_t size = little_endian(bytes, at + 24, 4);
+      const uint64_t packed = little_endian(bytes, at + 20, 4), size = little_endian(bytes, at + 24, 4);
       const size_t name_length = little_endian(bytes, at + 28, 2);
       const std::string name = bytes.substr(at + kEntry, std::min(name_length, bytes.size() - at - kEntry));
       if (size > kMaxPartBytes)
         throw std::runtime_error("part '" + name + "' claims " + std::to_string(size) +
                                  " bytes, more than a label sheet's part may hold (" +
                                  std::to_string(kMaxPartBytes >> 20) + " MiB): damaged?");
+      if (packed > bytes.size())
+        throw std::runtime_error("part '" + name + "' claims " + std::to_string(packed) +
+                                 " compressed bytes, more than the whole file holds (" +
+                                 std::to_string(bytes.size()) + "): damaged?");
       at += kEntry + name_length + little_endian(bytes, at + 30, 2) + little_endian(bytes, at + 32, 2);
     }
     return;
