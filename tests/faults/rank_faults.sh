@@ -33,6 +33,17 @@ for trial in $(seq 1 "$trials"); do
   dir="$work/t$trial"
   run --set train.out_dir="$dir" >"$dir.log" 2>&1 &
   launcher=$!
+  # The ranks by their rank (not the launcher, whose command line starts with
+  # mpiexec), found before the moment so that the signal follows it at once.
+  ranks=()
+  for _ in $(seq 1 100); do
+    for pid in $(pgrep -f -- "^$toy .*train.out_dir=$dir\$" || true); do
+      r=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
+      [ -n "$r" ] && ranks[$r]=$pid
+    done
+    [ ${#ranks[@]} -eq 2 ] || ! kill -0 $launcher 2>/dev/null && break
+    sleep 0.05
+  done
   if (( trial % 2 == 0 )); then
     # While the n-th checkpoint (step 3n) is being written.
     n=$(( RANDOM % 4 + 1 ))
@@ -44,17 +55,6 @@ for trial in $(seq 1 "$trials"); do
     moment="$delay s"
     sleep "$delay"
   fi
-  # The ranks by their rank (not the launcher, whose command line starts with
-  # mpiexec); right after the start they may not exist yet.
-  ranks=()
-  for _ in $(seq 1 100); do
-    for pid in $(pgrep -f -- "^$toy .*train.out_dir=$dir\$" || true); do
-      r=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
-      [ -n "$r" ] && ranks[$r]=$pid
-    done
-    [ ${#ranks[@]} -eq 2 ] || ! kill -0 $launcher 2>/dev/null && break
-    sleep 0.05
-  done
   if [[ $moment == writing* ]]; then victim=0; else victim=$(( RANDOM % 2 )); fi
   killed_at=$(date +%s%N)
   if [ -n "${ranks[$victim]:-}" ] && kill -$signal "${ranks[$victim]}" 2>/dev/null; then
