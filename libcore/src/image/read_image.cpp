@@ -83,6 +83,10 @@ at::Tensor read_image(const std::string& path, int64_t channels) {
     if (pixels) out = to_planar(pixels.get(), h, w, in_channels, channels, 255.0f);
   }
   if (!out.defined()) throw ImageError(path + ": cannot decode image: " + stbi_failure_reason());
+  // stb accepts some damaged headers as an image without pixels (found by fuzz_image).
+  if (out.numel() == 0)
+    throw ImageError(path + ": cannot decode image: it has no pixels (" + std::to_string(w) + " x " +
+                     std::to_string(h) + ")");
   return out;
 }
 
