@@ -3,6 +3,7 @@
 # nothing. Uses sudo when not root.
 #   env/setup.sh          what building and running needs
 #   env/setup.sh --tests  also what only the tests use (env/test.sh passes it)
+#   env/setup.sh --fuzz   also clang and its sanitizer runtimes (tests/fuzz/run.sh passes it)
 # Debian's packages, then a Python venv (env/python.sh says where) holding the
 # pinned torch from PyPI whose LibTorch tandem builds against: the CUDA build,
 # the same LibTorch a Kaggle notebook or a cluster's Python environment has,
@@ -30,9 +31,12 @@ packages=(
 # Test-only: kept off users' machines, where slurm-wlm and munge would also
 # start system services.
 python_tests=()
-if [ "${1:-}" = "--tests" ]; then
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang libclang-rt-dev)  # tests/fuzz/run.sh: libFuzzer, AddressSanitizer, UBSan
+elif [ "${1:-}" = "--tests" ]; then
   packages+=(
     python3-h5py                     # tests check that checkpoints open in h5py
+    procps                           # tests/faults find the ranks they signal with pgrep
     slurm-wlm munge                  # tests/slurm: a private one-node Slurm runs slurm/train.sh
     dataset-fashion-mnist            # tests/vavae: 10 classes as 10 "users" for the VA-VAE pipeline
   )
