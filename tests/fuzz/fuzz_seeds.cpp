@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "app/latent_file.h"
-#include "png16.h"
+#include "image_fixtures.h"
 #include "stb_image_write.h"
 #include "tandem/data/csv.h"
 #include "tandem/image/write_png.h"
@@ -117,16 +117,9 @@ void bpe_seeds() {
   put("bpe", "digits_and_spaces.txt", "1234567890 12,345.67          x's 'll 've");
 }
 
-// [C, H, W] uint8 -> [H, W, C] bytes, the layout stb's writers take.
-std::vector<uint8_t> interleaved(const at::Tensor& chw) {
-  const at::Tensor hwc = chw.permute({1, 2, 0}).contiguous();
-  return {hwc.data_ptr<uint8_t>(), hwc.data_ptr<uint8_t>() + hwc.numel()};
-}
-
 void image_seeds() {
-  const auto pattern = [](int64_t c, int64_t h, int64_t w) {
-    return (torch::arange(c * h * w, torch::kInt32) * 37 % 256).to(torch::kByte).view({c, h, w});
-  };
+  using tandem::testing::interleaved;
+  using tandem::testing::pattern;
   tandem::image::write_png(seed_path("image", "gray.png").string(), pattern(1, 6, 5));
   tandem::image::write_png(seed_path("image", "rgb.png").string(), pattern(3, 4, 7));
   const std::vector<uint8_t> rgba = interleaved(pattern(4, 3, 3)), gray_alpha = interleaved(pattern(2, 3, 2));

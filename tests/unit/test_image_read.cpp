@@ -11,7 +11,7 @@
 
 #include "tandem/image/read_image.h"
 #include "tandem/image/write_png.h"
-#include "png16.h"
+#include "image_fixtures.h"
 #include "test_support.h"
 
 namespace {
@@ -20,17 +20,9 @@ using tandem::image::ImageError;
 using tandem::image::read_image;
 using tandem::image::write_png;
 using tandem::testing::message_of;
+using tandem::testing::interleaved;
+using tandem::testing::pattern;
 using tandem::testing::png16;
-
-// [C, H, W] uint8 -> [H, W, C] bytes, the layout stb's writers take.
-std::vector<uint8_t> interleaved(const at::Tensor& chw) {
-  const at::Tensor hwc = chw.permute({1, 2, 0}).contiguous();
-  return {hwc.data_ptr<uint8_t>(), hwc.data_ptr<uint8_t>() + hwc.numel()};
-}
-
-at::Tensor pattern(int64_t c, int64_t h, int64_t w) {
-  return (torch::arange(c * h * w, torch::kInt32) * 37 % 256).to(torch::kByte).view({c, h, w});
-}
 
 class ImageReadTest : public tandem::testing::TempDirTest {
  protected:

@@ -1,11 +1,25 @@
 #pragma once
-// A 16-bit PNG assembled by hand, for the tests and fuzz seeds that need one:
-// no writer here (stb, write_png) produces 16-bit files.
+// Images whose pixels are known, for the image tests and the fuzz seeds: a
+// byte pattern, its layout for stb's writers, and a 16-bit PNG assembled by
+// hand (no writer here, stb or write_png, produces 16-bit files).
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace tandem::testing {
+
+// [c, h, w] uint8 whose bytes all differ from their neighbours.
+inline at::Tensor pattern(int64_t c, int64_t h, int64_t w) {
+  return (torch::arange(c * h * w, torch::kInt32) * 37 % 256).to(torch::kByte).view({c, h, w});
+}
+
+// [C, H, W] uint8 -> [H, W, C] bytes, the layout stb's writers take.
+inline std::vector<uint8_t> interleaved(const at::Tensor& chw) {
+  const at::Tensor hwc = chw.permute({1, 2, 0}).contiguous();
+  return {hwc.data_ptr<uint8_t>(), hwc.data_ptr<uint8_t>() + hwc.numel()};
+}
 
 inline void put_u32(std::string& out, uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((v >> shift) & 0xff);
