@@ -108,6 +108,12 @@ with open(sys.argv[1], "r+b") as f:
     f.seek(at)
     f.write(bytes([byte ^ 0x10]))
 PY
+  # Named by the user, the damaged file is refused before any work (exit 2).
+  s=$(status run 2 "${common[@]}" --set train.out_dir=named --set train.resume="$newest")
+  [ "$s" = 2 ] || fail "resume = the damaged file exited $s, wanted 2"
+  grep -q "$newest: dataset 'model/fc1.weight': cannot read .*Fletcher32 checksum" out.log ||
+    fail "the damaged file and tensor are not named"
+  [ ! -e named/models ] && [ ! -e named/checkpoints ] || fail "a refused resume wrote models or checkpoints"
   s=$(status run 2 "${common[@]}" --set train.out_dir=split)
   [ "$s" = 0 ] || fail "resume past a damaged checkpoint exited $s"
   grep -q "passing over $newest, which does not read back whole: .*model/fc1.weight.*Fletcher32 checksum" out.log \
