@@ -3,7 +3,8 @@
 # nothing. Uses sudo when not root.
 #   env/setup.sh          what building and running needs
 #   env/setup.sh --tests  also what only the tests use (env/test.sh passes it)
-#   env/setup.sh --fuzz   also clang and its sanitizer runtimes (tests/fuzz/run.sh passes it)
+#   env/setup.sh --clang  also clang and its sanitizer runtimes (tests/fuzz/run.sh
+#                         and env/sanitize.sh pass it; the flags combine)
 # Debian's packages, then a Python venv (env/python.sh says where) holding the
 # pinned torch from PyPI whose LibTorch tandem builds against: the CUDA build,
 # the same LibTorch a Kaggle notebook or a cluster's Python environment has,
@@ -31,20 +32,24 @@ packages=(
 # Test-only: kept off users' machines, where slurm-wlm and munge would also
 # start system services.
 python_tests=()
-if [ "${1:-}" = "--fuzz" ]; then
-  packages+=(clang libclang-rt-dev)  # tests/fuzz/run.sh: libFuzzer, AddressSanitizer, UBSan
-elif [ "${1:-}" = "--tests" ]; then
-  packages+=(
-    python3-h5py                     # tests check that checkpoints open in h5py
-    procps                           # tests/faults find the ranks they signal with pgrep
-    slurm-wlm munge                  # tests/slurm: a private one-node Slurm runs slurm/train.sh
-    dataset-fashion-mnist            # tests/vavae: 10 classes as 10 "users" for the VA-VAE pipeline
-  )
-  # The reference peers the tests check tandem against, in the venv; nbclient,
-  # nbformat and ipykernel run kaggle/tandem.ipynb in a real kernel (tests/kaggle).
-  python_tests=(tiktoken==0.14.0 transformers==5.23.0 rouge-score==0.1.2 numpy==2.4.6 tensorboard==2.21.0
-    nbclient==0.11.0 nbformat==5.11.1 ipykernel==7.4.0)
-fi
+for flag in "$@"; do
+  case $flag in
+    --clang) packages+=(clang libclang-rt-dev) ;;  # libFuzzer and the sanitizers' runtimes
+    --tests)
+      packages+=(
+        python3-h5py                 # tests check that checkpoints open in h5py
+        procps                       # tests/faults find the ranks they signal with pgrep
+        slurm-wlm munge              # tests/slurm: a private one-node Slurm runs slurm/train.sh
+        dataset-fashion-mnist        # tests/vavae: 10 classes as 10 "users" for the VA-VAE pipeline
+      )
+      # The reference peers the tests check tandem against, in the venv; nbclient,
+      # nbformat and ipykernel run kaggle/tandem.ipynb in a real kernel (tests/kaggle).
+      python_tests=(tiktoken==0.14.0 transformers==5.23.0 rouge-score==0.1.2 numpy==2.4.6 tensorboard==2.21.0
+        nbclient==0.11.0 nbformat==5.11.1 ipykernel==7.4.0)
+      ;;
+    *) echo "env/setup.sh: unknown flag '$flag' (have: --tests, --clang)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

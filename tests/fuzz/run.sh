@@ -25,7 +25,7 @@ done
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "run.sh: SECONDS must be a whole number, not '$seconds'" >&2; exit 2; }
 
 build=build-fuzz
-env/setup.sh --fuzz
+env/setup.sh --clang
 if [ ! -f $build/CMakeCache.txt ]; then
   CC=clang CXX=clang++ cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTANDEM_PYTHON="$TANDEM_PYTHON" -DTANDEM_FUZZ=ON -DTANDEM_CUDA=OFF
