@@ -46,6 +46,12 @@ ema)
   "$compare" models straight/$last split/$last 0
   ! "$compare" ema-vs-model straight/$last - 1e-6 || fail "the EMA equals the live weights"
   "$compare" ema-vs-model straight/$last straight/models/final_model.h5 0 || fail "final_model is not the EMA"
+  # A run that died after its last checkpoint, before its final model (killed,
+  # out of disk): the rerun writes the model from that checkpoint, the EMA.
+  rm split/models/final_model.h5
+  run 2 "${common[@]}" --set train.out_dir=split >"$work/out.log" 2>&1
+  grep -q "writing the final model it lacks" "$work/out.log" || fail "the rerun did not write the missing model"
+  "$compare" models straight/models/final_model.h5 split/models/final_model.h5 0
   ;;
 resume_other_world)
   # A 2-rank checkpoint resumed on 1 rank continues the same sample order.

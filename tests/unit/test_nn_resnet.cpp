@@ -50,7 +50,8 @@ void fill_for_reference(ResNet& model) {
   for (const auto& b : model->named_buffers()) state[b.key()] = b.value();
   torch::NoGradGuard no_grad;
   int64_t t = 0;
-  for (auto& [name, v] : state) {
+  for (auto& [key, v] : state) {
+    const std::string& name = key;  // clang 14 lambdas cannot capture a structured binding
     const auto ends = [&](const std::string& suffix) {
       return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
     };

@@ -43,6 +43,44 @@ TEST_F(ObsTest, MetricsAreOneJsonObjectPerLineInFieldOrderAppendedAcrossWriters)
   EXPECT_TRUE(second["loss"].is_null());  // NaN is not JSON
 }
 
+TEST_F(ObsTest, MetricsCutALineLeftUnfinishedBeforeAppending) {
+  // A run killed, or out of disk, mid-row: the resumed run's rows must not
+  // continue the cut one.
+  const auto path = dir_ / "metrics.jsonl";
+  std::ofstream(path) << R"({"step":1,"loss":2.5})" << "\n" << R"({"step":2,"lo)";
+  tandem::MetricsWriter(path.string()).write({{"step", int64_t{2}}, {"loss", 2.25}});
+  EXPECT_EQ(lines_of(path), (std::vector<std::string>{R"({"step":1,"loss":2.5})", R"({"step":2,"loss":2.25})"}));
+}
+
+TEST(Obs, AFullDiskStopsMetricsNamingTheFileAndTheCause) {
+  tandem::MetricsWriter w("/dev/full");  // every write fails with ENOSPC
+  try {
+    w.write({{"step", int64_t{1}}});
+    FAIL() << "a write to a full disk passed";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "/dev/full: cannot write: No space left on device");
+  }
+}
+
+TEST(Obs, ALogFileOnAFullDiskSaysSoOnceAndTheRankLogsToTheConsole) {
+  tandem::log::init(1);
+  tandem::log::open_file("/dev/full");
+  ::testing::internal::CaptureStderr();
+  tandem::log::info("first");
+  tandem::log::info("second");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  tandem::log::close_file();
+  tandem::log::init(0);
+  EXPECT_NE(err.find("/dev/full: cannot write (No space left on device); this rank logs to the console only"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("cannot write", err.find("cannot write") + 1), std::string::npos) << "said twice: " << err;
+  // A rank other than 0 writes info lines only to its file; with the file
+  // gone they reach the console instead of being lost.
+  EXPECT_NE(err.find("r1 INFO  first"), std::string::npos) << err;
+  EXPECT_NE(err.find("r1 INFO  second"), std::string::npos) << err;
+}
+
 TEST(Progress, DurationsReadAsAPersonWouldWriteThem) {
   EXPECT_EQ(tandem::Progress::duration(44.6), "45s");
   EXPECT_EQ(tandem::Progress::duration(185), "3m05s");

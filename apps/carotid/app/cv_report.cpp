@@ -99,8 +99,8 @@ std::string write_cv_report(const std::string& cv_dir, int64_t folds, bool tenso
   const auto pooled_metrics = write_test_report(cv_dir, all);
   nlohmann::json report = {{"folds", folds}, {"per_fold", per_fold}, {"mean", mean}, {"std", spread},
                            {"pooled_out_of_fold", pooled_metrics}};
-  tandem::write_text_atomically((fs::path(cv_dir) / "cv_report.json").string(), report.dump(2) + "\n");
-  tandem::write_text_atomically((fs::path(cv_dir) / "cv_report.txt").string(), table);
+  tandem::write_bytes_atomically((fs::path(cv_dir) / "cv_report.json").string(), report.dump(2) + "\n");
+  tandem::write_bytes_atomically((fs::path(cv_dir) / "cv_report.txt").string(), table);
   return table;
 }
 

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -23,6 +22,7 @@
 #include "tandem/dist/placement.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
+#include "tandem/io/atomic_file.h"
 #include "tandem/obs/log.h"
 #include "tandem/text/first_few.h"
 #include "tandem/train/evaluate.h"
@@ -220,7 +220,7 @@ void write_scores(const fs::path& out, const std::string& labels_path, const tan
                                 {"sensitivity", m.recall},      {"specificity", m.specificity},
                                 {"precision", m.precision},     {"f1", m.f1}};
   }
-  std::ofstream(out / "metrics.json") << j.dump(2) << "\n";
+  tandem::write_bytes_atomically((out / "metrics.json").string(), j.dump(2) + "\n");
   std::string line;
   for (const auto& [k, v] : metrics) line += " " + k + " " + number(v);
   log::info("scored against ", labels_path, " (", keep.size(), " images):", line);

@@ -54,7 +54,7 @@ void create_run_dir(const tandem::Config& config, const std::string& dir) {
   if (!job || !*job || !config.get_string("cmd.run_dir").empty()) return;
   const fs::path marker = fs::path(config.get_string("train.out_dir")) / (".slurm-job-" + std::string(job));
   const std::string name = fs::path(dir).filename().string();
-  tandem::write_text_atomically(marker.string(), name + "\n");
+  tandem::write_bytes_atomically(marker.string(), name + "\n");
 }
 
 std::string choose_run_dir(tandem::World& world, const tandem::Config& config, const std::string& prefix) {

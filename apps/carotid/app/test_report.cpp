@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -92,11 +91,12 @@ std::vector<fs::path> draw_figures(const fs::path& dir, const Level& persons, co
   tandem::TempDir tmp(dir, "report");
   const fs::path matrix = tmp.path() / "confusion.dat";
   {
-    std::ofstream out(matrix);
+    std::ostringstream out;
     for (const auto& row : persons.confusion) {
       for (size_t k = 0; k < row.size(); ++k) out << (k ? " " : "") << row[k];
       out << "\n";
     }
+    tandem::write_bytes_atomically(matrix.string(), out.str());
   }
   const auto k = std::to_string(names.size());
   std::string s = "set terminal pngcairo size 640,560 noenhanced\n";
@@ -110,8 +110,9 @@ std::vector<fs::path> draw_figures(const fs::path& dir, const Level& persons, co
   std::vector<std::string> made = {"confusion_matrix.png"};
   if (!persons.roc.empty() && !images.roc.empty()) {
     for (const Level* level : {&persons, &images}) {
-      std::ofstream out(tmp.path() / (level->name + "_roc.dat"));
+      std::ostringstream out;
       for (const auto& p : level->roc) out << p.fpr << " " << p.tpr << "\n";
+      tandem::write_bytes_atomically((tmp.path() / (level->name + "_roc.dat")).string(), out.str());
     }
     s += "reset\nset terminal pngcairo size 640,560 noenhanced\n";
     s += "set output " + tandem::gnuplot_quoted((tmp.path() / "roc_curve.png").string()) + "\n";
@@ -129,7 +130,7 @@ std::vector<fs::path> draw_figures(const fs::path& dir, const Level& persons, co
     made.push_back("roc_curve.png");
   }
   const fs::path script = tmp.path() / "report.gp";
-  std::ofstream(script) << s << "unset output\n";
+  tandem::write_bytes_atomically(script.string(), s + "unset output\n");
   tandem::run_gnuplot(script.string(), (tmp.path() / "gnuplot.log").string());
   std::vector<fs::path> written;
   for (const auto& file : made) {
@@ -262,9 +263,9 @@ tandem::Metrics write_test_report(const std::string& dir_name, const ReportInput
   report["threshold"] = in.threshold;
   report["images"] = level_json(images, metrics, "image_", in.threshold);
   report["persons"] = level_json(persons, metrics, "person_", in.threshold);
-  tandem::write_text_atomically((dir / "test_report.json").string(), report.dump(2) + "\n");
+  tandem::write_bytes_atomically((dir / "test_report.json").string(), report.dump(2) + "\n");
   write_predictions(dir / "test_predictions.csv", in);
-  tandem::write_text_atomically((dir / "confusion_matrix.txt").string(),
+  tandem::write_bytes_atomically((dir / "confusion_matrix.txt").string(),
              confusion_text(persons, in.class_names) + "\n" + confusion_text(images, in.class_names));
   try {
     const auto figures = draw_figures(dir, persons, images, in.class_names);

@@ -3,9 +3,10 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <stdexcept>
 
 #include "images/for_each_index.h"
 #include "tandem/dist/world.h"
@@ -177,7 +178,14 @@ void ImageStore::save_cache(const std::string& file) const {
 
 at::Tensor ImageStore::image(int64_t i) const {
   if (in_memory()) return images_[i];
-  return decode_for_store(paths_.at(i), options_.channels, options_.size);
+  try {
+    return decode_for_store(paths_.at(i), options_.channels, options_.size);
+  } catch (const tandem::image::ImageError& e) {
+    // Decoded again for every batch, an image can go away mid-run. Skipping
+    // it would change the batches a resume replays; the run stops instead.
+    throw std::runtime_error(std::string(e.what()) +
+                             " (it was read when the run started: changed or removed since?)");
+  }
 }
 
 std::vector<at::Tensor> ImageStore::images(const std::vector<int64_t>& indices) const {

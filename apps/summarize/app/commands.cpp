@@ -20,6 +20,7 @@
 #include "tandem/dist/seed.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
+#include "tandem/io/atomic_file.h"
 #include "tandem/io/checkpoint.h"
 #include "tandem/obs/log.h"
 #include "tandem/train/trainer.h"
@@ -91,7 +92,7 @@ int evaluate_and_predict(tandem::World& world, const tandem::Config& c, GPT& mod
         samples.push_back(
             {{"id", corpus.val[i].id}, {"reference", corpus.val[i].summary}, {"prediction", predictions[i]}});
       fs::create_directories(out);
-      std::ofstream(out / "eval.json") << report.dump(2) << "\n";
+      tandem::write_bytes_atomically((out / "eval.json").string(), report.dump(2) + "\n");
       std::printf(
           "\nROUGE on %zu validation examples (F1): rouge1 %.4f rouge2 %.4f rougeL %.4f "
           "rougeLsum %.4f\nbaseline (first line of the dialogue): rouge1 %.4f rouge2 %.4f "

@@ -86,15 +86,6 @@ void require(const nlohmann::json& json, const std::string& key, const nlohmann:
   }
 }
 
-// Never half a file at `path`.
-void write_text(const std::string& path, const std::string& text) {
-  tandem::replace_atomically(path, [&](const std::string& temp) {
-    std::ofstream out(temp, std::ios::binary);
-    out << text;
-    if (!out.flush()) throw std::runtime_error(temp + ": write failed");
-  });
-}
-
 }  // namespace
 
 GPTConfig read_hf_config(const std::string& dir) {
@@ -231,7 +222,7 @@ void export_hf(const GPT& model, const std::string& dir) {
   json["torch_dtype"] = "float32";
   json["use_cache"] = true;
   json["vocab_size"] = c.vocab_size;
-  write_text((fs::path(dir) / "config.json").string(), json.dump(2) + "\n");
+  tandem::write_bytes_atomically((fs::path(dir) / "config.json").string(), json.dump(2) + "\n");
 }
 
 }  // namespace summarize

@@ -134,7 +134,7 @@ int run_evaluate(tandem::World& world, const tandem::Config& c) {
               << generated.size() << " generated images classified as their user; chance " << 1.0 / num_users
               << ")\nreal validation accuracy: " << real << " (" << val.items.size() << " images)\n";
     const std::string path = (fs::path(eval_run_dir(c)) / "evaluate.json").string();
-    tandem::write_text_atomically(path, report.dump(2) + "\n");
+    tandem::write_bytes_atomically(path, report.dump(2) + "\n");
     tandem::log::info("evaluate: report in ", path);
   }
   world.barrier();

@@ -1,11 +1,11 @@
 #include "tandem/config/config.h"
 
 #include <algorithm>
-#include <fstream>
 #include <stdexcept>
 
 #include "coerce.h"
 #include "tandem/error.h"
+#include "tandem/io/atomic_file.h"
 
 namespace tandem {
 namespace {
@@ -102,10 +102,7 @@ std::string Config::to_toml() const {
 }
 
 void Config::write(const std::string& path) const {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << to_toml();
-  file.close();
-  if (!file) throw std::runtime_error("cannot write config to '" + path + "'");
+  write_bytes_atomically(path, to_toml());
 }
 
 }  // namespace tandem

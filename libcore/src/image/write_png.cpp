@@ -25,10 +25,15 @@ void write_png(const std::string& path, const at::Tensor& image) {
   const at::Tensor pixels = bytes.to(at::kCPU).permute({1, 2, 0}).contiguous();
   const int h = static_cast<int>(pixels.size(0)), w = static_cast<int>(pixels.size(1));
   const int c = static_cast<int>(pixels.size(2));
-  replace_atomically(path, [&](const std::string& temp) {
-    if (!stbi_write_png(temp.c_str(), w, h, c, pixels.data_ptr<uint8_t>(), w * c))
-      throw std::runtime_error(path + ": cannot write PNG (" + temp + ")");
-  });
+  // Encoded in memory: stb's own file writer ignores a failed fwrite, and a
+  // full disk would leave a cut PNG where a whole one was.
+  std::string png;
+  const auto append = [](void* to, void* data, int size) {
+    static_cast<std::string*>(to)->append(static_cast<const char*>(data), static_cast<size_t>(size));
+  };
+  if (!stbi_write_png_to_func(append, &png, w, h, c, pixels.data_ptr<uint8_t>(), w * c))
+    throw std::runtime_error(path + ": cannot encode PNG");
+  write_bytes_atomically(path, png);
 }
 
 }  // namespace tandem::image

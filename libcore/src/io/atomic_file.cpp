@@ -51,11 +51,12 @@ void replace_atomically(const std::string& path, const std::function<void(const 
   fsync_path(parent.empty() ? "." : parent.string(), O_RDONLY | O_DIRECTORY);
 }
 
-void write_text_atomically(const std::string& path, const std::string& text) {
+void write_bytes_atomically(const std::string& path, const std::string& bytes) {
   replace_atomically(path, [&](const std::string& temp) {
-    std::ofstream out(temp);
-    out << text;
-    if (!out.flush()) throw std::runtime_error(temp + ": write failed (disk full?)");
+    std::ofstream out(temp, std::ios::binary);
+    errno = 0;
+    out << bytes;
+    if (!out.flush()) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno ? errno : EIO));
   });
 }
 

@@ -2,7 +2,9 @@
 
 #include <sys/time.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +17,8 @@ namespace {
 std::mutex g_mu;
 int g_rank = 0;
 std::ofstream g_file;
+std::string g_path;
+bool g_to_console = false;  // the log file failed: every rank's lines go to the console
 
 const char* level_name(Level level) {
   switch (level) {
@@ -53,6 +57,8 @@ void open_file(const std::string& path) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   g_file.close();
   g_file.open(path, std::ios::app);
+  g_path = path;
+  g_to_console = false;
 }
 
 void close_file() {
@@ -63,8 +69,20 @@ void close_file() {
 void write(Level level, const std::string& message) {
   const std::string line = timestamp() + " r" + std::to_string(g_rank) + " " + level_name(level) + " " + message;
   std::lock_guard<std::mutex> lock(g_mu);
-  if (g_file.is_open()) g_file << line << '\n' << std::flush;
-  const bool console = level == Level::Error || (g_rank == 0 && level != Level::Debug);
+  if (g_file.is_open()) {
+    errno = 0;
+    g_file << line << '\n' << std::flush;
+    // A full disk must not end a run that its checkpoints could still save,
+    // nor pass unseen: the console gets the reason once and the lines from then on.
+    if (!g_file) {
+      std::cerr << timestamp() << " r" << g_rank << " WARN  " << g_path
+                << ": cannot write (" << std::strerror(errno ? errno : EIO) << "); this rank logs to the console only"
+                << std::endl;
+      g_file.close();
+      g_to_console = true;
+    }
+  }
+  const bool console = level == Level::Error || ((g_rank == 0 || g_to_console) && level != Level::Debug);
   if (console) std::cerr << line << std::endl;
 }
 

@@ -1,17 +1,40 @@
 #include "tandem/obs/metrics.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace tandem {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A run killed, or stopped by a full disk, mid-line leaves a line without its
+// newline. The resumed run appends after it; cut it first, or the next row
+// would continue it and the file would stop being one object per line.
+void drop_unfinished_line(const std::string& path) {
+  std::error_code missing;
+  const auto size = fs::file_size(path, missing);
+  if (missing || size == 0) return;
+  std::ifstream in(path, std::ios::binary);
+  uintmax_t keep = size;
+  char c = 0;
+  while (keep > 0 && in.seekg(static_cast<std::streamoff>(keep - 1)) && in.get(c) && c != '\n') --keep;
+  if (!in) throw std::runtime_error(path + ": cannot read its last line");
+  if (keep < size) fs::resize_file(path, keep);
+}
+
+}  // namespace
 
 MetricsWriter::MetricsWriter(const std::string& path) : path_(path) {
-  const auto dir = std::filesystem::path(path).parent_path();
-  if (!dir.empty()) std::filesystem::create_directories(dir);
+  const auto dir = fs::path(path).parent_path();
+  if (!dir.empty()) fs::create_directories(dir);
+  drop_unfinished_line(path);
   out_.open(path, std::ios::app);
-  if (!out_) throw std::runtime_error(path + ": cannot open for appending");
+  if (!out_) throw std::runtime_error(path + ": cannot open for appending: " + std::strerror(errno));
 }
 
 void MetricsWriter::write(const Row& row) {
@@ -30,8 +53,9 @@ void MetricsWriter::write(const Row& row) {
         value);
   }
   // One flushed line per step: a crash loses at most the step in progress.
+  errno = 0;
   out_ << obj.dump() << '\n' << std::flush;
-  if (!out_) throw std::runtime_error(path_ + ": write failed");
+  if (!out_) throw std::runtime_error(path_ + ": cannot write: " + std::strerror(errno ? errno : EIO));
 }
 
 }  // namespace tandem

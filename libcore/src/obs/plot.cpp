@@ -2,11 +2,11 @@
 
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <stdexcept>
+#include <sstream>
 
 #include "tandem/error.h"
+#include "tandem/io/atomic_file.h"
 #include "tandem/io/temp_dir.h"
 #include "tandem/obs/gnuplot.h"
 #include "tandem/obs/metrics_series.h"
@@ -59,10 +59,10 @@ std::vector<Chart> charts_for(const MetricSeries& series) {
 }
 
 void write_data(const fs::path& path, const std::vector<MetricPoint>& points) {
-  std::ofstream out(path);
+  std::ostringstream out;
   out.precision(10);
   for (const auto& p : points) out << p.step << ' ' << p.value << '\n';
-  if (!out.flush()) throw std::runtime_error(path.string() + ": write failed");
+  write_bytes_atomically(path.string(), out.str());
 }
 
 // One gnuplot run draws every chart; each is written inside `dir`.
@@ -113,11 +113,7 @@ std::vector<std::string> plot_run(const std::string& run_dir, const std::string&
       data.emplace(line.field, file);
     }
   const fs::path script = tmp.path() / "plot.gp";
-  {
-    std::ofstream f(script);
-    f << script_for(charts, series, data, tmp.path());
-    if (!f.flush()) throw std::runtime_error(script.string() + ": write failed");
-  }
+  write_bytes_atomically(script.string(), script_for(charts, series, data, tmp.path()));
   run_gnuplot(script.string(), (tmp.path() / "gnuplot.log").string());
 
   std::vector<std::string> written;

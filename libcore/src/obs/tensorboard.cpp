@@ -4,6 +4,7 @@
 
 #include <boost/crc.hpp>
 #include <chrono>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <iterator>
@@ -158,7 +159,8 @@ void TensorBoardWriter::row(const MetricsWriter::Row& row) {
 
 void TensorBoardWriter::flush() {
   std::lock_guard<std::mutex> lock(mu_);
-  out_.flush();
+  errno = 0;
+  if (!out_.flush()) throw std::runtime_error(path_ + ": cannot write: " + std::strerror(errno ? errno : EIO));
 }
 
 }  // namespace tandem

@@ -124,6 +124,7 @@ struct Trainer::Impl {
   void restore(const Checkpoint& ckpt);
   void save(int64_t steps_done);
   void save_model(const std::string& name, int64_t steps_done);
+  void save_final_model();
   bool evaluate_and_track(int64_t steps_done);
 
   // While alive, the model holds the weights a run is judged by: the EMA when
@@ -514,12 +515,14 @@ int Trainer::Impl::loop() {
     if ((s.ckpt_every > 0 && done % s.ckpt_every == 0) || done == total_steps) save(done);
   }
   if (progress) progress->finish();
-  {
-    JudgedWeights judged(*this);
-    save_model("final_model", total_steps);
-  }
+  save_final_model();
   if (world.rank() == 0) log::info("done: ", total_steps, " steps; models in ", (out_dir / "models").string());
   return kExitOk;
+}
+
+void Trainer::Impl::save_final_model() {
+  JudgedWeights judged(*this);
+  save_model("final_model", total_steps);
 }
 
 std::string trained_model(const std::string& out_dir) {
@@ -556,7 +559,17 @@ int Trainer::run() {
             " x world ", im.world.size(), " = global batch ", im.sampler->global_batch(), "; ", im.total_steps,
             " steps (", im.sampler->steps_per_epoch(), " per epoch)");
   if (im.start_step == im.total_steps) {
-    log::info("nothing to do: the checkpoint is at the last step");
+    // The last checkpoint comes before the final model: a run that died
+    // between the two (killed, out of disk) is finished here. Rank 0 writes
+    // models, so its answer is everyone's.
+    const fs::path final_model = im.out_dir / "models" / "final_model.h5";
+    if (im.world.any(im.world.rank() == 0 && !fs::is_regular_file(final_model))) {
+      log::info("the checkpoint is at the last step: writing the final model it lacks");
+      im.save_final_model();
+      im.world.barrier();
+    } else {
+      log::info("nothing to do: the checkpoint is at the last step");
+    }
     return kExitOk;
   }
   return im.loop();

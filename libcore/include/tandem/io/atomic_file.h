@@ -16,8 +16,8 @@ std::string temp_path_for(const std::string& path);
 // system's reason.
 void replace_atomically(const std::string& path, const std::function<void(const std::string& temp)>& write);
 
-// `text` as the whole of the file at `path`, replaced as above; a short
+// `bytes` as the whole of the file at `path`, replaced as above; a short
 // write (a full disk) throws std::runtime_error naming the file.
-void write_text_atomically(const std::string& path, const std::string& text);
+void write_bytes_atomically(const std::string& path, const std::string& bytes);
 
 }  // namespace tandem
