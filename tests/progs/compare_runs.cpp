@@ -8,14 +8,20 @@
 //   the same for the "ema" set (runs with train.ema_decay > 0).
 // compare_runs ema-vs-model A.h5 B.h5 TOL
 //   A's "ema" set against B's "model" set; B "-" is A itself.
+// compare_runs checkpoints A.h5 B.h5 0
+//   every set, tensor and state entry of B bitwise equal to A's; exit 0 when
+//   they are, 1 when B loads but differs, 3 when B is refused (its message
+//   printed). tests/fuzz/flip_bits.py tallies damaged copies with it.
 #include <torch/torch.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tandem/error.h"
 #include "tandem/io/checkpoint.h"
 
 namespace {
@@ -74,17 +80,58 @@ int compare_sets(const std::string& a, const std::string& set_a, const std::stri
   return (tol == 0 ? bitwise : worst <= tol) ? 0 : 1;
 }
 
+bool same_tensors(const tandem::NamedTensors& a, const tandem::NamedTensors& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto& ta = a[i].second;
+    const auto& tb = b[i].second;
+    if (a[i].first != b[i].first || ta.scalar_type() != tb.scalar_type() || !ta.sizes().equals(tb.sizes()) ||
+        !torch::equal(ta, tb))
+      return false;
+  }
+  return true;
+}
+
+// Doubles bitwise: a state's NaN (no best value yet) equals itself.
+bool same_state(const tandem::CheckpointState& a, const tandem::CheckpointState& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [key, value] : a) {
+    const auto it = b.find(key);
+    if (it == b.end() || it->second.index() != value.index()) return false;
+    const auto* da = std::get_if<double>(&value);
+    const bool same = da ? std::memcmp(da, std::get_if<double>(&it->second), sizeof(double)) == 0 : value == it->second;
+    if (!same) return false;
+  }
+  return true;
+}
+
+int compare_checkpoints(const std::string& a, const std::string& b) {
+  const auto ca = tandem::load_checkpoint(a);
+  tandem::Checkpoint cb;
+  try {
+    cb = tandem::load_checkpoint(b);
+  } catch (const tandem::UsageError& e) {
+    std::printf("refused: %s\n", e.what());
+    return 3;
+  }
+  bool same = same_state(ca.state, cb.state) && ca.sets.size() == cb.sets.size();
+  for (const auto& [name, set] : ca.sets) same = same && cb.sets.count(name) && same_tensors(set, cb.sets.at(name));
+  std::printf("%s\n", same ? "equal" : "loads, differs");
+  return same ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: compare_runs losses|models|ema|ema-vs-model A B TOL\n");
+    std::fprintf(stderr, "usage: compare_runs losses|models|ema|ema-vs-model|checkpoints A B TOL\n");
     return 2;
   }
   const std::string what = argv[1];
   const std::string b = argv[3];
   const double tol = std::stod(argv[4]);
   if (what == "losses") return compare_losses(argv[2], argv[3], tol);
+  if (what == "checkpoints") return compare_checkpoints(argv[2], argv[3]);
   if (what == "ema") return compare_sets(argv[2], "ema", argv[3], "ema", tol);
   if (what == "ema-vs-model") return compare_sets(argv[2], "ema", b == "-" ? argv[2] : b, "model", tol);
   return compare_sets(argv[2], "model", argv[3], "model", tol);

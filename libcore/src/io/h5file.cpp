@@ -312,11 +312,16 @@ H5File::H5File(std::string path, Mode mode) : path_(std::move(path)) {
   if (mode == Mode::kCreate) {
     Handle plist(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
     H5Pset_link_creation_order(plist.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
-    // The 1.8 file format (h5py and every HDF5 since 2008 read it) keeps a
+    // The 1.10 file format (h5py and every HDF5 since 2018 read it) keeps a
     // checksum on the superblock and on every object header, group index and
-    // heap: damaged metadata is refused by HDF5 instead of being parsed.
+    // heap: damaged metadata is refused by HDF5 instead of being parsed. 1.10
+    // rather than 1.8 for the chunk index: 1.8's is a B-tree without
+    // checksums, where one flipped bit moved a tensor's chunk out of its
+    // extent and the tensor read back as zeros, unnoticed; 1.10 keeps a
+    // single chunk's place in the checksummed header and indexes more in
+    // checksummed fixed arrays.
     Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-    H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+    H5Pset_libver_bounds(access.get(), H5F_LIBVER_V110, H5F_LIBVER_LATEST);
     file_ = H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, plist.get(), access.get());
     if (file_ < 0) throw std::runtime_error(path_ + ": cannot create HDF5 file" + h5::reason());
     return;
