@@ -15,11 +15,7 @@ toy=$(realpath "$1") compare=$(realpath "$2") mpiexec=$3 summarize=$(realpath "$
 if ! unshare --mount true 2>/dev/null; then
   echo "SKIP: cannot make a mount namespace for a small tmpfs (needs root)"; exit 77
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-case_name=""
-fail() { echo "FAIL ($case_name): $*"; tail -20 "$work/$case_name.log" 2>/dev/null; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/case_lib.sh"
 
 # on_small_disk NAME SIZE ROOM CMD...: runs CMD in a private mount namespace
 # where NAME/ is a tmpfs of SIZE holding a copy of NAME.before/ (if any) and

@@ -10,11 +10,7 @@
 #                   mid-run changes nothing (bitwise).
 set -euo pipefail
 carotid=$(realpath "$1") summarize=$(realpath "$2") compare=$(realpath "$3") mpiexec=$4
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-what=""
-fail() { echo "FAIL ($what): $*"; tail -20 "$work/$what.log" 2>/dev/null; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/case_lib.sh"
 
 # while_running NAME METRICS ACTION CMD...: runs CMD (output to NAME.log) and,
 # once METRICS has 3 rows, ACTION; the status goes to NAME.status. A run that
@@ -22,7 +18,7 @@ fail() { echo "FAIL ($what): $*"; tail -20 "$work/$what.log" 2>/dev/null; exit 1
 while_running() {
   local name=$1 metrics=$2 action=$3 pid waited=0
   shift 3
-  what=$name
+  case_name=$name
   timeout 300 "$@" >"$name.log" 2>&1 &
   pid=$!
   until [ "$(cat "$metrics" 2>/dev/null | wc -l)" -ge 3 ]; do
