@@ -44,6 +44,12 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:$log
 export ASAN_OPTIONS=halt_on_error=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:$log
 export LSAN_OPTIONS=suppressions=$supp/lsan.supp:print_suppressions=0
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp:$log
+if [ "$kind" = thread ]; then
+  # LibTorch's compute threads meet in libgomp, which is not instrumented:
+  # TSan would see tandem's lambdas inside a parallel loop race without the
+  # barrier between them. One compute thread leaves tandem's own threads.
+  export OMP_NUM_THREADS=1
+fi
 if [ "$kind" = address ]; then
   cc -shared -fPIC -O2 -o $build/keep_loaded.so $supp/keep_loaded.c
   export LD_PRELOAD=$PWD/$build/keep_loaded.so
