@@ -9,7 +9,7 @@
 #     tests and training runs), the watchdog, the start-up deadline, the data
 #     prefetcher, the GPU monitor and the TensorBoard writer.
 # CTEST ARGS replace the default selection (e.g. -R Watchdog). A tool to run
-# by hand before a release, not a CI step: the builds take about 30 minutes
+# by hand before a release, not a CI step: the builds take half an hour or more
 # each on 2 cores, and LibTorch, MPI and HDF5 are not instrumented, so what is
 # checked is tandem's code and how it calls them.
 set -euo pipefail
