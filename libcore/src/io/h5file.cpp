@@ -312,7 +312,7 @@ H5File::H5File(std::string path, Mode mode) : path_(std::move(path)) {
   if (mode == Mode::kCreate) {
     Handle plist(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
     H5Pset_link_creation_order(plist.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
-    // The 1.10 file format (h5py and every HDF5 since 2018 read it) keeps a
+    // The 1.10 file format (h5py and every HDF5 since 2016 read it) keeps a
     // checksum on the superblock and on every object header, group index and
     // heap: damaged metadata is refused by HDF5 instead of being parsed. 1.10
     // rather than 1.8 for the chunk index: 1.8's is a B-tree without
