@@ -10,6 +10,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "tandem/io/stream_error.h"
+
 namespace tandem {
 namespace {
 
@@ -56,7 +58,7 @@ void write_bytes_atomically(const std::string& path, const std::string& bytes) {
     std::ofstream out(temp, std::ios::binary);
     errno = 0;
     out << bytes;
-    if (!out.flush()) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno ? errno : EIO));
+    if (!out.flush()) throw std::runtime_error(path + ": cannot write: " + stream_error());
   });
 }
 

@@ -11,6 +11,8 @@
 #include <iostream>
 #include <mutex>
 
+#include "tandem/io/stream_error.h"
+
 namespace tandem::log {
 namespace {
 
@@ -76,7 +78,7 @@ void write(Level level, const std::string& message) {
     // nor pass unseen: the console gets the reason once and the lines from then on.
     if (!g_file) {
       std::cerr << timestamp() << " r" << g_rank << " WARN  " << g_path
-                << ": cannot write (" << std::strerror(errno ? errno : EIO) << "); this rank logs to the console only"
+                << ": cannot write (" << stream_error() << "); this rank logs to the console only"
                 << std::endl;
       g_file.close();
       g_to_console = true;

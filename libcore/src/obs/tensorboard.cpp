@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "stb_image.h"
+#include "tandem/io/stream_error.h"
 
 namespace tandem {
 namespace {
@@ -160,7 +161,7 @@ void TensorBoardWriter::row(const MetricsWriter::Row& row) {
 void TensorBoardWriter::flush() {
   std::lock_guard<std::mutex> lock(mu_);
   errno = 0;
-  if (!out_.flush()) throw std::runtime_error(path_ + ": cannot write: " + std::strerror(errno ? errno : EIO));
+  if (!out_.flush()) throw std::runtime_error(path_ + ": cannot write: " + stream_error());
 }
 
 }  // namespace tandem
