@@ -52,6 +52,19 @@ TEST_F(ObsTest, MetricsCutALineLeftUnfinishedBeforeAppending) {
   EXPECT_EQ(lines_of(path), (std::vector<std::string>{R"({"step":1,"loss":2.5})", R"({"step":2,"loss":2.25})"}));
 }
 
+TEST_F(ObsTest, MetricsCutLongUnfinishedLinesAndFilesWithNoWholeLine) {
+  // The last newline is looked for a block at a time: lines longer than a
+  // block, and a file that is all one cut line, are cut too.
+  const auto path = dir_ / "metrics.jsonl";
+  const std::string whole = R"({"note":")" + std::string(9000, 'a') + R"("})";
+  std::ofstream(path) << whole << "\n" << R"({"note":")" << std::string(10000, 'b');
+  tandem::MetricsWriter(path.string()).write({{"step", int64_t{1}}});
+  EXPECT_EQ(lines_of(path), (std::vector<std::string>{whole, R"({"step":1})"}));
+  std::ofstream(path) << R"({"note":")" << std::string(5000, 'c');
+  tandem::MetricsWriter(path.string()).write({{"step", int64_t{2}}});
+  EXPECT_EQ(lines_of(path), (std::vector<std::string>{R"({"step":2})"}));
+}
+
 TEST(Obs, AFullDiskStopsMetricsNamingTheFileAndTheCause) {
   tandem::MetricsWriter w("/dev/full");  // every write fails with ENOSPC
   try {

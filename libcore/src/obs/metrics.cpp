@@ -4,8 +4,12 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <string>
+
+#include "tandem/io/stream_error.h"
 
 namespace tandem {
 namespace {
@@ -20,10 +24,21 @@ void drop_unfinished_line(const std::string& path) {
   const auto size = fs::file_size(path, missing);
   if (missing || size == 0) return;
   std::ifstream in(path, std::ios::binary);
-  uintmax_t keep = size;
-  char c = 0;
-  while (keep > 0 && in.seekg(static_cast<std::streamoff>(keep - 1)) && in.get(c) && c != '\n') --keep;
-  if (!in) throw std::runtime_error(path + ": cannot read its last line");
+  // The last newline, looked for from the end a block at a time.
+  uintmax_t keep = 0;
+  std::string block;
+  for (uintmax_t end = size; end > 0;) {
+    const uintmax_t begin = end > 4096 ? end - 4096 : 0;
+    block.resize(end - begin);
+    if (!in.seekg(static_cast<std::streamoff>(begin)) || !in.read(block.data(), static_cast<std::streamsize>(block.size())))
+      throw std::runtime_error(path + ": cannot read its last line");
+    const size_t newline = block.rfind('\n');
+    if (newline != std::string::npos) {
+      keep = begin + newline + 1;
+      break;
+    }
+    end = begin;
+  }
   if (keep < size) fs::resize_file(path, keep);
 }
 
@@ -55,7 +70,7 @@ void MetricsWriter::write(const Row& row) {
   // One flushed line per step: a crash loses at most the step in progress.
   errno = 0;
   out_ << obj.dump() << '\n' << std::flush;
-  if (!out_) throw std::runtime_error(path_ + ": cannot write: " + std::strerror(errno ? errno : EIO));
+  if (!out_) throw std::runtime_error(path_ + ": cannot write: " + stream_error());
 }
 
 }  // namespace tandem
