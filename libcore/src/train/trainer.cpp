@@ -92,6 +92,7 @@ struct Trainer::Impl {
   uint64_t seed = 0;
 
   fs::path out_dir;
+  std::optional<CheckpointDir> checkpoints;  // out_dir/checkpoints, set up with the run
   std::optional<std::string> resume_from;
 
   std::shared_ptr<torch::nn::Module> model;
@@ -194,11 +195,11 @@ void Trainer::Impl::check_settings() {
   schedule.validate(s.key);
 
   out_dir = s.out_dir;
-  CheckpointDir ckpts((out_dir / "checkpoints").string(), static_cast<int>(s.keep_last));
+  checkpoints.emplace((out_dir / "checkpoints").string(), static_cast<int>(s.keep_last));
   if (s.resume == "auto") {
-    resume_from = ckpts.latest();
+    resume_from = checkpoints->latest();
   } else if (s.resume == "none") {
-    if (auto latest = ckpts.latest())
+    if (auto latest = checkpoints->latest())
       throw UsageError("train.out_dir '" + out_dir.string() + "' already holds checkpoints (latest " + *latest +
                        "): set train.resume = \"auto\" to continue that run, or choose "
                        "another train.out_dir");
@@ -231,10 +232,9 @@ void Trainer::Impl::build() {
   comm = make_communicator(world, placement);
   std::optional<Checkpoint> resume;
   if (resume_from && s.resume == "auto") {
-    resume = CheckpointDir((out_dir / "checkpoints").string(), static_cast<int>(s.keep_last))
-                 .load_latest([](const std::string& path, const std::string& why) {
-                   log::warn("passing over ", path, ", which does not read back whole: ", why);
-                 });
+    resume = checkpoints->load_latest([](const std::string& path, const std::string& why) {
+      log::warn("passing over ", path, ", which does not read back whole: ", why);
+    });
   } else if (resume_from) {
     resume = load_checkpoint(*resume_from);
   }
@@ -286,10 +286,9 @@ void Trainer::Impl::save(int64_t steps_done) {
     state["skipped_steps"] = skipped;
     state["best_value"] = best;
     state["config"] = config.to_toml();
-    CheckpointDir dir((out_dir / "checkpoints").string(), static_cast<int>(s.keep_last));
     TensorSets sets = {{"model", weights}, {"optim", optimizer->state()}};
     if (ema) sets["ema"] = ema->named_tensors();
-    const auto path = dir.save(steps_done, sets, state);
+    const auto path = checkpoints->save(steps_done, sets, state);
     log::info("checkpoint ", path);
   }
   // Nobody leaves before rank 0 has written: a rank that exits early makes
@@ -439,7 +438,7 @@ void Trainer::Impl::update(int64_t step, const StepFigures& f, const std::vector
   if (!scaler->enabled() && ++bad_in_row >= s.max_bad_steps)
     throw std::runtime_error("step " + std::to_string(step + 1) + ": loss or gradients not finite for " +
                              std::to_string(bad_in_row) + " steps in a row (" + s.key("max_bad_steps") +
-                             "); stopping. The last good checkpoint in " + (out_dir / "checkpoints").string() +
+                             "); stopping. The last good checkpoint in " + checkpoints->dir() +
                              " is untouched");
   log::warn("step ", step + 1, ": non-finite gradients, update skipped",
             scaler->enabled() ? " (loss scale now " + std::to_string(scaler->scale()) + ")" : "");
