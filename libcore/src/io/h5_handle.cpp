@@ -20,4 +20,20 @@ std::string reason() {
   return innermost.empty() ? "" : " (HDF5: " + innermost + ")";
 }
 
+std::string unreadable(const std::string& what) { return what + " (damaged or truncated?)" + reason(); }
+
+bool compressed(hid_t dataset) {
+  Handle plist(H5Dget_create_plist(dataset), H5Pclose);
+  if (!plist.valid()) return true;
+  const int filters = H5Pget_nfilters(plist.get());
+  for (int i = 0; i < filters; ++i) {
+    unsigned flags = 0, config = 0;
+    size_t values = 0;
+    if (H5Pget_filter2(plist.get(), static_cast<unsigned>(i), &flags, &values, nullptr, 0, nullptr, &config) !=
+        H5Z_FILTER_FLETCHER32)
+      return true;
+  }
+  return filters < 0;
+}
+
 }  // namespace tandem::h5

@@ -48,4 +48,14 @@ void silence_errors();
 // or "" when the stack is empty; appended to I/O fault messages.
 std::string reason();
 
+// How a file that opens but cannot be read through is named, after the file
+// and object: `what` failed, the file is damaged (truncated in a copy, a
+// flipped byte in its metadata), and HDF5's reason, which names a lock held by
+// another program when that is the cause.
+std::string unreadable(const std::string& what);
+
+// Whether the dataset's filters include one that changes its size (such as
+// gzip); Fletcher-32 only adds a checksum.
+bool compressed(hid_t dataset);
+
 }  // namespace tandem::h5

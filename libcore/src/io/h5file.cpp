@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "h5_guard.h"
 #include "h5_handle.h"
 #include "h5_types.h"
 #include "tandem/error.h"
@@ -31,12 +32,9 @@ constexpr size_t kChunkBytes = size_t{1} << 20;
 // of at most this many bytes, so that each carries its own checksum.
 constexpr size_t kMaxWriteChunkBytes = size_t{1} << 30;
 
-// What a file that opens but cannot be read through is: damaged (truncated
-// in a copy, a flipped byte in its metadata), the user's file at fault as a
-// missing dataset is. HDF5's own reason follows, which names a lock held by
-// another program when that is the cause.
+// A damaged file is the user's file at fault, as a missing dataset is.
 [[noreturn]] void throw_unreadable(const std::string& where, const std::string& what) {
-  throw UsageError(where + ": " + what + " (damaged or truncated?)" + h5::reason());
+  throw UsageError(where + ": " + h5::unreadable(what));
 }
 
 // Names are paths from the root; "", "/" and "a/b/" mean the root and "a/b".
@@ -232,22 +230,6 @@ Handle checksummed_layout(const std::vector<hsize_t>& chunk) {
   return plist;
 }
 
-// Whether the dataset's filters include one that changes its size (such as
-// gzip); Fletcher-32 only adds a checksum.
-bool compressed(hid_t dataset) {
-  Handle plist(H5Dget_create_plist(dataset), H5Pclose);
-  if (!plist.valid()) return true;
-  const int filters = H5Pget_nfilters(plist.get());
-  for (int i = 0; i < filters; ++i) {
-    unsigned flags = 0, config = 0;
-    size_t values = 0;
-    if (H5Pget_filter2(plist.get(), static_cast<unsigned>(i), &flags, &values, nullptr, 0, nullptr, &config) !=
-        H5Z_FILTER_FLETCHER32)
-      return true;
-  }
-  return filters < 0;
-}
-
 // A damaged header can claim any shape. Data stored as it is (no compression
 // filter) cannot be larger than the file holding it, so such a claim is
 // refused before memory is allocated for it.
@@ -259,7 +241,7 @@ void check_claimed_size(hid_t dataset, const std::vector<int64_t>& dims, c10::Sc
       throw_unreadable(where, "claims an impossible shape");
     bytes *= static_cast<uint64_t>(d);
   }
-  if (compressed(dataset)) return;
+  if (h5::compressed(dataset)) return;
   Handle file(H5Iget_file_id(dataset), H5Fclose);
   hsize_t file_size = 0;
   if (!file.valid() || H5Fget_filesize(file.get(), &file_size) < 0 || bytes <= file_size) return;
@@ -307,7 +289,7 @@ T attr_as(const AttrValue& value, const std::string& where, const char* wanted) 
 
 }  // namespace
 
-H5File::H5File(std::string path, Mode mode) : path_(std::move(path)) {
+H5File::H5File(std::string path, Mode mode) : path_(std::move(path)), writes_(mode != Mode::kRead) {
   h5::silence_errors();
   if (mode == Mode::kCreate) {
     Handle plist(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
@@ -329,6 +311,7 @@ H5File::H5File(std::string path, Mode mode) : path_(std::move(path)) {
   std::error_code ec;
   if (!std::filesystem::exists(path_, ec)) throw UsageError(path_ + ": no such file");
   if (std::filesystem::is_directory(path_, ec)) throw UsageError(path_ + ": is a directory, not an HDF5 file");
+  h5::walk_first(path_);
 #if H5_VERSION_GE(1, 12, 0)
   const htri_t is_hdf5 = H5Fis_accessible(path_.c_str(), H5P_DEFAULT);
 #else
@@ -341,16 +324,18 @@ H5File::H5File(std::string path, Mode mode) : path_(std::move(path)) {
 }
 
 H5File::~H5File() {
-  if (file_ >= 0) H5Fclose(file_);
+  if (file_ >= 0 && H5Fclose(file_) >= 0 && writes_) h5::remember_written(path_);
 }
 
-H5File::H5File(H5File&& other) noexcept : path_(std::move(other.path_)), file_(std::exchange(other.file_, -1)) {}
+H5File::H5File(H5File&& other) noexcept
+    : path_(std::move(other.path_)), file_(std::exchange(other.file_, -1)), writes_(other.writes_) {}
 
 H5File& H5File::operator=(H5File&& other) noexcept {
   if (this != &other) {
-    if (file_ >= 0) H5Fclose(file_);
+    if (file_ >= 0 && H5Fclose(file_) >= 0 && writes_) h5::remember_written(path_);
     path_ = std::move(other.path_);
     file_ = std::exchange(other.file_, -1);
+    writes_ = other.writes_;
   }
   return *this;
 }
@@ -366,6 +351,7 @@ void H5File::close() {
   h5::silence_errors();
   const herr_t status = H5Fclose(std::exchange(file_, -1));
   if (status < 0) throw std::runtime_error(path_ + ": cannot close HDF5 file" + h5::reason());
+  if (writes_) h5::remember_written(path_);
 }
 
 void H5File::flush() {

@@ -2,7 +2,9 @@
 // Tensors and attributes in one HDF5 file. Errors name the file and the dataset
 // or attribute: a missing, malformed or unreadable object (a damaged or
 // truncated file) is a UsageError, since the user gave us the file; failing
-// to create or write one is a std::runtime_error.
+// to create or write one is a std::runtime_error. Before a file is opened for
+// the first time, tandem-h5walk reads it in a separate process: a file that
+// crashes or hangs the HDF5 library is a UsageError too (io/h5_guard.h).
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
@@ -70,6 +72,7 @@ class H5File {
 
   std::string path_;
   int64_t file_ = -1;
+  bool writes_ = false;  // a file this process wrote needs no walk when read again
 };
 
 // The HDF5 library this program runs with, "1.10.8".
