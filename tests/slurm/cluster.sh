@@ -75,16 +75,21 @@ cluster_link_bytes() {
 # which would mount a /sys without the cgroup tree slurmd reads.
 cluster_start_slurmd() {
   local i=$1 dir=$cluster_dir
+  ip link set "${cluster_tag}n${i}h" up
   nsenter --net="/run/netns/${cluster_tag}-node$i" unshare --uts --mount --propagation private \
     sh -c "hostname node$i && mount --bind '$dir/tmp-node$i' '$dir/nodetmp' &&
            exec slurmd -D -f '$dir/slurm.conf' -N node$i" >>"$dir/log/slurmd-node$i.out" 2>&1 &
   cluster_pids+=($!)
 }
 
-# Two nodes: node N lost at once, as in a power cut: SIGKILL to everything in
-# its network namespace (its slurmd, slurmstepd and the job's tasks there).
+# Two nodes: node N lost at once, as in a power cut: its link goes down, then
+# SIGKILL to everything in its network namespace (its slurmd, slurmstepd and
+# the job's tasks there). The link goes first because a node without power
+# sends nothing: killed with the link up, its kernel would close the job's
+# sockets (FIN, RST) and its peers would see a closed connection, not silence.
 cluster_kill_node() {
   local pids
+  ip link set "${cluster_tag}n${1}h" down
   pids=$(ip netns pids "${cluster_tag}-node$1" | tr '\n' ' ')
   # shellcheck disable=SC2086
   [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
