@@ -1,11 +1,13 @@
 #include "rouge/rouge.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -40,7 +42,7 @@ Lines tokenize_lines(const std::string& text, bool stemmer, Vocabulary& vocab) {
     if (end == std::string::npos) end = text.size();
     if (end > begin) {
       Tokens& line = lines.emplace_back();
-      for (const std::string& token : rouge_tokenize(text.substr(begin, end - begin), stemmer))
+      for (const std::string& token : rouge_tokenize(std::string_view(text).substr(begin, end - begin), stemmer))
         line.push_back(vocab.id(token));
     }
     begin = end + 1;
@@ -62,23 +64,33 @@ Prf prf(double precision, double recall) {
   return {precision, recall, f1};
 }
 
-std::map<Tokens, long> ngram_counts(const Tokens& tokens, size_t n) {
-  std::map<Tokens, long> counts;
-  for (size_t i = 0; i + n <= tokens.size(); ++i) ++counts[Tokens(tokens.begin() + i, tokens.begin() + i + n)];
-  return counts;
+// Each n-gram (n <= 2) as one integer, sorted: counting matches is a merge.
+std::vector<uint64_t> sorted_ngrams(const Tokens& tokens, size_t n) {
+  std::vector<uint64_t> keys;
+  for (size_t i = 0; i + n <= tokens.size(); ++i)
+    keys.push_back(n == 1 ? static_cast<uint64_t>(tokens[i])
+                          : static_cast<uint64_t>(tokens[i]) << 32 | static_cast<uint32_t>(tokens[i + 1]));
+  std::sort(keys.begin(), keys.end());
+  return keys;
 }
 
-// Each target n-gram matches at most as often as the prediction has it.
+// Each target n-gram matches at most as often as the prediction has it: in
+// two sorted lists, every common key counts min(occurrences) times, which is
+// what walking both in step counts.
 Prf ngram_score(const Tokens& target, const Tokens& prediction, size_t n) {
-  const std::map<Tokens, long> target_counts = ngram_counts(target, n);
-  const std::map<Tokens, long> prediction_counts = ngram_counts(prediction, n);
+  const std::vector<uint64_t> t = sorted_ngrams(target, n), p = sorted_ngrams(prediction, n);
   long overlap = 0;
-  for (const auto& [ngram, count] : target_counts) {
-    const auto it = prediction_counts.find(ngram);
-    if (it != prediction_counts.end()) overlap += std::min(count, it->second);
+  for (size_t i = 0, j = 0; i < t.size() && j < p.size();) {
+    if (t[i] < p[j]) {
+      ++i;
+    } else if (p[j] < t[i]) {
+      ++j;
+    } else {
+      ++overlap, ++i, ++j;
+    }
   }
-  const long target_total = target.size() >= n ? static_cast<long>(target.size() - n + 1) : 0;
-  const long prediction_total = prediction.size() >= n ? static_cast<long>(prediction.size() - n + 1) : 0;
+  const long target_total = static_cast<long>(t.size());
+  const long prediction_total = static_cast<long>(p.size());
   return prf(static_cast<double>(overlap) / std::max(prediction_total, 1L),
              static_cast<double>(overlap) / std::max(target_total, 1L));
 }

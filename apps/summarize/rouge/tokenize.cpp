@@ -1,6 +1,8 @@
 #include "rouge/tokenize.h"
 
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "rouge/porter_stemmer.h"
@@ -8,13 +10,22 @@
 namespace summarize {
 namespace {
 
-bool starts_with_at(const std::string& s, size_t i, const char* bytes, size_t n) {
-  return s.compare(i, n, bytes, n) == 0;
+bool starts_with_at(std::string_view s, size_t i, const char* bytes, size_t n) {
+  return s.compare(i, n, std::string_view(bytes, n)) == 0;
+}
+
+// A text repeats its words, and a corpus its vocabulary: each word is stemmed
+// once per thread (the stemmer rescans a word several times per step).
+const std::string& stemmed(const std::string& word) {
+  thread_local std::unordered_map<std::string, std::string> stems;
+  auto it = stems.find(word);
+  if (it == stems.end()) it = stems.emplace(word, porter_stem(word)).first;
+  return it->second;
 }
 
 }  // namespace
 
-std::vector<std::string> rouge_tokenize(const std::string& text, bool stemmer) {
+std::vector<std::string> rouge_tokenize(std::string_view text, bool stemmer) {
   static const char kDottedCapitalI[] = "\xC4\xB0";  // U+0130
   static const char kKelvinSign[] = "\xE2\x84\xAA";  // U+212A
 
@@ -23,7 +34,7 @@ std::vector<std::string> rouge_tokenize(const std::string& text, bool stemmer) {
   const auto end_token = [&] {
     if (token.empty()) return;
     // rouge_score stems only words longer than 3 characters.
-    tokens.push_back(stemmer && token.size() > 3 ? porter_stem(token) : token);
+    tokens.push_back(stemmer && token.size() > 3 ? stemmed(token) : token);
     token.clear();
   };
   for (size_t i = 0; i < text.size();) {

@@ -3,6 +3,7 @@
 // characters other than a-z and 0-9 becomes a break, and with the stemmer
 // tokens of more than 3 characters are Porter-stemmed.
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace summarize {
@@ -11,6 +12,6 @@ namespace summarize {
 // vanish (they split words: "café" -> "caf") except the two whose lowercase is
 // ASCII: KELVIN SIGN -> "k", and DOTTED CAPITAL I -> "i" followed by a
 // combining dot, which breaks the word after the "i" ("İzmir" -> "i", "zmir").
-std::vector<std::string> rouge_tokenize(const std::string& text, bool stemmer);
+std::vector<std::string> rouge_tokenize(std::string_view text, bool stemmer);
 
 }  // namespace summarize
