@@ -5,6 +5,8 @@
 #   env/setup.sh --tests  also what only the tests use (env/test.sh passes it)
 #   env/setup.sh --clang  also clang and its sanitizer runtimes (tests/fuzz/run.sh
 #                         and env/sanitize.sh pass it; the flags combine)
+#   env/setup.sh --bench  also the Python peers only the benches launch
+#                         (Accelerate, and h5py to read tandem's token cache)
 # Debian's packages, then a Python venv (env/python.sh says where) holding the
 # pinned torch from PyPI whose LibTorch tandem builds against: the CUDA build,
 # the same LibTorch a Kaggle notebook or a cluster's Python environment has,
@@ -32,6 +34,7 @@ packages=(
 # Test-only: kept off users' machines, where slurm-wlm and munge would also
 # start system services.
 python_tests=()
+python_bench=()
 for flag in "$@"; do
   case $flag in
     --clang) packages+=(clang libclang-rt-dev) ;;  # libFuzzer and the sanitizers' runtimes
@@ -47,7 +50,8 @@ for flag in "$@"; do
       python_tests=(tiktoken==0.14.0 transformers==5.23.0 rouge-score==0.1.2 numpy==2.4.6 tensorboard==2.21.0
         nbclient==0.11.0 nbformat==5.11.1 ipykernel==7.4.0)
       ;;
-    *) echo "env/setup.sh: unknown flag '$flag' (have: --tests, --clang)" >&2; exit 2 ;;
+    --bench) python_bench=(accelerate==1.15.0 h5py==3.16.0) ;;
+    *) echo "env/setup.sh: unknown flag '$flag' (have: --tests, --clang, --bench)" >&2; exit 2 ;;
   esac
 done
 
@@ -73,7 +77,7 @@ if [ ! -x "$TANDEM_VENV/bin/python" ]; then
 fi
 # pip is asked only for what is missing: a check by import is instant, a
 # `pip install` of satisfied pins still reads the index.
-wanted=("$torch_pin" "${python_tests[@]}")
+wanted=("$torch_pin" "${python_tests[@]}" "${python_bench[@]}")
 absent=()
 for pin in "${wanted[@]}"; do
   "$TANDEM_PYTHON" - "$pin" <<'PY' 2>/dev/null || absent+=("$pin")

@@ -80,12 +80,16 @@ class GPT(nn.Module):
             for proj in (block_.attn.c_proj, block_.c_proj):
                 nn.init.normal_(proj.weight, 0.0, 0.02 / math.sqrt(2 * n_layer))
 
-    def forward(self, idx):
+    def forward(self, idx, head=True):
         pos = torch.arange(idx.size(1), device=idx.device)
         x = self.wte(idx) + self.wpe(pos)
         for block_ in self.h:
             x = block_(x)
-        return F.linear(self.ln_f(x), self.wte.weight)  # head tied to wte
+        x = self.ln_f(x)
+        return self.head(x) if head else x
+
+    def head(self, x):
+        return F.linear(x, self.wte.weight)  # tied to wte
 
 
 def main():

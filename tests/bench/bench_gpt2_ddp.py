@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""GPT-2 fine-tuning on 2 ranks: `mpirun -np 2 apps/summarize train` against
+the seeds' Python recipe under torchrun + DDP and under Accelerate.
+
+    bench_gpt2_ddp.py SUMMARIZE [--presets tiny,gpt2] [--data ../shared/data/scitldr]
+        [--steps N] [--warmup N] [--rounds 2] [--json OUT]
+        [--only tandem,torchrun,accelerate,torchrun+summary-head]
+
+All three train the same model shape on the same token sequences (SciTLDR's
+training set as tandem tokenizes and caches it; gpt2_ddp_peer.py reads that
+cache), with the same micro batch per rank, global batch, optimizer settings
+and one compute thread per rank (OMP_NUM_THREADS=1; 2 ranks on 2 cores).
+Batches are drawn at random on each side from the same sequences, so their
+padding differs step by step; tokens/s counts the real tokens of each step,
+which makes the sides comparable. Warm-up steps are excluded. The sides
+alternate, ROUNDS times, and each keeps its best round.
+
+Figures: tokens/s, ms/step, seconds from launch to the end of the first
+step, and peak RSS of rank 0. The one difference in the work done is the
+recipe's: tandem runs GPT-2's head only where a summary token is predicted,
+the seeds' recipe computes the full logits and masks the loss. So one more
+side, torchrun+summary-head, runs the recipe with the head cut as tandem's:
+the runtimes compared alone.
+Exit 77 when torch, accelerate or h5py is missing (env/setup.sh --bench).
+"""
+import argparse
+import csv
+import datetime
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import accelerate  # noqa: F401  (the peers run in their own processes)
+    import h5py
+    import torch
+except ImportError as error:
+    print(f"skipped: {error} (env/setup.sh --bench installs the peers in the venv)")
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PEER = os.path.join(HERE, "gpt2_ddp_peer.py")
+SHAPES = {"tiny": (4, 4, 128, 256), "gpt2": (12, 12, 768, 1024)}  # layers, heads, width, block
+# Micro batch per rank and steps, warm-up: a few minutes per side on 2 cores.
+DEFAULTS = {"tiny": (16, 12, 3), "gpt2": (2, 4, 2)}
+WORLD = 2
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(cmd, env, log):
+    with open(log, "w") as out:
+        done = subprocess.run(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        with open(log) as f:
+            tail = f.read()[-3000:]
+        sys.exit(f"{' '.join(cmd)} failed ({done.returncode}); last lines of {log}:\n{tail}")
+
+
+def summary(side, ms, tokens, first_step_s, peak_rss_mb):
+    return {"side": side, "tokens_per_s": sum(tokens) * 1000.0 / sum(ms), "ms_per_step": sum(ms) / len(ms),
+            "first_step_s": first_step_s, "peak_rss_mb": peak_rss_mb}
+
+
+def run_tandem(a, preset, micro, steps, warmup, work, env):
+    out = os.path.join(work, f"tandem-{preset}")
+    shutil.rmtree(out, ignore_errors=True)
+    t0 = time.time()
+    run(["mpirun", "-np", str(WORLD), a.summarize, "train",
+         "--set", f"model.preset={preset}", "--set", f"data.train_csv={a.data}/train.csv",
+         "--set", f"data.val_csv={work}/val.csv", "--set", f"data.cache_dir={work}/cache-{preset}",
+         "--set", f"train.micro_batch={micro}", "--set", "train.grad_accum=1",
+         "--set", f"train.max_steps={warmup + steps}", "--set", "train.warmup_steps=1",
+         "--set", "train.lr=2e-3", "--set", "train.log_every=1", "--set", f"train.out_dir={out}"],
+        env, os.path.join(work, f"tandem-{preset}.log"))
+    rows = [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))]
+    rows = [r for r in rows if "loss" in r and "ms" in r][warmup:]
+    first = None
+    for line in open(os.path.join(out, "logs", "rank-0.log")):
+        if re.search(r" step 1 ", line):
+            stamp = datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S.%f")
+            first = stamp.timestamp() - t0
+            break
+    return summary("tandem", [r["ms"] for r in rows], [r["tokens_per_s"] * r["ms"] / 1000 for r in rows], first,
+                   max(r["peak_mem_mb"] for r in rows))
+
+
+def token_cache(work, preset):
+    """tandem's training set for PRESET: the largest of its token caches."""
+    folder = os.path.join(work, f"cache-{preset}")
+    files = [os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".h5")]
+    return max(files, key=lambda f: h5py.File(f, "r")["prompt_len"].shape[0])
+
+
+def run_peer(a, side, preset, micro, steps, warmup, work, env):
+    launcher, _, variant = side.partition("+")
+    layers, heads, width, block = SHAPES[preset]
+    args = ["--head", "summary" if variant == "summary-head" else "full", "--launcher", launcher, "--tokens", token_cache(work, preset), "--n-layer", str(layers),
+            "--n-head", str(heads), "--n-embd", str(width), "--block", str(block), "--micro-batch", str(micro),
+            "--steps", str(steps), "--warmup", str(warmup)]
+    bindir = os.path.dirname(a.python)
+    if launcher == "torchrun":
+        cmd = [os.path.join(bindir, "torchrun"), "--nproc_per_node", str(WORLD), "--master_port", str(free_port()),
+               PEER] + args
+    else:
+        hostfile = os.path.join(work, "hostfile")
+        with open(hostfile, "w") as f:
+            f.write(f"localhost slots={WORLD}\n")
+        cmd = [os.path.join(bindir, "accelerate"), "launch", "--cpu", "--num_processes", str(WORLD),
+               "--num_machines", "1", "--mpirun_hostfile", hostfile, "--main_process_port", str(free_port()),
+               PEER] + args
+    log = os.path.join(work, f"{side}-{preset}.log")
+    peer_env = dict(env, BENCH_T0=repr(time.time()))
+    run(cmd, peer_env, log)
+    for line in reversed(open(log).read().splitlines()):
+        if line.startswith("{"):
+            r = json.loads(line)
+            return summary(side, r["ms"], r["tokens"], r["first_step_s"], r["peak_rss_mb"])
+    sys.exit(f"{log}: no result line")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("summarize")
+    p.add_argument("--presets", default="tiny,gpt2")
+    p.add_argument("--data", default=os.path.join(HERE, "..", "..", "..", "shared", "data", "scitldr"))
+    p.add_argument("--steps", type=int, default=0, help="timed steps (default: per preset)")
+    p.add_argument("--warmup", type=int, default=-1)
+    p.add_argument("--micro-batch", type=int, default=0)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--only", default="tandem,torchrun,accelerate,torchrun+summary-head")
+    p.add_argument("--python", default=sys.executable, help="the venv's Python: torchrun and accelerate beside it")
+    p.add_argument("--json", help="also write the figures here")
+    a = p.parse_args()
+    a.summarize = os.path.abspath(a.summarize)
+    a.data = os.path.abspath(a.data)
+    if not os.path.isfile(os.path.join(a.data, "train.csv")):
+        print(f"skipped: {a.data}/train.csv not found (../shared/data)")
+        sys.exit(77)
+
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=HERE, PYTHONDONTWRITEBYTECODE="1")
+    sides = a.only.split(",")
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench-gpt2-ddp.") as work:
+        # Validation is not what is timed: a few rows keep the end-of-run evaluation short.
+        with open(os.path.join(a.data, "validation.csv"), newline="") as f, \
+                open(os.path.join(work, "val.csv"), "w", newline="") as out:
+            rows = list(csv.reader(f))
+            csv.writer(out).writerows(rows[: 1 + 2 * WORLD])
+        for preset in a.presets.split(","):
+            micro, steps, warmup = DEFAULTS[preset]
+            micro = a.micro_batch or micro
+            steps = a.steps or steps
+            warmup = a.warmup if a.warmup >= 0 else warmup
+            best = {}
+            for round_ in range(a.rounds):
+                for side in sides:
+                    if side == "tandem":
+                        r = run_tandem(a, preset, micro, steps, warmup, work, env)
+                    else:
+                        if not any(f.endswith(".h5") for f in os.listdir(os.path.join(work, f"cache-{preset}"))):
+                            sys.exit("the peers read tandem's token cache: keep tandem in --only")
+                        r = run_peer(a, side, preset, micro, steps, warmup, work, env)
+                    print(f"# {preset} round {round_ + 1} {side}: {r['tokens_per_s']:.0f} tokens/s, "
+                          f"{r['ms_per_step']:.0f} ms/step", flush=True)
+                    # tandem's first round tokenizes the data: each side's
+                    # first-step figure is its best round's.
+                    first = min(r["first_step_s"], best[side]["first_step_s"]) if side in best else r["first_step_s"]
+                    if side not in best or r["tokens_per_s"] > best[side]["tokens_per_s"]:
+                        best[side] = r
+                    best[side]["first_step_s"] = first
+            for side in sides:
+                results.append(dict(best[side], preset=preset, micro_batch=micro, global_batch=micro * WORLD,
+                                    steps=steps, warmup=warmup))
+
+    print(f"\nGPT-2 fine-tuning, {WORLD} ranks x 1 thread, torch {torch.__version__}, best of {a.rounds}:\n")
+    print("| model | side | tokens/s | ms/step | first step (s) | peak RSS rank 0 (MB) | tandem / side |")
+    print("|---|---|---|---|---|---|---|")
+    for r in results:
+        ours = next(x for x in results if x["preset"] == r["preset"] and x["side"] == "tandem") \
+            if "tandem" in sides else None
+        ratio = f"{ours['tokens_per_s'] / r['tokens_per_s']:.2f}x" if ours else "n/a"
+        print(f"| {r['preset']} (micro {r['micro_batch']}, global {r['global_batch']}) | {r['side']} | "
+              f"{r['tokens_per_s']:.0f} | {r['ms_per_step']:.0f} | {r['first_step_s']:.1f} | "
+              f"{r['peak_rss_mb']:.0f} | {ratio} |")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
