@@ -20,7 +20,9 @@ step, and peak RSS of rank 0. The one difference in the work done is the
 recipe's: tandem runs GPT-2's head only where a summary token is predicted,
 the seeds' recipe computes the full logits and masks the loss. So one more
 side, torchrun+summary-head, runs the recipe with the head cut as tandem's:
-the runtimes compared alone.
+the runtimes compared alone. With tandem-1rank in --only, tandem also trains
+the same global batch on one rank (two micro-batches a step), and the scaling
+efficiency, (2-rank tokens/s / 1-rank tokens/s) / 2, is printed.
 Exit 77 when torch, accelerate or h5py is missing (env/setup.sh --bench).
 """
 import argparse
@@ -72,17 +74,20 @@ def summary(side, ms, tokens, first_step_s, peak_rss_mb):
             "first_step_s": first_step_s, "peak_rss_mb": peak_rss_mb}
 
 
-def run_tandem(a, preset, micro, steps, warmup, work, env):
-    out = os.path.join(work, f"tandem-{preset}")
+def run_tandem(a, side, preset, micro, steps, warmup, work, env):
+    # tandem-1rank: the same global batch on one rank, in WORLD micro-batches
+    # per step, for the scaling figure.
+    ranks = 1 if side == "tandem-1rank" else WORLD
+    out = os.path.join(work, f"{side}-{preset}")
     shutil.rmtree(out, ignore_errors=True)
     t0 = time.time()
-    run(["mpirun", "-np", str(WORLD), a.summarize, "train",
+    run(["mpirun", "-np", str(ranks), a.summarize, "train",
          "--set", f"model.preset={preset}", "--set", f"data.train_csv={a.data}/train.csv",
          "--set", f"data.val_csv={work}/val.csv", "--set", f"data.cache_dir={work}/cache-{preset}",
-         "--set", f"train.micro_batch={micro}", "--set", "train.grad_accum=1",
+         "--set", f"train.micro_batch={micro}", "--set", f"train.grad_accum={WORLD // ranks}",
          "--set", f"train.max_steps={warmup + steps}", "--set", "train.warmup_steps=1",
          "--set", "train.lr=2e-3", "--set", "train.log_every=1", "--set", f"train.out_dir={out}"],
-        env, os.path.join(work, f"tandem-{preset}.log"))
+        env, os.path.join(work, f"{side}-{preset}.log"))
     rows = [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))]
     rows = [r for r in rows if "loss" in r and "ms" in r][warmup:]
     first = None
@@ -91,7 +96,7 @@ def run_tandem(a, preset, micro, steps, warmup, work, env):
             stamp = datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S.%f")
             first = stamp.timestamp() - t0
             break
-    return summary("tandem", [r["ms"] for r in rows], [r["tokens_per_s"] * r["ms"] / 1000 for r in rows], first,
+    return summary(side, [r["ms"] for r in rows], [r["tokens_per_s"] * r["ms"] / 1000 for r in rows], first,
                    max(r["peak_mem_mb"] for r in rows))
 
 
@@ -165,8 +170,8 @@ def main():
             best = {}
             for round_ in range(a.rounds):
                 for side in sides:
-                    if side == "tandem":
-                        r = run_tandem(a, preset, micro, steps, warmup, work, env)
+                    if side.startswith("tandem"):
+                        r = run_tandem(a, side, preset, micro, steps, warmup, work, env)
                     else:
                         if not any(f.endswith(".h5") for f in os.listdir(os.path.join(work, f"cache-{preset}"))):
                             sys.exit("the peers read tandem's token cache: keep tandem in --only")
@@ -193,6 +198,11 @@ def main():
         print(f"| {r['preset']} (micro {r['micro_batch']}, global {r['global_batch']}) | {r['side']} | "
               f"{r['tokens_per_s']:.0f} | {r['ms_per_step']:.0f} | {r['first_step_s']:.1f} | "
               f"{r['peak_rss_mb']:.0f} | {ratio} |")
+    for preset in a.presets.split(","):
+        by = {r["side"]: r for r in results if r["preset"] == preset}
+        if "tandem" in by and "tandem-1rank" in by:
+            print(f"\n{preset}: scaling efficiency from 1 to {WORLD} ranks "
+                  f"{by['tandem']['tokens_per_s'] / by['tandem-1rank']['tokens_per_s'] / WORLD:.2f}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
