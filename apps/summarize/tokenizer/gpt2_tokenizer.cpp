@@ -3,7 +3,9 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <limits>
 #include <cstdlib>
 #include <functional>
 #include <mutex>
@@ -97,7 +99,7 @@ struct Gpt2Tokenizer::Impl {
     for (size_t id = 0; id < vocab.tokens.size(); ++id) {
       if (int32_t(id) == vocab.eot) continue;
       ids.clear();
-      bpe(vocab.tokens[id], ids);
+      merge(vocab.tokens[id], ids);
       if (ids.size() == 1 && ids[0] == int64_t(id))
         whole.insert(vocab.tokens[id], piece_hash(vocab.tokens[id]), ids.data(), 1);
     }
@@ -113,20 +115,63 @@ struct Gpt2Tokenizer::Impl {
       return;
     }
     if (piece.size() > PieceCache::kMaxPiece) {
-      bpe(piece, out);
+      merge_long(piece, out);
       return;
     }
     const uint64_t hash = piece_hash(piece);
     if (whole.find(piece, hash, out) || cache.find(piece, hash, out)) return;
     const size_t first = out.size();
-    bpe(piece, out);
+    merge_short(piece, out);
     cache.add(piece, hash, out.data() + first, out.size() - first);
   }
 
-  // Merges the lowest-ranked adjacent pair, leftmost first, until none is left:
-  // encoder.py's order. A heap keeps a long piece (a run of a million letters is
-  // one piece) at O(n log n) rather than the O(n^2) of rescanning.
-  void bpe(std::string_view piece, std::vector<int64_t>& out) const {
+  // BPE: merges the lowest-ranked adjacent pair, leftmost first, until none is
+  // left (encoder.py's order), by one of two ways that give the same tokens.
+  void merge(std::string_view piece, std::vector<int64_t>& out) const {
+    if (piece.size() <= PieceCache::kMaxPiece)
+      merge_short(piece, out);
+    else
+      merge_long(piece, out);
+  }
+
+  // A word's few bytes: the symbols and the rank of each adjacent pair in
+  // arrays on the stack, rescanned for the lowest rank after each merge. On a
+  // cache miss (text whose words rarely repeat) this is most of the work, and
+  // O(n^2) over at most 64 symbols costs less than a heap's allocations.
+  void merge_short(std::string_view piece, std::vector<int64_t>& out) const {
+    constexpr int32_t kNone = std::numeric_limits<int32_t>::max();
+    int32_t ids[PieceCache::kMaxPiece], ranks[PieceCache::kMaxPiece], results[PieceCache::kMaxPiece];
+    int32_t n = int32_t(piece.size());
+    for (int32_t i = 0; i < n; ++i) ids[i] = vocab.byte_ids[uint8_t(piece[i])];
+    // ranks[i], results[i]: the merge of ids[i] and ids[i + 1].
+    const auto pair = [&](int32_t i) {
+      const auto* m = merges.find(ids[i], ids[i + 1]);
+      ranks[i] = m ? m->rank : kNone;
+      results[i] = m ? m->result : 0;
+    };
+    for (int32_t i = 0; i + 1 < n; ++i) pair(i);
+    while (n > 1) {
+      int32_t best = -1, best_rank = kNone;
+      for (int32_t i = 0; i + 1 < n; ++i)
+        if (ranks[i] < best_rank) best_rank = ranks[best = i];
+      if (best < 0) break;
+      ids[best] = results[best];
+      // ids[best + 1] is gone: what follows moves left by one, pairs with it.
+      std::copy(ids + best + 2, ids + n, ids + best + 1);
+      if (best + 2 < n - 1) {
+        std::copy(ranks + best + 2, ranks + n - 1, ranks + best + 1);
+        std::copy(results + best + 2, results + n - 1, results + best + 1);
+      }
+      --n;
+      if (best > 0) pair(best - 1);
+      if (best + 1 < n) pair(best);
+    }
+    out.insert(out.end(), ids, ids + n);
+  }
+
+  // A long piece (a run of a million letters is one): a heap of candidate
+  // pairs keeps it at O(n log n) rather than the O(n^2) of rescanning.
+  void merge_long(std::string_view piece, std::vector<int64_t>& out) const {
     struct Symbol {
       int32_t id, prev, next;  // id -1: merged into the symbol before it
     };
