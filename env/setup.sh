@@ -6,7 +6,8 @@
 #   env/setup.sh --clang  also clang and its sanitizer runtimes (tests/fuzz/run.sh
 #                         and env/sanitize.sh pass it; the flags combine)
 #   env/setup.sh --bench  also the Python peers only the benches launch
-#                         (Accelerate, and h5py to read tandem's token cache)
+#                         (Accelerate; torchvision and openpyxl for the ResNet
+#                         peer; h5py to read tandem's token cache)
 # Debian's packages, then a Python venv (env/python.sh says where) holding the
 # pinned torch from PyPI whose LibTorch tandem builds against: the CUDA build,
 # the same LibTorch a Kaggle notebook or a cluster's Python environment has,
@@ -50,7 +51,7 @@ for flag in "$@"; do
       python_tests=(tiktoken==0.14.0 transformers==5.23.0 rouge-score==0.1.2 numpy==2.4.6 tensorboard==2.21.0
         nbclient==0.11.0 nbformat==5.11.1 ipykernel==7.4.0)
       ;;
-    --bench) python_bench=(accelerate==1.15.0 h5py==3.16.0) ;;
+    --bench) python_bench=(accelerate==1.15.0 h5py==3.16.0 torchvision==0.29.2 openpyxl==3.1.5) ;;
     *) echo "env/setup.sh: unknown flag '$flag' (have: --tests, --clang, --bench)" >&2; exit 2 ;;
   esac
 done

@@ -4,7 +4,7 @@ the seeds' Python recipe under torchrun + DDP and under Accelerate.
 
     bench_gpt2_ddp.py SUMMARIZE [--presets tiny,gpt2] [--data ../shared/data/scitldr]
         [--steps N] [--warmup N] [--rounds 2] [--json OUT]
-        [--only tandem,torchrun,accelerate,torchrun+summary-head]
+        [--only tandem,torchrun,accelerate,torchrun+summary-head] [--results FILE]
 
 All three train the same model shape on the same token sequences (SciTLDR's
 training set as tandem tokenizes and caches it; gpt2_ddp_peer.py reads that
@@ -23,20 +23,20 @@ side, torchrun+summary-head, runs the recipe with the head cut as tandem's:
 the runtimes compared alone. With tandem-1rank in --only, tandem also trains
 the same global batch on one rank (two micro-batches a step), and the scaling
 efficiency, (2-rank tokens/s / 1-rank tokens/s) / 2, is printed.
+--results appends the figures to env/bench.sh's table (results.py).
 Exit 77 when torch, accelerate or h5py is missing (env/setup.sh --bench).
 """
 import argparse
 import csv
-import datetime
 import json
 import os
-import re
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
+
+import results
+from ddp_launch import free_port, keep_best, result_line, run, tandem_steps, torchrun
 
 try:
     import accelerate  # noqa: F401  (the peers run in their own processes)
@@ -52,21 +52,6 @@ SHAPES = {"tiny": (4, 4, 128, 256), "gpt2": (12, 12, 768, 1024)}  # layers, head
 # Micro batch per rank and steps, warm-up: a few minutes per side on 2 cores.
 DEFAULTS = {"tiny": (16, 12, 3), "gpt2": (2, 4, 2)}
 WORLD = 2
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def run(cmd, env, log):
-    with open(log, "w") as out:
-        done = subprocess.run(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
-    if done.returncode != 0:
-        with open(log) as f:
-            tail = f.read()[-3000:]
-        sys.exit(f"{' '.join(cmd)} failed ({done.returncode}); last lines of {log}:\n{tail}")
 
 
 def summary(side, ms, tokens, first_step_s, peak_rss_mb):
@@ -88,14 +73,7 @@ def run_tandem(a, side, preset, micro, steps, warmup, work, env):
          "--set", f"train.max_steps={warmup + steps}", "--set", "train.warmup_steps=1",
          "--set", "train.lr=2e-3", "--set", "train.log_every=1", "--set", f"train.out_dir={out}"],
         env, os.path.join(work, f"{side}-{preset}.log"))
-    rows = [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))]
-    rows = [r for r in rows if "loss" in r and "ms" in r][warmup:]
-    first = None
-    for line in open(os.path.join(out, "logs", "rank-0.log")):
-        if re.search(r" step 1 ", line):
-            stamp = datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S.%f")
-            first = stamp.timestamp() - t0
-            break
+    rows, first = tandem_steps(out, warmup, t0)
     return summary(side, [r["ms"] for r in rows], [r["tokens_per_s"] * r["ms"] / 1000 for r in rows], first,
                    max(r["peak_mem_mb"] for r in rows))
 
@@ -115,8 +93,7 @@ def run_peer(a, side, preset, micro, steps, warmup, work, env):
             "--steps", str(steps), "--warmup", str(warmup)]
     bindir = os.path.dirname(a.python)
     if launcher == "torchrun":
-        cmd = [os.path.join(bindir, "torchrun"), "--nproc_per_node", str(WORLD), "--master_port", str(free_port()),
-               PEER] + args
+        cmd = torchrun(a.python, WORLD, PEER, args)
     else:
         hostfile = os.path.join(work, "hostfile")
         with open(hostfile, "w") as f:
@@ -127,11 +104,34 @@ def run_peer(a, side, preset, micro, steps, warmup, work, env):
     log = os.path.join(work, f"{side}-{preset}.log")
     peer_env = dict(env, BENCH_T0=repr(time.time()))
     run(cmd, peer_env, log)
-    for line in reversed(open(log).read().splitlines()):
-        if line.startswith("{"):
-            r = json.loads(line)
-            return summary(side, r["ms"], r["tokens"], r["first_step_s"], r["peak_rss_mb"])
-    sys.exit(f"{log}: no result line")
+    r = result_line(log)
+    return summary(side, r["ms"], r["tokens"], r["first_step_s"], r["peak_rss_mb"])
+
+
+# The issue's goals: tandem's tokens/s over the faster of torchrun + DDP and Accelerate.
+GOALS = {"tiny": 1.15, "gpt2": 1.05}
+NAMES = {"torchrun": "torchrun + DDP", "accelerate": "Accelerate",
+         "torchrun+summary-head": "torchrun + DDP, head cut as tandem's", "tandem-1rank": "tandem on 1 rank"}
+
+
+def table_rows(path, rows, presets):
+    """env/bench.sh's rows: tokens/s against each peer, and 1 against 2 ranks."""
+    for preset in presets:
+        by = {r["side"]: r for r in rows if r["preset"] == preset}
+        if "tandem" not in by:
+            continue
+        ours = by["tandem"]
+        for side, r in by.items():
+            if side == "tandem":
+                continue
+            figure = (f"GPT-2 {preset} training, {WORLD} ranks x 1 thread, global batch {ours['global_batch']}"
+                      if side != "tandem-1rank" else
+                      f"GPT-2 {preset} scaling, 1 to {WORLD} ranks at global batch {ours['global_batch']} "
+                      f"(efficiency {ours['tokens_per_s'] / r['tokens_per_s'] / WORLD:.2f})")
+            goal = GOALS[preset] if side in ("torchrun", "accelerate") else None
+            results.add(path, "GPT-2 DDP", figure, f"{ours['tokens_per_s']:.0f} tokens/s",
+                        f"{NAMES[side]}: {r['tokens_per_s']:.0f} tokens/s", ours["tokens_per_s"] / r["tokens_per_s"],
+                        goal)
 
 
 def main():
@@ -146,6 +146,7 @@ def main():
     p.add_argument("--only", default="tandem,torchrun,accelerate,torchrun+summary-head")
     p.add_argument("--python", default=sys.executable, help="the venv's Python: torchrun and accelerate beside it")
     p.add_argument("--json", help="also write the figures here")
+    p.add_argument("--results", help="append the figures to env/bench.sh's table")
     a = p.parse_args()
     a.summarize = os.path.abspath(a.summarize)
     a.data = os.path.abspath(a.data)
@@ -155,7 +156,7 @@ def main():
 
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=HERE, PYTHONDONTWRITEBYTECODE="1")
     sides = a.only.split(",")
-    results = []
+    figures = []
     with tempfile.TemporaryDirectory(prefix="bench-gpt2-ddp.") as work:
         # Validation is not what is timed: a few rows keep the end-of-run evaluation short.
         with open(os.path.join(a.data, "validation.csv"), newline="") as f, \
@@ -178,34 +179,30 @@ def main():
                         r = run_peer(a, side, preset, micro, steps, warmup, work, env)
                     print(f"# {preset} round {round_ + 1} {side}: {r['tokens_per_s']:.0f} tokens/s, "
                           f"{r['ms_per_step']:.0f} ms/step", flush=True)
-                    # tandem's first round tokenizes the data: each side's
-                    # first-step figure is its best round's.
-                    first = min(r["first_step_s"], best[side]["first_step_s"]) if side in best else r["first_step_s"]
-                    if side not in best or r["tokens_per_s"] > best[side]["tokens_per_s"]:
-                        best[side] = r
-                    best[side]["first_step_s"] = first
+                    keep_best(best, r, "tokens_per_s")
             for side in sides:
-                results.append(dict(best[side], preset=preset, micro_batch=micro, global_batch=micro * WORLD,
+                figures.append(dict(best[side], preset=preset, micro_batch=micro, global_batch=micro * WORLD,
                                     steps=steps, warmup=warmup))
 
     print(f"\nGPT-2 fine-tuning, {WORLD} ranks x 1 thread, torch {torch.__version__}, best of {a.rounds}:\n")
     print("| model | side | tokens/s | ms/step | first step (s) | peak RSS rank 0 (MB) | tandem / side |")
     print("|---|---|---|---|---|---|---|")
-    for r in results:
-        ours = next(x for x in results if x["preset"] == r["preset"] and x["side"] == "tandem") \
+    for r in figures:
+        ours = next(x for x in figures if x["preset"] == r["preset"] and x["side"] == "tandem") \
             if "tandem" in sides else None
         ratio = f"{ours['tokens_per_s'] / r['tokens_per_s']:.2f}x" if ours else "n/a"
         print(f"| {r['preset']} (micro {r['micro_batch']}, global {r['global_batch']}) | {r['side']} | "
               f"{r['tokens_per_s']:.0f} | {r['ms_per_step']:.0f} | {r['first_step_s']:.1f} | "
               f"{r['peak_rss_mb']:.0f} | {ratio} |")
     for preset in a.presets.split(","):
-        by = {r["side"]: r for r in results if r["preset"] == preset}
+        by = {r["side"]: r for r in figures if r["preset"] == preset}
         if "tandem" in by and "tandem-1rank" in by:
             print(f"\n{preset}: scaling efficiency from 1 to {WORLD} ranks "
                   f"{by['tandem']['tokens_per_s'] / by['tandem-1rank']['tokens_per_s'] / WORLD:.2f}")
+    table_rows(a.results, figures, a.presets.split(","))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(results, f, indent=1)
+            json.dump(figures, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 """ROUGE over 10,000 pairs: `summarize score` against Google's rouge-score.
 
     bench_rouge.py SUMMARIZE [--data ../shared/data/scitldr] [--pairs 10000] [--rounds 3]
+        [--results FILE]
 
 The pairs are real: SciTLDR's one-sentence summaries (train and validation)
 as references, and as predictions the lead of each paper's abstract, its first
@@ -11,6 +12,7 @@ two CSVs to the four mean scores: `summarize score --pred P --ref R
 [--stemmer]`, and a Python process that reads the CSVs and averages
 rouge_scorer's scores (rouge1, rouge2, rougeL, rougeLsum). The sides alternate;
 each figure is the best of ROUNDS. The means must agree to 1e-6.
+--results appends the figures to env/bench.sh's table (results.py).
 Exit 77 when rouge-score is not installed (env/setup.sh --tests).
 """
 import argparse
@@ -22,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import results
 
 try:
     import rouge_score  # noqa: F401  (the peer runs in its own process below)
@@ -79,6 +83,7 @@ def main():
     parser.add_argument("--data", default=os.path.join(here, "..", "..", "..", "shared", "data", "scitldr"))
     parser.add_argument("--pairs", type=int, default=10000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--results", help="append the figures to env/bench.sh's table")
     a = parser.parse_args()
 
     pairs = pairs_from(a.data, a.pairs)
@@ -106,6 +111,9 @@ def main():
         worst = max(abs(ours[k][f] - theirs[k][f]) for k in KEYS for f in ("precision", "recall", "f1"))
         worst_all = max(worst_all, worst)
         print(f"| {'on' if stemmer else 'off'} | {ours_s:.2f} | {peer_s:.2f} | {peer_s / ours_s:.1f}x | {worst:.1e} |")
+        results.add(a.results, "ROUGE", f"{len(pairs)} pairs, stemmer {'on' if stemmer else 'off'} "
+                    f"(largest difference of a mean {worst:.0e})", f"{ours_s:.2f} s",
+                    f"rouge-score: {peer_s:.2f} s", peer_s / ours_s, 20)
     if worst_all > 1e-6:
         sys.exit("the scores differ")
 

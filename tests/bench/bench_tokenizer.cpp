@@ -1,12 +1,15 @@
 // GPT-2 tokenizer throughput, ours against tiktoken (PyPI, one thread), in one run:
 //   build/tests/bench/bench_tokenizer [--dir DIR] [--text FILE] [--mb N] [--threads N]
-//                                     [--python PATH]
+//                                     [--python PATH] [--corpus real|unique] [--results FILE]
 // The corpus is FILE, else ../shared/data/scitldr's CSVs, else synthetic words,
-// repeated to N MB (default 8). Both encoders encode it line by line, a first
+// repeated to N MB (default 8). --corpus unique is N MB of made-up words
+// instead, each of random letters, so that almost none repeats: a word cache
+// (ours and tiktoken's alike) rarely hits and the BPE merges do the work. Both encoders encode it line by line, a first
 // pass from an empty cache and a warm second pass; ours then runs the warm pass
 // on several threads. tiktoken is built from DIR's gpt2.tiktoken by
 // bench_tokenizer_tiktoken.py under PATH (default: tandem's venv, where
-// env/setup.sh --tests installs tiktoken).
+// env/setup.sh --tests installs tiktoken). --results appends the cold and
+// warm ratios to env/bench.sh's table (tests/bench/results.py's rows).
 #include <unistd.h>
 
 #include <algorithm>
@@ -67,7 +70,22 @@ std::string synthetic_text(size_t bytes) {
   return text;
 }
 
-std::pair<std::string, std::string> corpus(const std::string& file, size_t bytes) {
+// Words of 2 to 12 random letters, some capitalised, with GPT-2's usual
+// punctuation between them: 26^k spellings make a repeated word rare.
+std::string unique_words_text(size_t bytes) {
+  std::mt19937 rng(1);
+  std::string text;
+  while (text.size() < bytes) {
+    const size_t length = 2 + rng() % 11;
+    for (size_t i = 0; i < length; ++i) text += char((i == 0 && rng() % 5 == 0 ? 'A' : 'a') + rng() % 26);
+    const uint32_t gap = rng() % 20;
+    text += gap == 0 ? ".\n" : gap == 1 ? ", " : " ";
+  }
+  return text;
+}
+
+std::pair<std::string, std::string> corpus(const std::string& kind, const std::string& file, size_t bytes) {
+  if (kind == "unique") return {unique_words_text(bytes), "made-up words, almost none repeated"};
   std::string text, source;
   if (!file.empty()) {
     text = read_file(file);
@@ -151,10 +169,30 @@ std::optional<Pass> run_tiktoken(const std::string& python, const std::string& t
   return Pass{json["cold_s"], json["warm_s"], json["tokens"], json["checksum"]};
 }
 
+// env/bench.sh's rows (tests/bench/results.py): cold and warm MB/s against tiktoken.
+void append_results(const std::string& path, const std::string& text, double size_mb, const Pass& ours,
+                    const Pass& peer, bool same) {
+  std::ofstream out(path, std::ios::app);
+  for (const bool warm : {false, true}) {
+    const double our_s = warm ? ours.warm_s : ours.cold_s, peer_s = warm ? peer.warm_s : peer.cold_s;
+    char figure[160], tandem[32], theirs[64];
+    std::snprintf(figure, sizeof figure, "GPT-2 tokenizer, %s, 1 thread, %s pass (ids identical: %s)", text.c_str(),
+                  warm ? "warm" : "cold", same ? "yes" : "NO");
+    std::snprintf(tandem, sizeof tandem, "%.1f MB/s", size_mb / our_s);
+    std::snprintf(theirs, sizeof theirs, "tiktoken: %.1f MB/s", size_mb / peer_s);
+    out << nlohmann::json{{"bench", "tokenizer"}, {"figure", figure}, {"tandem", tandem},
+                          {"peer", theirs},       {"ratio", peer_s / our_s}, {"goal", 1.0}}
+               .dump()
+        << "\n";
+  }
+  if (!out.flush()) throw std::runtime_error(path + ": cannot write");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string dir = summarize::default_tokenizer_dir(), text_file, python = TANDEM_BENCH_PYTHON;
+  std::string dir = summarize::default_tokenizer_dir(), text_file, python = TANDEM_BENCH_PYTHON, kind = "real",
+              results_path;
   double mb = 8;
   int threads = int(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
   const auto take = [&](const std::string& key, const char* value) {
@@ -168,18 +206,26 @@ int main(int argc, char** argv) {
       threads = std::atoi(value);
     else if (key == "--python")
       python = value;
+    else if (key == "--corpus")
+      kind = value;
+    else if (key == "--results")
+      results_path = value;
     else
       return false;
     return true;
   };
-  const char* usage = "[--dir DIR] [--text FILE] [--mb N] [--threads N] [--python PATH]";
+  const char* usage = "[--dir DIR] [--text FILE] [--mb N] [--threads N] [--python PATH] [--corpus real|unique] [--results FILE]";
   if (const auto stop = bench::parse_flags(argc, argv, "bench_tokenizer", usage, take)) return *stop;
+  if (kind != "real" && kind != "unique") {
+    std::fprintf(stderr, "bench_tokenizer: --corpus must be real or unique, got '%s'\n", kind.c_str());
+    return 2;
+  }
 
   try {
     const auto load_start = std::chrono::steady_clock::now();
     const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::load(dir);
     const double load_s = seconds_since(load_start);
-    const auto [text, source] = corpus(text_file, size_t(mb * (1 << 20)));
+    const auto [text, source] = corpus(kind, text_file, size_t(mb * (1 << 20)));
     const auto lines = split_lines(text);
     const double size_mb = text.size() / double(1 << 20);
     std::printf("corpus: %s, %.1f MB, %zu lines; vocabulary loaded in %.0f ms\n", source.c_str(), size_mb, lines.size(),
@@ -207,6 +253,8 @@ int main(int argc, char** argv) {
                 peer->warm_s / ours.warm_s);
     const bool same = peer->tokens == ours.tokens && peer->checksum == ours.checksum;
     std::printf("ids identical: %s\n", same ? "yes" : "NO");
+    if (!results_path.empty()) append_results(results_path, kind == "unique" ? "made-up words" : "real text", size_mb,
+                                              ours, *peer, same);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "bench_tokenizer: %s\n", error.what());
     return 2;

@@ -1,0 +1,66 @@
+"""What the 2-rank benches (bench_gpt2_ddp.py, bench_carotid_ddp.py) share:
+running one side into a log, torchrun's command line, and reading a tandem
+run folder's step figures."""
+import datetime
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(cmd, env, log):
+    """Runs cmd with its output in log; a failure ends the bench with the log's tail."""
+    with open(log, "w") as out:
+        done = subprocess.run(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        with open(log) as f:
+            tail = f.read()[-3000:]
+        sys.exit(f"{' '.join(cmd)} failed ({done.returncode}); last lines of {log}:\n{tail}")
+
+
+def torchrun(python, world, script, args):
+    """torchrun beside the venv's python, on a free port."""
+    return [os.path.join(os.path.dirname(python), "torchrun"), "--nproc_per_node", str(world),
+            "--master_port", str(free_port()), script] + args
+
+
+def result_line(log):
+    """The last JSON line a Python peer's rank 0 printed."""
+    for line in reversed(open(log).read().splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    sys.exit(f"{log}: no result line")
+
+
+def tandem_steps(out_dir, warmup, t0):
+    """A tandem run's metrics.jsonl rows of the steps after `warmup`, and the
+    seconds from t0 (the launch, time.time()) to the end of its first step,
+    from rank 0's log."""
+    rows = [json.loads(line) for line in open(os.path.join(out_dir, "metrics.jsonl"))]
+    rows = [r for r in rows if "loss" in r and "ms" in r][warmup:]
+    first = None
+    for line in open(os.path.join(out_dir, "logs", "rank-0.log")):
+        if re.search(r" step 1 ", line):
+            stamp = datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S.%f")
+            first = stamp.timestamp() - t0
+            break
+    return rows, first
+
+
+def keep_best(best, r, rate_key):
+    """Keeps in best[side] the round with the highest rate_key. The first-step
+    time is the best round's of its own: tandem's first round also tokenizes
+    or decodes the data into its cache."""
+    side = r["side"]
+    first = min(r["first_step_s"], best[side]["first_step_s"]) if side in best else r["first_step_s"]
+    if side not in best or r[rate_key] > best[side][rate_key]:
+        best[side] = r
+    best[side]["first_step_s"] = first
