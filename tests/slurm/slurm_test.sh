@@ -155,6 +155,16 @@ expect_job() { # expect_job ID STATE EXITCODE RESTARTS
   [ "$ex" = "$3" ] || fail "job $1: exit code $ex, wanted $3"
   [ "$rs" = "$4" ] || fail "job $1: $rs restarts, wanted $4"
 }
+# On this private cluster (Open MPI 4.1.4 over Slurm's PMIx, two "nodes" in
+# network namespaces sharing one /tmp), rank 0 now and then dies of SIGSEGV
+# during start-up, before tandem logs its first line: in 2 of 9 clean runs of
+# case_multinode over two sessions, never reproduced alone. Open MPI's handler
+# prints it, with no frame past the signal. The layout jobs take such a job
+# again once; a second crash, or any other failure, fails the test.
+crashed_in_start_up() { # crashed_in_start_up ID OUT
+  [ "$(job_field "$1" JobState)" = FAILED ] && grep -q "Segmentation fault" "$2" 2>/dev/null &&
+    ! grep -q "INFO " "$2" 2>/dev/null
+}
 expect_line() { # expect_line FILE REGEX: some line of FILE matches
   if grep -Eq -- "$2" "$1" 2>/dev/null; then
     say "  ok: $(grep -Em1 -- "$2" "$1")"
@@ -466,11 +476,17 @@ case_multinode() {
       1x2) layout=(--nodes=1 --ntasks-per-node=2) ;;
       2x2) layout=(--nodes=2 --ntasks-per-node=2) ;;
     esac
-    before=$(cluster_link_bytes 1)
-    say "$name: sbatch ${layout[*]} slurm/train.sh summarize jobs/summarize-tiny.toml, 6 steps, global batch 8"
-    id=$(sbatch --parsable --job-name="mn-$name" "${layout[@]}" "${cpu_only[@]}" "$repo/slurm/train.sh" summarize \
-      "${common[@]}" --set train.out_dir="$tmp/run-$name")
-    wait_jobs "$id"
+    for attempt in 1 2; do
+      before=$(cluster_link_bytes 1)
+      say "$name: sbatch ${layout[*]} slurm/train.sh summarize jobs/summarize-tiny.toml, 6 steps, global batch 8"
+      id=$(sbatch --parsable --job-name="mn-$name" "${layout[@]}" "${cpu_only[@]}" "$repo/slurm/train.sh" summarize \
+        "${common[@]}" --set train.out_dir="$tmp/run-$name")
+      wait_jobs "$id"
+      [ $attempt = 1 ] && crashed_in_start_up "$id" "logs/mn-$name-$id.out" || break
+      say "FLAKE: job $id: a rank died of SIGSEGV inside MPI start-up, before tandem's first line (known on this" \
+        "test cluster, not understood: see crashed_in_start_up); submitting it once more"
+      rm -rf "$tmp/run-$name"
+    done
     bytes=$(($(cluster_link_bytes 1) - before))
     job[$name]=$id traffic[$name]=$bytes
     expect_job "$id" COMPLETED 0:0 0
