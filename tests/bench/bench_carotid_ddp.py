@@ -27,7 +27,7 @@ import tempfile
 import time
 
 import results
-from ddp_launch import keep_best, result_line, run, tandem_steps, torchrun
+from ddp_launch import keep_best, peer_summary, run, tandem_summary, torchrun
 
 try:
     import openpyxl  # noqa: F401  (the peer runs in its own processes)
@@ -41,11 +41,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PEER = os.path.join(HERE, "carotid_ddp_peer.py")
 WORLD = 2
 GOAL = 1.1  # the issue's: tandem's images/s over torchvision + DDP's
-
-
-def summary(side, ms, images, first_step_s, peak_rss_mb):
-    return {"side": side, "images_per_s": sum(images) * 1000.0 / sum(ms), "ms_per_step": sum(ms) / len(ms),
-            "first_step_s": first_step_s, "peak_rss_mb": peak_rss_mb}
 
 
 def run_tandem(a, work, env):
@@ -64,9 +59,7 @@ def run_tandem(a, work, env):
          "--set", "train.schedule=constant", "--set", "train.warmup_steps=0", "--set", "train.lr=1e-3",
          "--set", "train.weight_decay=0.01", "--set", "train.grad_clip=0", "--set", f"cmd.run_dir={out}"],
         env, os.path.join(work, "tandem.log"))
-    rows, first = tandem_steps(out, a.warmup, t0)
-    return summary("tandem", [r["ms"] for r in rows], [r["samples_per_s"] * r["ms"] / 1000 for r in rows], first,
-                   max(r["peak_mem_mb"] for r in rows))
+    return tandem_summary("tandem", "images", out, a.warmup, t0)
 
 
 def run_peer(a, work, env):
@@ -75,8 +68,7 @@ def run_peer(a, work, env):
             "--warmup", str(a.warmup)]
     log = os.path.join(work, "torchrun.log")
     run(torchrun(a.python, WORLD, PEER, args), dict(env, BENCH_T0=repr(time.time())), log)
-    r = result_line(log)
-    return summary("torchrun", r["ms"], r["images"], r["first_step_s"], r["peak_rss_mb"])
+    return peer_summary("torchrun", "images", log)
 
 
 def main():

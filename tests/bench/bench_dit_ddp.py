@@ -27,7 +27,7 @@ import tempfile
 import time
 
 import results
-from ddp_launch import keep_best, result_line, run, tandem_steps, torchrun
+from ddp_launch import keep_best, peer_summary, run, tandem_summary, torchrun
 
 try:
     import h5py
@@ -64,11 +64,6 @@ def write_latents(folder, channels, size):
                 f.attrs[key] = np.bytes_("bench_dit_ddp")
 
 
-def summary(side, ms, samples, first_step_s, peak_rss_mb):
-    return {"side": side, "samples_per_s": sum(samples) * 1000.0 / sum(ms), "ms_per_step": sum(ms) / len(ms),
-            "first_step_s": first_step_s, "peak_rss_mb": peak_rss_mb}
-
-
 def run_tandem(a, preset, shape, work, env):
     depth, hidden, heads, _, _, micro, steps, warmup = shape
     out = os.path.join(work, "run", "dit")
@@ -82,9 +77,7 @@ def run_tandem(a, preset, shape, work, env):
          "--set", "dit.warmup_steps=0", "--set", f"train.eval_every={total}", "--set", "train.ckpt_every=0",
          "--set", "train.log_every=1", "--set", "train.precision=fp32"],
         env, os.path.join(work, f"tandem-{preset.replace('/', '')}.log"))
-    rows, first = tandem_steps(out, warmup, t0)
-    return summary("tandem", [r["ms"] for r in rows], [r["samples_per_s"] * r["ms"] / 1000 for r in rows], first,
-                   max(r["peak_mem_mb"] for r in rows))
+    return tandem_summary("tandem", "samples", out, warmup, t0)
 
 
 def run_peer(a, preset, shape, work, env):
@@ -94,8 +87,7 @@ def run_peer(a, preset, shape, work, env):
             "--steps", str(steps), "--warmup", str(warmup)]
     log = os.path.join(work, f"torchrun-{preset.replace('/', '')}.log")
     run(torchrun(a.python, WORLD, PEER, args), dict(env, BENCH_T0=repr(time.time())), log)
-    r = result_line(log)
-    return summary("torchrun", r["ms"], r["samples"], r["first_step_s"], r["peak_rss_mb"])
+    return peer_summary("torchrun", "samples", log)
 
 
 def main():

@@ -36,7 +36,7 @@ import tempfile
 import time
 
 import results
-from ddp_launch import free_port, keep_best, result_line, run, tandem_steps, torchrun
+from ddp_launch import free_port, keep_best, peer_summary, run, tandem_summary, torchrun
 
 try:
     import accelerate  # noqa: F401  (the peers run in their own processes)
@@ -54,11 +54,6 @@ DEFAULTS = {"tiny": (16, 12, 3), "gpt2": (2, 4, 2)}
 WORLD = 2
 
 
-def summary(side, ms, tokens, first_step_s, peak_rss_mb):
-    return {"side": side, "tokens_per_s": sum(tokens) * 1000.0 / sum(ms), "ms_per_step": sum(ms) / len(ms),
-            "first_step_s": first_step_s, "peak_rss_mb": peak_rss_mb}
-
-
 def run_tandem(a, side, preset, micro, steps, warmup, work, env):
     # tandem-1rank: the same global batch on one rank, in WORLD micro-batches
     # per step, for the scaling figure.
@@ -73,9 +68,7 @@ def run_tandem(a, side, preset, micro, steps, warmup, work, env):
          "--set", f"train.max_steps={warmup + steps}", "--set", "train.warmup_steps=1",
          "--set", "train.lr=2e-3", "--set", "train.log_every=1", "--set", f"train.out_dir={out}"],
         env, os.path.join(work, f"{side}-{preset}.log"))
-    rows, first = tandem_steps(out, warmup, t0)
-    return summary(side, [r["ms"] for r in rows], [r["tokens_per_s"] * r["ms"] / 1000 for r in rows], first,
-                   max(r["peak_mem_mb"] for r in rows))
+    return tandem_summary(side, "tokens", out, warmup, t0, "tokens_per_s")
 
 
 def token_cache(work, preset):
@@ -104,8 +97,7 @@ def run_peer(a, side, preset, micro, steps, warmup, work, env):
     log = os.path.join(work, f"{side}-{preset}.log")
     peer_env = dict(env, BENCH_T0=repr(time.time()))
     run(cmd, peer_env, log)
-    r = result_line(log)
-    return summary(side, r["ms"], r["tokens"], r["first_step_s"], r["peak_rss_mb"])
+    return peer_summary(side, "tokens", log)
 
 
 # The goals: tandem's tokens/s over the faster of torchrun + DDP and Accelerate.

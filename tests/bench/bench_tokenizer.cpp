@@ -220,6 +220,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_tokenizer: --corpus must be real or unique, got '%s'\n", kind.c_str());
     return 2;
   }
+  if (kind == "unique" && !text_file.empty()) {
+    std::fprintf(stderr, "bench_tokenizer: --text and --corpus unique exclude each other (unique makes its words)\n");
+    return 2;
+  }
 
   try {
     const auto load_start = std::chrono::steady_clock::now();

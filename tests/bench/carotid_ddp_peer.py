@@ -18,9 +18,7 @@ prints one JSON line: per-step milliseconds and images after the warm-up,
 seconds from BENCH_T0 to the end of the first step, and peak RSS of rank 0.
 """
 import argparse
-import json
 import os
-import resource
 import sys
 import time
 
@@ -32,6 +30,8 @@ import torch.nn.functional as F  # noqa: E402
 import torchvision  # noqa: E402
 from PIL import Image  # noqa: E402
 from torchvision.transforms import v2  # noqa: E402
+
+from peer_steps import StepTimes  # noqa: E402
 
 
 def labelled_images(root, labels_xlsx, channels):
@@ -79,7 +79,6 @@ def main():
     p.add_argument("--weight-decay", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=1234)
     a = p.parse_args()
-    t0 = float(os.environ.get("BENCH_T0", time.time()))
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     torch.manual_seed(a.seed)
     torch.distributed.init_process_group("gloo")
@@ -99,7 +98,7 @@ def main():
     sampler = torch.utils.data.distributed.DistributedSampler(dataset, seed=a.seed, drop_last=True)
     loader = torch.utils.data.DataLoader(dataset, batch_size=a.micro_batch, sampler=sampler, num_workers=1,
                                          persistent_workers=True, drop_last=True)
-    ms, seen, first_step_s, step, epoch = [], [], None, 0, 0
+    times, step, epoch = StepTimes(a.warmup), 0, 0
     while step < a.warmup + a.steps:
         sampler.set_epoch(epoch)
         epoch += 1
@@ -114,17 +113,10 @@ def main():
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
-            step_ms = (time.perf_counter() - start) * 1000
-            if first_step_s is None:
-                first_step_s = time.time() - t0
-            if step >= a.warmup:
-                ms.append(step_ms)
-                seen.append(a.micro_batch * torch.distributed.get_world_size())
+            times.record(step, start, a.micro_batch * torch.distributed.get_world_size())
             step += 1
     if rank == 0:
-        print(json.dumps({"ms": ms, "images": seen, "first_step_s": first_step_s,
-                          "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-                          "loss": loss.item()}), flush=True)
+        times.report(loss.item())
     torch.distributed.destroy_process_group()
 
 

@@ -1,4 +1,4 @@
-"""What the 2-rank benches (bench_gpt2_ddp.py, bench_carotid_ddp.py) share:
+"""What the 2-rank benches (bench_gpt2_ddp.py, bench_carotid_ddp.py, bench_dit_ddp.py) share:
 running one side into a log, torchrun's command line, and reading a tandem
 run folder's step figures."""
 import datetime
@@ -40,10 +40,22 @@ def result_line(log):
     sys.exit(f"{log}: no result line")
 
 
-def tandem_steps(out_dir, warmup, t0):
-    """A tandem run's metrics.jsonl rows of the steps after `warmup`, and the
-    seconds from t0 (the launch, time.time()) to the end of its first step,
-    from rank 0's log."""
+def summary(side, unit, ms, items, first_step_s, peak_rss_mb):
+    """One side's figures: `unit`_per_s (items: tokens, images, samples of each step) and ms/step."""
+    return {"side": side, f"{unit}_per_s": sum(items) * 1000.0 / sum(ms), "ms_per_step": sum(ms) / len(ms),
+            "first_step_s": first_step_s, "peak_rss_mb": peak_rss_mb}
+
+
+def peer_summary(side, unit, log):
+    """summary() of a Python peer, from the line peer_steps.StepTimes.report() printed."""
+    r = result_line(log)
+    return summary(side, unit, r["ms"], r["items"], r["first_step_s"], r["peak_rss_mb"])
+
+
+def tandem_summary(side, unit, out_dir, warmup, t0, rate_key="samples_per_s"):
+    """summary() of a tandem run: its metrics.jsonl rows after `warmup` (items
+    from rate_key), and seconds from t0 (the launch, time.time()) to the end of
+    its first step, from rank 0's log."""
     rows = [json.loads(line) for line in open(os.path.join(out_dir, "metrics.jsonl"))]
     rows = [r for r in rows if "loss" in r and "ms" in r][warmup:]
     first = None
@@ -52,7 +64,8 @@ def tandem_steps(out_dir, warmup, t0):
             stamp = datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S.%f")
             first = stamp.timestamp() - t0
             break
-    return rows, first
+    return summary(side, unit, [r["ms"] for r in rows], [r[rate_key] * r["ms"] / 1000 for r in rows], first,
+                   max(r["peak_mem_mb"] for r in rows))
 
 
 def keep_best(best, r, rate_key):

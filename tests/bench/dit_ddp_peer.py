@@ -21,10 +21,8 @@ BENCH_T0 to the end of the first step, and peak RSS of rank 0.
 """
 import argparse
 import copy
-import json
 import math
 import os
-import resource
 import sys
 import time
 
@@ -33,6 +31,8 @@ import h5py  # noqa: E402
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+
+from peer_steps import StepTimes  # noqa: E402
 
 
 class RMSNorm(nn.Module):
@@ -167,7 +167,6 @@ def main():
     p.add_argument("--class-dropout", type=float, default=0.1)
     p.add_argument("--seed", type=int, default=1234)
     a = p.parse_args()
-    t0 = float(os.environ.get("BENCH_T0", time.time()))
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     torch.manual_seed(a.seed)
     torch.distributed.init_process_group("gloo")
@@ -189,7 +188,7 @@ def main():
 
     order = torch.randperm(len(latents), generator=torch.Generator().manual_seed(a.seed))
     global_batch = a.micro_batch * world
-    ms, seen, first_step_s = [], [], None
+    times = StepTimes(a.warmup)
     for step in range(a.warmup + a.steps):
         start = time.perf_counter()
         begin = (step * global_batch) % (len(order) - global_batch + 1)
@@ -207,16 +206,9 @@ def main():
         with torch.no_grad():
             for e, q in zip(ema.parameters(), model.module.parameters()):
                 e.mul_(0.9999).add_(q, alpha=1 - 0.9999)
-        step_ms = (time.perf_counter() - start) * 1000
-        if first_step_s is None:
-            first_step_s = time.time() - t0
-        if step >= a.warmup:
-            ms.append(step_ms)
-            seen.append(global_batch)
+        times.record(step, start, global_batch)
     if rank == 0:
-        print(json.dumps({"ms": ms, "samples": seen, "first_step_s": first_step_s,
-                          "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-                          "loss": loss.item()}), flush=True)
+        times.report(loss.item())
     torch.distributed.destroy_process_group()
 
 

@@ -18,9 +18,7 @@ seconds from BENCH_T0 (the driver's launch time) to the end of the first
 step, and peak RSS of rank 0.
 """
 import argparse
-import json
 import os
-import resource
 import sys
 import time
 
@@ -31,6 +29,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from bench_gpt2_train import GPT  # noqa: E402
+from peer_steps import StepTimes  # noqa: E402
 
 EOT = 50256  # GPT-2's <|endoftext|>, tandem's padding
 
@@ -59,7 +58,6 @@ def main():
     p.add_argument("--head", choices=["full", "summary"], default="full",
                    help="full: the seeds' recipe; summary: the head only where a summary token is predicted, as tandem")
     a = p.parse_args()
-    t0 = float(os.environ.get("BENCH_T0", time.time()))
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     torch.manual_seed(a.seed)
 
@@ -87,7 +85,7 @@ def main():
     order = np.random.default_rng(a.seed).permutation(len(prompt_len))
     global_batch = a.micro_batch * world
 
-    ms, tokens, first_step_s = [], [], None
+    times = StepTimes(a.warmup)
     for step in range(a.warmup + a.steps):
         start = time.perf_counter()
         begin = (step * global_batch) % (len(order) - global_batch + 1)
@@ -105,16 +103,9 @@ def main():
         backward(loss)
         clip()
         optimizer.step()
-        step_ms = (time.perf_counter() - start) * 1000
-        if first_step_s is None:
-            first_step_s = time.time() - t0
-        if step >= a.warmup:
-            ms.append(step_ms)
-            tokens.append(sum(int(offsets[r + 1] - offsets[r]) for r in picked))
+        times.record(step, start, sum(int(offsets[r + 1] - offsets[r]) for r in picked))
     if rank == 0:
-        print(json.dumps({"ms": ms, "tokens": tokens, "first_step_s": first_step_s,
-                          "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-                          "loss": float(loss)}), flush=True)
+        times.report(loss.item())
     if a.launcher == "torchrun":
         torch.distributed.destroy_process_group()
 
