@@ -180,6 +180,21 @@ TEST(Gpt2, KVCacheGivesTheLogitsOfFullRecomputation) {
   expect_close(torch::cat(pieces, 1), full);
 }
 
+// A one-row head keeps a transposed copy of the embedding: it must follow
+// the embedding through an optimizer's in-place step and a replacement.
+TEST(Gpt2, OneRowHeadFollowsTheEmbeddingAsItChanges) {
+  GPT model = small_model();
+  torch::NoGradGuard no_grad;
+  at::Tensor& wte = model->transformer->wte->weight;
+  const at::Tensor h = torch::randn({1, 1, small_config().n_embd});
+  expect_close(model->head(h), torch::matmul(h, wte.t()));
+  wte.mul_(-2);
+  expect_close(model->head(h), torch::matmul(h, wte.t()));
+  wte.set_data(torch::randn_like(wte));
+  expect_close(model->head(h), torch::matmul(h, wte.t()));
+  expect_close(model->head(h.expand({3, 1, -1})), torch::matmul(h, wte.t()).expand({3, 1, -1}));
+}
+
 TEST(Gpt2, GreedyGenerationEqualsRecomputingEveryStep) {
   GPT model = small_model();
   const std::vector<int64_t> prompt = {5, 17, 256, 3, 998, 40};

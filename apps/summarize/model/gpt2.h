@@ -137,7 +137,8 @@ class GPTImpl : public torch::nn::Module {
                      const at::Tensor& key_mask = {});
   // The final hidden states [B,T,C]: forward without the head. Generation
   // needs only the last position's logits, which head() gives for a fraction
-  // of the memory.
+  // of the memory. Without gradients on the CPU, head() of a single row keeps
+  // a transposed copy of the embedding (vocab x n_embd floats) for speed.
   at::Tensor features(const at::Tensor& idx, KVCache* cache = nullptr, const at::Tensor& positions = {},
                       const at::Tensor& key_mask = {});
   at::Tensor head(const at::Tensor& features);
@@ -148,6 +149,11 @@ class GPTImpl : public torch::nn::Module {
 
  private:
   GPTConfig config_;
+  // head()'s transposed copy of the embedding for one-row steps, and where
+  // and from which version of the embedding it was made.
+  at::Tensor head_t_;
+  c10::Storage head_t_source_;
+  int64_t head_t_offset_ = 0, head_t_version_ = 0;
 };
 TORCH_MODULE(GPT);
 
