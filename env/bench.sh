@@ -19,7 +19,7 @@ for flag in "$@"; do
 done
 
 env/setup.sh --tests --bench
-env/build.sh --target summarize --target carotid --target vavae --target bench_generate_peer --target bench_tokenizer
+env/build.sh --target summarize --target rouge --target carotid --target vavae --target bench_generate_peer --target bench_tokenizer
 source env/mpi_env.sh
 source env/python.sh
 
@@ -66,7 +66,7 @@ run dit_ddp "$TANDEM_PYTHON" $bench/bench_dit_ddp.py build/apps/vavae "${dit[@]}
 run generation "$TANDEM_PYTHON" $bench/bench_generate_hf.py build/tests/bench/bench_generate_peer "${generation[@]}"
 run tokenizer_real build/tests/bench/bench_tokenizer --threads 1 "${tokenizer[@]}"
 run tokenizer_unique build/tests/bench/bench_tokenizer --threads 1 --corpus unique "${tokenizer[@]}"
-run rouge "$TANDEM_PYTHON" $bench/bench_rouge.py build/apps/summarize "${rouge[@]}"
+run rouge "$TANDEM_PYTHON" $bench/bench_rouge.py build/apps/rouge "${rouge[@]}"
 
 "$TANDEM_PYTHON" $bench/results.py "$rows" "$out/RESULTS.md" "env/bench.sh $*"
 echo "bench: table in $out/RESULTS.md"

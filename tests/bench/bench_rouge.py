@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""ROUGE over 10,000 pairs: `summarize score` against Google's rouge-score.
+"""ROUGE over 10,000 pairs: tandem's scorer against Google's rouge-score.
 
-    bench_rouge.py SUMMARIZE [--data ../shared/data/scitldr] [--pairs 10000] [--rounds 3]
+    bench_rouge.py ROUGE [--data ../shared/data/scitldr] [--pairs 10000] [--rounds 3]
         [--results FILE]
+
+ROUGE is build/apps/rouge (the scorer of `summarize score`, in a program
+without LibTorch or MPI; `summarize score` itself spends over a second
+starting up before it scores). Passing build/apps/summarize times `summarize
+score` instead.
 
 The pairs are real: SciTLDR's one-sentence summaries (train and validation)
 as references, and as predictions the lead of each paper's abstract, its first
 sentence, then its first two, and so on as the rows repeat (the lead-k
 baseline). Each side is timed as a user runs it, a whole command from the same
-two CSVs to the four mean scores: `summarize score --pred P --ref R
-[--stemmer]`, and a Python process that reads the CSVs and averages
+two CSVs to the four mean scores: `rouge --pred P --ref R [--stemmer]`,
+and a Python process that reads the CSVs and averages
 rouge_scorer's scores (rouge1, rouge2, rougeL, rougeLsum). The sides alternate;
 each figure is the best of ROUNDS. The means must agree to 1e-6.
 --results appends the figures to env/bench.sh's table (results.py).
@@ -78,7 +83,7 @@ def timed(args):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("summarize")
+    parser.add_argument("scorer", help="build/apps/rouge (or build/apps/summarize: its score command)")
     here = os.path.dirname(os.path.abspath(__file__))
     parser.add_argument("--data", default=os.path.join(here, "..", "..", "..", "shared", "data", "scitldr"))
     parser.add_argument("--pairs", type=int, default=10000)
@@ -96,11 +101,13 @@ def main():
             w.writerows((p[0], p[column]) for p in pairs)
 
     print(f"{len(pairs)} pairs (SciTLDR summaries against the abstracts' leads), best of {a.rounds}")
-    print(f"| stemmer | summarize score (s) | rouge-score (s) | ratio | largest difference of a mean |")
+    ours_cmd = [a.scorer] + (["score"] if os.path.basename(a.scorer) == "summarize" else [])
+    name = " ".join(os.path.basename(part) for part in ours_cmd)
+    print(f"| stemmer | {name} (s) | rouge-score (s) | ratio | largest difference of a mean |")
     print(f"|---|---|---|---|---|")
     worst_all = 0.0
     for stemmer in (False, True):
-        ours_args = [a.summarize, "score", "--pred", pred_csv, "--ref", ref_csv] + (["--stemmer"] if stemmer else [])
+        ours_args = ours_cmd + ["--pred", pred_csv, "--ref", ref_csv] + (["--stemmer"] if stemmer else [])
         peer_args = [sys.executable, "-c", PEER, pred_csv, ref_csv, "1" if stemmer else "0"]
         ours_s, peer_s = float("inf"), float("inf")
         for _ in range(a.rounds):
@@ -112,7 +119,7 @@ def main():
         worst_all = max(worst_all, worst)
         print(f"| {'on' if stemmer else 'off'} | {ours_s:.2f} | {peer_s:.2f} | {peer_s / ours_s:.1f}x | {worst:.1e} |")
         results.add(a.results, "ROUGE", f"{len(pairs)} pairs, stemmer {'on' if stemmer else 'off'} "
-                    f"(largest difference of a mean {worst:.0e})", f"{ours_s:.2f} s",
+                    f"(largest difference of a mean {worst:.0e})", f"{name}: {ours_s:.2f} s",
                     f"rouge-score: {peer_s:.2f} s", peer_s / ours_s, 20)
     if worst_all > 1e-6:
         sys.exit("the scores differ")

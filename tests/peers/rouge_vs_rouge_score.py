@@ -1,11 +1,14 @@
-"""`summarize score` against Google's rouge-score (PyPI), on generated pairs.
+"""`summarize score` and `apps/rouge` against Google's rouge-score (PyPI), on
+generated pairs.
 
 Pairs mix words that share stems, case, punctuation, digits, hyphens and
 newlines (rougeLsum splits on them). `summarize score` prints the mean
 precision/recall/F1 over the pairs; rouge_scorer's per-pair scores are
 averaged the same way, with and without the Porter stemmer, over every pair
 and over five slices of 97 (where one bad pair cannot hide in a large mean).
-Usage: rouge_vs_rouge_score.py SUMMARIZE WORK_DIR    (exit 77: no rouge-score)
+apps/rouge, the same scorer without LibTorch, must print what `summarize
+score` prints, byte for byte.
+Usage: rouge_vs_rouge_score.py SUMMARIZE ROUGE WORK_DIR    (exit 77: no rouge-score)
 """
 import csv
 import json
@@ -20,7 +23,7 @@ except ImportError as error:
     print(f"skipped: {error} (env/setup.sh --tests installs rouge-score in the venv)")
     sys.exit(77)
 
-summarize, work = sys.argv[1:3]
+summarize, rouge, work = sys.argv[1:4]
 os.makedirs(work, exist_ok=True)
 KEYS = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
 
@@ -66,13 +69,16 @@ def score(subset, stemmer):
             w.writerow(["id", "summary"])
             for row in subset:
                 w.writerow([row[0], row[column]])
-    args = [summarize, "score", "--pred", pred_csv, "--ref", ref_csv]
-    if stemmer:
-        args.append("--stemmer")
-    run = subprocess.run(args, capture_output=True, text=True)
-    if run.returncode != 0:
-        sys.exit(f"{' '.join(args)} failed: {run.stderr}")
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    flags = ["--pred", pred_csv, "--ref", ref_csv] + (["--stemmer"] if stemmer else [])
+    lines = []
+    for args in ([summarize, "score"] + flags, [rouge] + flags):
+        run = subprocess.run(args, capture_output=True, text=True)
+        if run.returncode != 0:
+            sys.exit(f"{' '.join(args)} failed: {run.stderr}")
+        lines.append(run.stdout.strip().splitlines()[-1])
+    if lines[0] != lines[1]:
+        sys.exit(f"apps/rouge and summarize score differ:\n{lines[1]}\n{lines[0]}")
+    return json.loads(lines[0])
 
 
 worst = 0.0
@@ -98,4 +104,4 @@ print(f"{checked} means compared over {len(pairs)} pairs, with and without the s
       f"largest difference {worst:.2e}")
 if worst > 1e-6:
     sys.exit(1)
-print("summarize score agrees with rouge-score")
+print("summarize score and apps/rouge agree with rouge-score")

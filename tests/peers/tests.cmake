@@ -10,7 +10,7 @@ endfunction()
 tandem_peer_test(peer_tokenizer_vs_tiktoken tokenizer_vs_tiktoken.py
                  $<TARGET_FILE:summarize> - ${CMAKE_CURRENT_BINARY_DIR}/peer-tiktoken)
 tandem_peer_test(peer_rouge_vs_rouge_score rouge_vs_rouge_score.py
-                 $<TARGET_FILE:summarize> ${CMAKE_CURRENT_BINARY_DIR}/peer-rouge)
+                 $<TARGET_FILE:summarize> $<TARGET_FILE:rouge> ${CMAKE_CURRENT_BINARY_DIR}/peer-rouge)
 tandem_peer_test(peer_gpt2_vs_transformers gpt2_vs_transformers.py
                  $<TARGET_FILE:summarize> $<TARGET_FILE:summarize_tests>
                  ${CMAKE_CURRENT_BINARY_DIR}/peer-gpt2)
