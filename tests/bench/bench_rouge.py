@@ -92,35 +92,35 @@ def main():
     a = parser.parse_args()
 
     pairs = pairs_from(a.data, a.pairs)
-    work = tempfile.mkdtemp(prefix="bench_rouge_")
-    pred_csv, ref_csv = os.path.join(work, "pred.csv"), os.path.join(work, "ref.csv")
-    for path, column in ((pred_csv, 1), (ref_csv, 2)):
-        with open(path, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["id", "summary"])
-            w.writerows((p[0], p[column]) for p in pairs)
+    with tempfile.TemporaryDirectory(prefix="bench_rouge_") as work:
+        pred_csv, ref_csv = os.path.join(work, "pred.csv"), os.path.join(work, "ref.csv")
+        for path, column in ((pred_csv, 1), (ref_csv, 2)):
+            with open(path, "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(["id", "summary"])
+                w.writerows((p[0], p[column]) for p in pairs)
 
-    print(f"{len(pairs)} pairs (SciTLDR summaries against the abstracts' leads), best of {a.rounds}")
-    ours_cmd = [a.scorer] + (["score"] if os.path.basename(a.scorer) == "summarize" else [])
-    name = " ".join(os.path.basename(part) for part in ours_cmd)
-    print(f"| stemmer | {name} (s) | rouge-score (s) | ratio | largest difference of a mean |")
-    print(f"|---|---|---|---|---|")
-    worst_all = 0.0
-    for stemmer in (False, True):
-        ours_args = ours_cmd + ["--pred", pred_csv, "--ref", ref_csv] + (["--stemmer"] if stemmer else [])
-        peer_args = [sys.executable, "-c", PEER, pred_csv, ref_csv, "1" if stemmer else "0"]
-        ours_s, peer_s = float("inf"), float("inf")
-        for _ in range(a.rounds):
-            seconds, ours = timed(ours_args)
-            ours_s = min(ours_s, seconds)
-            seconds, theirs = timed(peer_args)
-            peer_s = min(peer_s, seconds)
-        worst = max(abs(ours[k][f] - theirs[k][f]) for k in KEYS for f in ("precision", "recall", "f1"))
-        worst_all = max(worst_all, worst)
-        print(f"| {'on' if stemmer else 'off'} | {ours_s:.2f} | {peer_s:.2f} | {peer_s / ours_s:.1f}x | {worst:.1e} |")
-        results.add(a.results, "ROUGE", f"{len(pairs)} pairs, stemmer {'on' if stemmer else 'off'} "
-                    f"(largest difference of a mean {worst:.0e})", f"{name}: {ours_s:.2f} s",
-                    f"rouge-score: {peer_s:.2f} s", peer_s / ours_s, 20)
+        print(f"{len(pairs)} pairs (SciTLDR summaries against the abstracts' leads), best of {a.rounds}")
+        ours_cmd = [a.scorer] + (["score"] if os.path.basename(a.scorer) == "summarize" else [])
+        name = " ".join(os.path.basename(part) for part in ours_cmd)
+        print(f"| stemmer | {name} (s) | rouge-score (s) | ratio | largest difference of a mean |")
+        print(f"|---|---|---|---|---|")
+        worst_all = 0.0
+        for stemmer in (False, True):
+            ours_args = ours_cmd + ["--pred", pred_csv, "--ref", ref_csv] + (["--stemmer"] if stemmer else [])
+            peer_args = [sys.executable, "-c", PEER, pred_csv, ref_csv, "1" if stemmer else "0"]
+            ours_s, peer_s = float("inf"), float("inf")
+            for _ in range(a.rounds):
+                seconds, ours = timed(ours_args)
+                ours_s = min(ours_s, seconds)
+                seconds, theirs = timed(peer_args)
+                peer_s = min(peer_s, seconds)
+            worst = max(abs(ours[k][f] - theirs[k][f]) for k in KEYS for f in ("precision", "recall", "f1"))
+            worst_all = max(worst_all, worst)
+            print(f"| {'on' if stemmer else 'off'} | {ours_s:.2f} | {peer_s:.2f} | {peer_s / ours_s:.1f}x | {worst:.1e} |")
+            results.add(a.results, "ROUGE", f"{len(pairs)} pairs, stemmer {'on' if stemmer else 'off'} "
+                        f"(largest difference of a mean {worst:.0e})", f"{name}: {ours_s:.2f} s",
+                        f"rouge-score: {peer_s:.2f} s", peer_s / ours_s, 20)
     if worst_all > 1e-6:
         sys.exit("the scores differ")
 

@@ -13,17 +13,24 @@ namespace tandem::fuzz {
 namespace {
 
 // One folder per process: libFuzzer's -fork and -jobs run several at once.
+// Never destroyed: the exit handler that removes it runs after the statics
+// made before it are gone, and would otherwise read a destroyed path (and
+// remove nothing, leaving a folder in /tmp per run).
 const std::filesystem::path& scratch() {
-  static const std::filesystem::path dir = [] {
+  static const std::filesystem::path* const dir = [] {
     std::string pattern = (std::filesystem::temp_directory_path() / "tandem-fuzz-XXXXXX").string();
     if (!::mkdtemp(pattern.data())) {
       std::perror("tandem-fuzz: mkdtemp");
       std::abort();
     }
-    std::atexit([] { std::filesystem::remove_all(scratch()); });
-    return std::filesystem::path(pattern);
+    const auto* made = new std::filesystem::path(pattern);
+    std::atexit([] {
+      std::error_code ignored;
+      std::filesystem::remove_all(scratch(), ignored);
+    });
+    return made;
   }();
-  return dir;
+  return *dir;
 }
 
 }  // namespace

@@ -382,6 +382,10 @@ class TinyVocab : public tandem::testing::TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
+    write_vocab();
+  }
+  // Hugging Face's two files, as the fixture starts with them.
+  void write_vocab() {
     nlohmann::json encoder = nlohmann::json::object();
     for (int b = 0; b < 256; ++b) encoder[spell(std::string(1, char(b)))] = b;
     for (size_t i = 0; i < merged_.size(); ++i) encoder[merged_[i]] = 256 + i;
@@ -439,7 +443,7 @@ TEST_F(TinyVocab, CorruptOpenAiFilesAreNamed) {
   message = load_error(dir_);
   EXPECT_NE(message.find("not a JSON object"), std::string::npos) << message;
 
-  SetUp();
+  write_vocab();
   write_file(dir_ / "merges.txt", "#version: 0.2\nh e\nno-space-here\n");
   message = load_error(dir_);
   EXPECT_NE(message.find((dir_ / "merges.txt").string() + ":3: expected two tokens"), std::string::npos) << message;
