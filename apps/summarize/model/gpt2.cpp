@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "model/linear.h"
 #include "tandem/error.h"
 #include "tandem/nn/attention.h"
-#include "model/linear.h"
 
 namespace summarize {
 
