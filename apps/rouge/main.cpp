@@ -5,12 +5,12 @@
 //   apps/rouge --pred P.csv --ref R.csv [--stemmer]
 #include <CLI/CLI.hpp>
 
-#include <exception>
 #include <iostream>
 #include <string>
 
 #include "rouge/score_command.h"
 #include "tandem/error.h"
+#include "tandem/local_program.h"
 
 int main(int argc, char** argv) {
   CLI::App app("ROUGE of two id,summary CSV files (predictions, references), as one line of JSON", "rouge");
@@ -19,21 +19,14 @@ int main(int argc, char** argv) {
   app.add_option("--pred", pred, "predictions: id,summary, one row per id")->required();
   app.add_option("--ref", ref, "references: id,summary, one or more rows per id (the best counts)")->required();
   app.add_flag("--stemmer", stemmer, "Porter-stem words longer than 3 letters, as rouge-score's use_stemmer");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& help) {
-    return app.exit(help);
-  } catch (const CLI::ParseError& error) {
-    std::cerr << "error: " << error.what() << " (see rouge --help)" << std::endl;
-    return tandem::kExitUsage;
-  }
-  try {
+  return tandem::run_local_program([&] {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& help) {
+      return app.exit(help);
+    } catch (const CLI::ParseError& error) {
+      throw tandem::UsageError(std::string(error.what()) + " (see rouge --help)");
+    }
     return summarize::score_command(pred, ref, stemmer, std::cout);
-  } catch (const tandem::UsageError& error) {
-    std::cerr << "error: " << error.what() << std::endl;
-    return tandem::kExitUsage;
-  } catch (const std::exception& error) {
-    std::cerr << "error: " << error.what() << std::endl;
-    return tandem::kExitFailure;
-  }
+  });
 }

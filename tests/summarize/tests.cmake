@@ -23,9 +23,12 @@ tandem_e2e_test(summarize_missing_csv STATUS 2 MATCH "nowhere.csv: no such file"
   COMMAND $<TARGET_FILE:summarize> --set data.train_csv=nowhere.csv)
 tandem_e2e_test(summarize_unknown_command STATUS 2 MATCH "unknown command 'trian'"
   COMMAND $<TARGET_FILE:summarize> trian)
-# apps/rouge: a missing flag or file stops it with status 2 and names it.
+# apps/rouge: a missing or unknown flag, or a missing file, stops it with
+# status 2 and names it.
 tandem_e2e_test(rouge_missing_flag STATUS 2 MATCH "--ref is required"
   COMMAND $<TARGET_FILE:rouge> --pred ${CMAKE_CURRENT_LIST_DIR}/e2e/dialogues.csv)
+tandem_e2e_test(rouge_unknown_flag STATUS 2 MATCH "not expected: --stemer.*see rouge --help"
+  COMMAND $<TARGET_FILE:rouge> --pred p.csv --ref r.csv --stemer)
 tandem_e2e_test(rouge_missing_file STATUS 2 MATCH "nowhere.csv: no such file"
   COMMAND $<TARGET_FILE:rouge> --pred nowhere.csv --ref ${CMAKE_CURRENT_LIST_DIR}/e2e/dialogues.csv)
 tandem_e2e_test(summarize_generate_missing_checkpoint STATUS 2 MATCH "checkpoint 'nowhere.h5' not found"
