@@ -16,7 +16,7 @@ constexpr int64_t kMostRows = 32;
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   const int64_t in = weight.size(1);
-  const int64_t rows = x.dim() == 0 ? 0 : x.numel() / in;
+  const int64_t rows = x.numel() / in;
   if (c10::GradMode::is_enabled() || !x.device().is_cpu() || rows < 2 || rows > kMostRows)
     return at::linear(x, weight, bias);
   std::vector<int64_t> shape = x.sizes().vec();
