@@ -1,4 +1,5 @@
-// The classifier's loss and evaluation rows against numbers worked by hand.
+// The classifier's loss (plain, weighted, smoothed and mixed) and evaluation
+// rows against numbers worked by hand.
 // Two samples, three classes, logits chosen so the softmax is exact:
 //   sample 0: logits ln[3, 1, 1] -> p = [3/5, 1/5, 1/5], label 2: ce = ln 5, predicted 0 (wrong)
 //   sample 1: logits ln[1, 2, 1] -> p = [1/4, 1/2, 1/4], label 1: ce = ln 2, predicted 1 (right)
@@ -54,6 +55,68 @@ TEST(ClassifierLoss, LeavesOutPadding) {
   // A batch of padding only (the epoch's last, filled-up batch on some rank).
   const at::Tensor none = torch::tensor({false, false});
   EXPECT_EQ(classification_loss(two_logits(), two_labels(), none).item<double>(), 0.0);
+}
+
+// Mixup: sample 0 is 3/4 itself (label 2) and 1/4 a class-0 image, sample 1
+// half itself (label 1) and half class 0. ce against class 0: ln 5/3 and ln 4.
+MixedTargets two_mixed() { return {torch::tensor({0, 0}, torch::kLong), torch::tensor({0.75, 0.5}, torch::kFloat)}; }
+
+TEST(ClassifierLoss, MixedTargetsTakeBothLabelsByShare) {
+  const double s0 = 0.75 * std::log(5.0) + 0.25 * std::log(5.0 / 3);
+  const double s1 = 0.5 * std::log(2.0) + 0.5 * std::log(4.0);
+  const double loss = classification_loss(two_logits(), two_labels(), both_valid(), {}, 0, two_mixed()).item<double>();
+  EXPECT_NEAR(loss, (s0 + s1) / 2, 1e-6);
+  // torch's cross-entropy against the mixed probability targets, with and
+  // without smoothing (which torch applies to the mixed target).
+  namespace F = torch::nn::functional;
+  const at::Tensor targets = torch::tensor({0.25, 0.0, 0.75, 0.5, 0.5, 0.0}, torch::kFloat).view({2, 3});
+  EXPECT_NEAR(loss, F::cross_entropy(two_logits(), targets).item<double>(), 1e-6);
+  const double smoothed =
+      classification_loss(two_logits(), two_labels(), both_valid(), {}, 0.1, two_mixed()).item<double>();
+  EXPECT_NEAR(smoothed,
+              F::cross_entropy(two_logits(), targets, F::CrossEntropyFuncOptions().label_smoothing(0.1)).item<double>(),
+              1e-6);
+}
+
+TEST(ClassifierLoss, MixedTargetsWeighBothLabels) {
+  // Weights 1, 2, 3: sample 0 weighs 0.75 * 3 + 0.25 * 1 = 2.5 and adds
+  // 0.75 * 3 ln 5 + 0.25 * 1 ln 5/3; sample 1 weighs 0.5 * 2 + 0.5 * 1 = 1.5
+  // and adds 0.5 * 2 ln 2 + 0.5 * 1 ln 4.
+  const at::Tensor weights = torch::tensor({1.0, 2.0, 3.0}, torch::kDouble);
+  const double sum = 2.25 * std::log(5.0) + 0.25 * std::log(5.0 / 3) + std::log(2.0) + 0.5 * std::log(4.0);
+  const double loss =
+      classification_loss(two_logits(), two_labels(), both_valid(), weights, 0, two_mixed()).item<double>();
+  EXPECT_NEAR(loss, sum / 4.0, 1e-6);
+  // Padding still counts for nothing; a share of 1 is the plain loss.
+  const at::Tensor first_only = torch::tensor({true, false});
+  EXPECT_NEAR(classification_loss(two_logits(), two_labels(), first_only, weights, 0, two_mixed()).item<double>(),
+              (2.25 * std::log(5.0) + 0.25 * std::log(5.0 / 3)) / 2.5, 1e-6);
+  const MixedTargets whole = {torch::tensor({0, 0}, torch::kLong), torch::ones({2})};
+  EXPECT_NEAR(classification_loss(two_logits(), two_labels(), both_valid(), weights, 0, whole).item<double>(),
+              classification_loss(two_logits(), two_labels(), both_valid(), weights).item<double>(), 1e-7);
+}
+
+TEST(MixupDraw, DependsOnTheEpochAndTheSampleOnly) {
+  const MixupDraw a = mixup_draw(5, 17, 100, 0.4), b = mixup_draw(5, 17, 100, 0.4);
+  EXPECT_EQ(a.partner, b.partner);
+  EXPECT_EQ(a.lam, b.lam);
+  // Over samples and epochs: every partner reachable, shares spread over
+  // [0, 1] with Beta(1, 1)'s mean, and another epoch draws anew.
+  std::vector<int> hits(10, 0);
+  double sum = 0;
+  int moved = 0;
+  for (int64_t sample = 0; sample < 2000; ++sample) {
+    const MixupDraw d = mixup_draw(9, sample, 10, 1.0);
+    ASSERT_GE(d.partner, 0);
+    ASSERT_LT(d.partner, 10);
+    ASSERT_TRUE(d.lam >= 0 && d.lam <= 1);
+    ++hits[d.partner];
+    sum += d.lam;
+    moved += mixup_draw(10, sample, 10, 1.0).lam != d.lam;
+  }
+  for (int h : hits) EXPECT_NEAR(h, 200, 60);
+  EXPECT_NEAR(sum / 2000, 0.5, 0.03);
+  EXPECT_EQ(moved, 2000);
 }
 
 TEST(ClassifierRows, HoldProbabilitiesPredictionsLabelsAndLosses) {

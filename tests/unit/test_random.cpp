@@ -7,6 +7,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <vector>
 
 #include "tandem/random.h"
@@ -109,6 +110,48 @@ TEST(Random, MixSeedSeparatesNearbySeedsAndSalts) {
   EXPECT_EQ(seeds.size(), 32u * 32u);
   // Not symmetric: (seed, salt) and (salt, seed) are different streams.
   EXPECT_NE(tandem::mix_seed(1, 2), tandem::mix_seed(2, 1));
+}
+
+TEST(Random, SymmetricBetaHasBetasDistribution) {
+  // P(x < 0.1), P(x < 0.3) of Beta(a, a): for a = 1 the uniform's; for a = 4,
+  // I_x(4, 4) = sum_{j=4..7} C(7, j) x^j (1 - x)^(7 - j); for a = 0.2 by
+  // Simpson's rule on the density (x = t^(1/a) removes its pole at 0).
+  // The variance is 1 / (4 (2a + 1)). 200,000 draws: standard errors ~0.001.
+  struct Case {
+    double a, below_01, below_03;
+  };
+  for (const Case& c : {Case{0.2, 0.33669, 0.43320}, Case{1.0, 0.1, 0.3}, Case{4.0, 0.0027281, 0.126036}}) {
+    tandem::SplitMix64 rng(11);
+    const int n = 200000;
+    double sum = 0, squares = 0, below_01 = 0, below_03 = 0;
+    for (int i = 0; i < n; ++i) {
+      const double x = tandem::symmetric_beta(rng, c.a);
+      ASSERT_TRUE(x >= 0 && x <= 1) << x;
+      sum += x;
+      squares += x * x;
+      below_01 += x < 0.1;
+      below_03 += x < 0.3;
+    }
+    const double mean = sum / n;
+    EXPECT_NEAR(mean, 0.5, 0.004) << "a = " << c.a;
+    EXPECT_NEAR(squares / n - mean * mean, 1 / (4 * (2 * c.a + 1)), 0.004) << "a = " << c.a;
+    EXPECT_NEAR(below_01 / n, c.below_01, 0.005) << "a = " << c.a;
+    EXPECT_NEAR(below_03 / n, c.below_03, 0.005) << "a = " << c.a;
+  }
+}
+
+TEST(Random, SymmetricBetaStaysInRangeForTinyA) {
+  // Gamma(0.01) draws are mostly far below the smallest double: the share
+  // must still come out in [0, 1], near 0 or 1, never NaN.
+  tandem::SplitMix64 rng(3);
+  int extreme = 0;
+  for (int i = 0; i < 10000; ++i) {
+    const double x = tandem::symmetric_beta(rng, 0.01);
+    ASSERT_TRUE(x >= 0 && x <= 1) << x;
+    extreme += x < 1e-3 || x > 1 - 1e-3;
+  }
+  EXPECT_GT(extreme, 9000);
+  EXPECT_THROW(tandem::symmetric_beta(rng, 0), std::invalid_argument);
 }
 
 }  // namespace

@@ -84,31 +84,55 @@ std::shared_ptr<torch::nn::Module> CarotidTask::build_model() { return build_cla
 tandem::Batch CarotidTask::make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) {
   const auto& samples = train ? train_ : eval_;
   const int64_t n = static_cast<int64_t>(indices.size());
-  std::vector<int64_t> images(n), labels(n);
+  const bool augment = train && options_.augment.enabled;
+  std::vector<tandem::MixupDraw> mixes;
+  if (augment && options_.mixup > 0)
+    for (int64_t i : indices) mixes.push_back(tandem::mixup_draw(seed, i, train_size(), options_.mixup));
+  // The batch's images, then the partners' they are mixed with.
+  std::vector<int64_t> images(n), labels(n), partner_labels;
   for (int64_t k = 0; k < n; ++k) {
     images[k] = samples.at(indices[k]).image;
     labels[k] = samples[indices[k]].label;
   }
+  for (const auto& m : mixes) {
+    images.push_back(train_.at(m.partner).image);
+    partner_labels.push_back(train_[m.partner].label);
+  }
   const auto raw = store_.images(images);
-  std::vector<at::Tensor> views(n);
-  const bool augment = train && options_.augment.enabled;
-  for_each_index(n, augment ? options_.threads : 1, [&](int64_t k) {
-    at::Tensor image = raw[k].to(at::kFloat).div_(255);
-    // Seeded by the sample, not by its place in a batch, so an image is
-    // augmented alike on any number of ranks.
+  // Seeded by the sample, not by its place in a batch, so an image is
+  // augmented alike on any number of ranks.
+  const auto view = [&](int64_t slot, int64_t sample) {
+    at::Tensor image = raw[slot].to(at::kFloat).div_(255);
     if (augment)
       image = tandem::image::augment(image, options_.image_size, options_.augment,
-                                     tandem::mix_seed(seed, static_cast<uint64_t>(indices[k])));
-    views[k] = image.sub_(mean_).div_(std_);
+                                     tandem::mix_seed(seed, static_cast<uint64_t>(sample)));
+    return image.sub_(mean_).div_(std_);
+  };
+  std::vector<at::Tensor> views(n);
+  for_each_index(n, augment ? options_.threads : 1, [&](int64_t k) {
+    views[k] = view(k, indices[k]);
+    if (!mixes.empty()) {
+      const double lam = mixes[k].lam;
+      views[k].mul_(lam).add_(view(n + k, mixes[k].partner), 1 - lam);
+    }
   });
-  return {{"image", torch::stack(views)},
-          {"label", torch::tensor(labels, torch::kLong)},
-          {"sample", torch::tensor(indices, torch::kLong)}};
+  tandem::Batch batch = {{"image", torch::stack(views)},
+                         {"label", torch::tensor(labels, torch::kLong)},
+                         {"sample", torch::tensor(indices, torch::kLong)}};
+  if (!mixes.empty()) {
+    std::vector<double> lam;
+    for (const auto& m : mixes) lam.push_back(m.lam);
+    batch["partner_label"] = torch::tensor(partner_labels, torch::kLong);
+    batch["lam"] = torch::tensor(lam, torch::kDouble).to(torch::kFloat);
+  }
+  return batch;
 }
 
 at::Tensor CarotidTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {
+  tandem::MixedTargets mixed;
+  if (batch.count("lam")) mixed = {batch.at("partner_label"), batch.at("lam")};
   return tandem::classification_loss(tandem::resnet_logits(model, batch.at("image")), batch.at("label"),
-                                     batch.at("valid"), class_weights_, options_.label_smoothing);
+                                     batch.at("valid"), class_weights_, options_.label_smoothing, mixed);
 }
 
 tandem::EvalRows CarotidTask::eval_rows(torch::nn::Module& model, const tandem::Batch& batch) {

@@ -1,8 +1,8 @@
 #pragma once
 // apps/carotid's part of the shared training loop: images of persons in,
-// class probabilities out; cross-entropy (optionally class-weighted) to learn
-// from, and metrics at image and at person level (a person's probabilities
-// are the mean of their images') to judge by.
+// class probabilities out; cross-entropy (optionally class-weighted, smoothed
+// or mixed with mixup) to learn from, and metrics at image and at person
+// level (a person's probabilities are the mean of their images') to judge by.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,6 +26,7 @@ struct TaskOptions {
   int64_t image_size = 224;
   std::vector<double> class_weights;  // empty: unweighted
   double label_smoothing = 0;         // train.label_smoothing
+  double mixup = 0;                   // aug.mixup: Beta(a, a)'s a; 0: off
   int64_t threads = 1;                // augmenting threads per rank
   // Evaluation only: each image's probabilities averaged with those of its
   // horizontal mirror (test-time augmentation).

@@ -65,6 +65,12 @@ void shuffle(std::vector<T>& items, Engine& engine) {
 // epoch): nearby seeds and salts give unrelated streams.
 inline uint64_t mix_seed(uint64_t seed, uint64_t salt) { return SplitMix64(seed ^ SplitMix64(salt)())(); }
 
+// Beta(a, a) for a > 0, from `rng`: mixup's share of each image (Zhang et
+// al. 2018). Written out, like the rest of this file, so that a run's draws
+// do not depend on the standard library; see random.cpp for the method.
+// Throws std::invalid_argument for a <= 0.
+double symmetric_beta(SplitMix64& rng, double a);
+
 // FNV-1a, 64 bit: a hash of bytes that is the same on every platform and run
 // (std::hash promises neither). Not for adversarial input.
 class Fnv1a64 {

@@ -29,6 +29,9 @@ case $case in
   label-smoothing)
     set -- "${args[@]}" --set train.label_smoothing=1.5
     want="train.label_smoothing must be in \\[0, 1\\)" ;;
+  mixup)
+    set -- "${args[@]}" --set aug.mixup=-0.5
+    want="aug.mixup must be in \\[0, 10\\] \\(0: off\\), got -0.5" ;;
   threshold)
     set -- "${args[@]}" --set model.threshold=sensitivity=2
     want="model.threshold = 'sensitivity=2': expected youden, sensitivity=S" ;;

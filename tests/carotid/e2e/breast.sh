@@ -47,8 +47,9 @@ grep -q "decision threshold on P(1): $threshold\$" "$work/predict.log" ||
   fail "predict did not decide at the model's threshold $threshold"
 grep -q '"person_at_threshold"' "$work/pred/metrics.json" || fail "no figures at the threshold in metrics.json"
 
-# A continued run reuses the split: no test person reaches training.
-"$mpiexec" -n 2 "$carotid" "${common[@]}" --epochs 1 --output-dir "$work/more" \
+# A continued run reuses the split: no test person reaches training. It
+# trains with mixup, whose partners come from the whole training set.
+"$mpiexec" -n 2 "$carotid" "${common[@]}" --epochs 1 --output-dir "$work/more" --set aug.mixup=0.4 \
   --load-model "$run/models/best_model.h5" 2>&1 | tee "$work/more.log"
 grep -q "split: as in $run/split.csv" "$work/more.log" || fail "continued run drew a new split"
 cmp <(sort "$run/split.csv") <(sort "$work"/more/train_*/split.csv) || fail "continued run's split differs"
