@@ -42,7 +42,7 @@ void add_augment_keys(tandem::Schema& s) {
   s.add("aug.contrast", 0.1, "contrast factor drawn from [1 - c, 1 + c]");
   s.add("aug.mixup", 0.0,
         "mixup's a: each training image is blended with another drawn from the training set, keeping a share "
-        "drawn from Beta(a, a), and its target alike; in [0, 10], 0: off");
+        "drawn from Beta(a, a), and its target alike; in [0, 10], 0: off; off with aug.enabled = false");
 }
 
 void add_model_keys(tandem::Schema& s) {
