@@ -45,4 +45,9 @@ tandem::image::AugmentOptions augment_options(const tandem::Config& c) {
   return a;
 }
 
+double mixup_alpha(const tandem::Config& c) {
+  const double a = in_range(c, "aug.mixup", 0, 10);
+  return c.get_bool("aug.enabled") ? a : 0;
+}
+
 }  // namespace carotid

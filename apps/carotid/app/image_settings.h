@@ -13,5 +13,8 @@ namespace carotid {
 ImageStoreOptions image_store_options(const tandem::Config& config);
 // Throws UsageError naming the aug.* key for values outside their range.
 tandem::image::AugmentOptions augment_options(const tandem::Config& config);
+// aug.mixup's a (0: off), checked like the other aug.* keys; 0 when
+// aug.enabled is false.
+double mixup_alpha(const tandem::Config& config);
 
 }  // namespace carotid

@@ -110,9 +110,7 @@ int run_train(tandem::World& world, tandem::Config c) {
   task_options.label_smoothing = c.get_double("train.label_smoothing");
   if (task_options.label_smoothing < 0 || task_options.label_smoothing >= 1)
     throw UsageError("train.label_smoothing must be in [0, 1), got " + std::to_string(task_options.label_smoothing));
-  task_options.mixup = c.get_double("aug.mixup");
-  if (!(task_options.mixup >= 0 && task_options.mixup <= 10))
-    throw UsageError("aug.mixup must be in [0, 10] (0: off), got " + std::to_string(task_options.mixup));
+  task_options.mixup = mixup_alpha(c);
   tandem::TrainSettings settings = tandem::train_settings(c);
   const ThresholdRule threshold_rule = parse_threshold_rule(c.get_string("model.threshold"), "model.threshold");
   const uint64_t seed = tandem::shared_seed(world, settings.seed);
