@@ -2,6 +2,7 @@
 #include <torch/torch.h>
 
 #include "model/linear.h"
+#include "model/row_product.h"
 
 namespace {
 
@@ -28,11 +29,27 @@ TEST(Linear, EqualsXWTransposedPlusBiasForEveryRowCount) {
     for (const bool bias : {true, false}) {
       const at::Tensor y = summarize::linear(x, w, bias ? b : at::Tensor());
       ASSERT_EQ(y.sizes(), (std::vector<int64_t>{rows, 1, 7})) << rows;
-      EXPECT_TRUE(y.is_contiguous()) << rows;
       EXPECT_TRUE(torch::allclose(y.to(torch::kDouble), reference(x, w, bias ? b : at::Tensor()), 1e-5, 1e-5))
           << rows << " rows, bias " << bias;
     }
   }
+}
+
+// Two threads, whatever the machine has, and wide enough that each takes a
+// slice of the columns; the weight requires grad, as a Linear's does, and
+// comes transposed, as linear passes it.
+TEST(RowProduct, EqualsTheRowTimesTheMatrixOnEveryThread) {
+  const int threads = at::get_num_threads();
+  at::set_num_threads(2);
+  torch::manual_seed(2);
+  const at::Tensor w = torch::randn({1000, 64}, torch::requires_grad()), b = torch::randn({1000});
+  const at::Tensor x = torch::randn({1, 64});
+  torch::NoGradGuard no_grad;
+  const at::Tensor expected = reference(x, w.detach(), b);
+  EXPECT_TRUE(torch::allclose(summarize::row_product(x, w.t(), b).to(torch::kDouble), expected, 1e-5, 1e-5));
+  const at::Tensor m = w.detach().t().contiguous();
+  EXPECT_TRUE(torch::allclose(summarize::row_product(x, m).to(torch::kDouble), reference(x, w.detach(), {}), 1e-5, 1e-5));
+  at::set_num_threads(threads);
 }
 
 // Under autograd it is linear itself: gradients reach the weight and bias.

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "model/linear.h"
+#include "model/row_product.h"
 #include "tandem/error.h"
 #include "tandem/nn/attention.h"
 
@@ -192,7 +193,7 @@ at::Tensor GPTImpl::head(const at::Tensor& features) {
   }
   std::vector<int64_t> shape = features.sizes().vec();
   shape.back() = weight.size(0);
-  return features.reshape({1, c}).mm(head_t_).view(shape);
+  return row_product(features.reshape({1, c}), head_t_).view(shape);
 }
 
 at::Tensor GPTImpl::forward(const at::Tensor& idx, KVCache* cache, const at::Tensor& positions,

@@ -5,16 +5,19 @@
 // rows MKL then spends most of the call repacking the whole weight (measured:
 // 8 rows through GPT-2's layers, 62 ms in linear, 47 ms as W x^T; its
 // 50257-row output head, 44 ms against 20 ms). Multiplying W by x^T keeps the
-// weight the left matrix, read once in place.
+// weight the left matrix, read once in place. One row goes to row_product,
+// which reads the weight on every thread.
 #include <ATen/core/Tensor.h>
 
 namespace summarize {
 
 // x [..., in] -> [..., out], as torch::nn::functional::linear(x, weight,
-// bias). Takes the W x^T layout only where it wins: no gradient is being
-// recorded, the tensors are on the CPU, and x has 2 to 32 rows; otherwise it
+// bias). Takes its own layouts only where they win: no gradient is being
+// recorded, the tensors are on the CPU, and x has 1 to 32 rows; otherwise it
 // is linear itself. The results equal linear's up to float rounding (the sums
-// run in another order).
+// run in another order). With 2 to 32 rows the result is a transposed view of
+// W x^T, not a copy: transposing GPT-2's 50257 x 8 logits took 0.95 ms of a
+// 7 ms tiny decoding step, and argmax reads the view in 0.6 ms.
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
 
 }  // namespace summarize
