@@ -59,6 +59,25 @@ TEST(VavaeRope, DotProductDependsOnOffsetOnly) {
   EXPECT_EQ(rope(q.to(torch::kDouble)).scalar_type(), torch::kDouble);
 }
 
+// q and k reach the rotation as views of the attention's qkv projection
+// ([N, T, 3, heads, D] permuted); the gradient is that of the formula in
+// rope.h, written out over the same views.
+TEST(VavaeRope, GradientOfViewsIsTheFormulas) {
+  torch::manual_seed(1);
+  vavae::VisionRope rope(8, 3);
+  const at::Tensor qkv = torch::randn({2, 9, 3 * 2 * 8}, torch::requires_grad());
+  const at::Tensor k = qkv.view({2, 9, 3, 2, 8}).permute({2, 0, 3, 1, 4})[1];
+  const at::Tensor weights = torch::randn({2, 2, 9, 8});
+  (rope(k) * weights).sum().backward();
+  const at::Tensor ours = qkv.grad().clone();
+  qkv.mutable_grad().zero_();
+  const at::Tensor pairs = k.unflatten(-1, {4, 2});
+  const at::Tensor swapped = torch::stack({-pairs.select(-1, 1), pairs.select(-1, 0)}, -1).flatten(-2);
+  ((k * rope->freqs_cos + swapped * rope->freqs_sin) * weights).sum().backward();
+  EXPECT_TRUE(torch::allclose(ours, qkv.grad(), 1e-5, 1e-6));
+  EXPECT_GT(qkv.grad().abs().sum().item<double>(), 0);
+}
+
 // dim 8: each half has frequencies 1 and 10000^(-1/2) = 0.01, sines then
 // cosines; the first half encodes the column, the second the row.
 TEST(VavaePosEmbed, SinCosByHand) {
