@@ -16,9 +16,9 @@ int main(int argc, char** argv) {
   CLI::App app("ROUGE of two id,summary CSV files (predictions, references), as one line of JSON", "rouge");
   std::string pred, ref;
   bool stemmer = false;
-  app.add_option("--pred", pred, "predictions: id,summary, one row per id")->required();
-  app.add_option("--ref", ref, "references: id,summary, one or more rows per id (the best counts)")->required();
-  app.add_flag("--stemmer", stemmer, "Porter-stem words longer than 3 letters, as rouge-score's use_stemmer");
+  app.add_option("--pred", pred, summarize::kScorePredDoc)->required();
+  app.add_option("--ref", ref, summarize::kScoreRefDoc)->required();
+  app.add_flag("--stemmer", stemmer, summarize::kScoreStemmerDoc);
   return tandem::run_local_program([&] {
     try {
       app.parse(argc, argv);

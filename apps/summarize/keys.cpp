@@ -1,6 +1,7 @@
 #include "keys.h"
 
 #include "data/load.h"
+#include "rouge/score_command.h"
 #include "tandem/config/config.h"
 #include "tandem/config/load.h"
 #include "tandem/config/schema.h"
@@ -47,7 +48,7 @@ tandem::Schema summarize_schema() {
   s.add("gen.top_k", int64_t{0}, "sample among the k most likely tokens; 0: all");
   s.add("gen.top_p", 1.0, "sample from the smallest set of tokens with this much probability");
   s.add("gen.batch", int64_t{16}, "prompts generated together per rank");
-  s.add("rouge.stemmer", false, "Porter-stem tokens before ROUGE, as rouge_score's use_stemmer");
+  s.add("rouge.stemmer", false, kScoreStemmerDoc);
   s.add("cmd.checkpoint", std::string(""), "checkpoint or models/*.h5 file for eval, predict, generate, export");
   s.add("cmd.hf", std::string(""), "Hugging Face GPT-2 directory for generate");
   s.add("cmd.prompt", std::string(""), "text to continue (generate)");
@@ -55,8 +56,8 @@ tandem::Schema summarize_schema() {
   s.add("cmd.out", std::string(""), "output directory (export)");
   s.add("cmd.text_file", std::string(""), "file to tokenize, one text per line (tokenize)");
   s.add("cmd.decode", false, "tokenize: read JSON id arrays and print their text");
-  s.add("cmd.pred", std::string(""), "predictions CSV (id,summary) for score");
-  s.add("cmd.ref", std::string(""), "references CSV (id,summary) for score");
+  s.add("cmd.pred", std::string(""), std::string("score: ") + kScorePredDoc);
+  s.add("cmd.ref", std::string(""), std::string("score: ") + kScoreRefDoc);
   s.alias("--batch-size", "train.micro_batch");
   s.alias("--lr", "train.lr");
   s.alias("--max-steps", "train.max_steps");
