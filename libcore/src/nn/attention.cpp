@@ -9,6 +9,23 @@
 
 namespace tandem::nn {
 
+namespace {
+
+// LibTorch's fused attention kernels read each head's features as one run
+// and take any input whose last stride is not 1 (a transposed product, as
+// summarize's few-row linear gives) to the unfused path instead, which among
+// other things scales the whole of K: in GPT-2's batched decoding, 3 MB of
+// cached keys a layer and a step. A copy of such an input costs less.
+at::Tensor dense_rows(const at::Tensor& x) { return x.stride(-1) == 1 ? x : x.contiguous(); }
+
+at::Tensor fused_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& attn_mask,
+                           double dropout_p, bool is_causal) {
+  return compat::scaled_dot_product_attention(dense_rows(q), dense_rows(k), dense_rows(v), attn_mask, dropout_p,
+                                              is_causal);
+}
+
+}  // namespace
+
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const AttentionOptions& options) {
   const int64_t tq = q.size(2), tk = k.size(2);
   if (options.causal && tq > tk) {
@@ -20,8 +37,8 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
     // Without a mask tensor the fused kernels run fastest. Their own causal
     // mask is aligned top-left: right when queries and keys are the same
     // positions; a single last query sees every key anyway.
-    if (!options.causal || tq == 1) return compat::scaled_dot_product_attention(q, k, v, {}, dropout_p, false);
-    if (tq == tk) return compat::scaled_dot_product_attention(q, k, v, {}, dropout_p, true);
+    if (!options.causal || tq == 1) return fused_attention(q, k, v, {}, dropout_p, false);
+    if (tq == tk) return fused_attention(q, k, v, {}, dropout_p, true);
   }
 
   const at::Tensor key_pos = at::arange(tk, q.options().dtype(at::kLong)).unsqueeze(0);
@@ -32,7 +49,7 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
     const at::Tensor real = options.key_mask.to(q.device(), at::kBool).view({-1, 1, 1, tk});
     allowed = (allowed.defined() ? allowed & real : real) | (key_pos == query_pos);
   }
-  return compat::scaled_dot_product_attention(q, k, v, allowed, dropout_p, false);
+  return fused_attention(q, k, v, allowed, dropout_p, false);
 }
 
 }  // namespace tandem::nn
