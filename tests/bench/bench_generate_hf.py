@@ -11,11 +11,11 @@ with save_pretrained, and both sides load that directory: tandem through
 from_pretrained. Prompts are random token ids (no <|endoftext|>), all of one
 length, so neither side pads. Both continue them greedily by --new tokens
 with the KV cache on, <|endoftext|> ending a row, with --threads intra-op
-threads, fp32 on the CPU. Each side warms up once and keeps the best of
-ROUNDS runs; tokens/s counts the new tokens of every row. The tokens must
-be the same: the table gives how many agree, row by row up to the first
-difference (a near tie can flip under float rounding; on random weights
-they are rare).
+threads, fp32 on the CPU. The sides take turns, ROUNDS runs each, each run
+after a warm-up, and each side keeps its best; tokens/s counts the new
+tokens of every row. The tokens must be the same: the table gives how many
+agree, row by row up to the first difference (a near tie can flip under
+float rounding; on random weights they are rare).
 --results appends the figures to env/bench.sh's table (results.py).
 Exit 77 when transformers is not installed (env/setup.sh --tests).
 """
@@ -124,8 +124,14 @@ def main():
             for batch in batches:
                 prompts = torch.randint(EOT, (batch, args.prompt), generator=torch.Generator().manual_seed(batch))
                 prompts = prompts.tolist()
-                our_s, our_rows = ours(args.peer, hf_dir, prompts, args.new, args.threads, args.rounds, work)
-                their_s, their_rows = theirs(model, prompts, args.new, args.rounds)
+                # Rounds alternate between the sides: this machine's speed drifts
+                # by 10-40% over minutes, and each side keeps its best round.
+                our_s = their_s = float("inf")
+                for _ in range(args.rounds):
+                    seconds, our_rows = ours(args.peer, hf_dir, prompts, args.new, args.threads, 1, work)
+                    our_s = min(our_s, seconds)
+                    seconds, their_rows = theirs(model, prompts, args.new, 1)
+                    their_s = min(their_s, seconds)
                 our_n, their_n = sum(map(len, our_rows)), sum(map(len, their_rows))
                 row = {"model": preset, "batch": batch, "tandem_tokens_per_s": our_n / our_s,
                        "transformers_tokens_per_s": their_n / their_s,
