@@ -18,15 +18,11 @@ namespace {
 // cached keys a layer and a step. A copy of such an input costs less.
 at::Tensor dense_rows(const at::Tensor& x) { return x.stride(-1) == 1 ? x : x.contiguous(); }
 
-at::Tensor fused_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& attn_mask,
-                           double dropout_p, bool is_causal) {
-  return compat::scaled_dot_product_attention(dense_rows(q), dense_rows(k), dense_rows(v), attn_mask, dropout_p,
-                                              is_causal);
-}
-
 }  // namespace
 
-at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const AttentionOptions& options) {
+at::Tensor attention(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
+                     const AttentionOptions& options) {
+  const at::Tensor q = dense_rows(q_in), k = dense_rows(k_in), v = dense_rows(v_in);
   const int64_t tq = q.size(2), tk = k.size(2);
   if (options.causal && tq > tk) {
     throw std::invalid_argument("attention: " + std::to_string(tq) + " causal queries for only " + std::to_string(tk) +
@@ -37,8 +33,8 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
     // Without a mask tensor the fused kernels run fastest. Their own causal
     // mask is aligned top-left: right when queries and keys are the same
     // positions; a single last query sees every key anyway.
-    if (!options.causal || tq == 1) return fused_attention(q, k, v, {}, dropout_p, false);
-    if (tq == tk) return fused_attention(q, k, v, {}, dropout_p, true);
+    if (!options.causal || tq == 1) return compat::scaled_dot_product_attention(q, k, v, {}, dropout_p, false);
+    if (tq == tk) return compat::scaled_dot_product_attention(q, k, v, {}, dropout_p, true);
   }
 
   const at::Tensor key_pos = at::arange(tk, q.options().dtype(at::kLong)).unsqueeze(0);
@@ -49,7 +45,7 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
     const at::Tensor real = options.key_mask.to(q.device(), at::kBool).view({-1, 1, 1, tk});
     allowed = (allowed.defined() ? allowed & real : real) | (key_pos == query_pos);
   }
-  return fused_attention(q, k, v, allowed, dropout_p, false);
+  return compat::scaled_dot_product_attention(q, k, v, allowed, dropout_p, false);
 }
 
 }  // namespace tandem::nn
