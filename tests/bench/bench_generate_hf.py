@@ -42,30 +42,29 @@ EOT = 50256
 PRESETS = {"tiny": (4, 4, 128, 256), "gpt2": (12, 12, 768, 1024)}
 
 
-def theirs(model, prompts, new, rounds):
-    """transformers' generate: best seconds of `rounds` after a warm-up, and each row's new tokens up to eot."""
+def theirs(model, prompts, new):
+    """transformers' generate: seconds of one run after a warm-up, and each row's new tokens up to eot."""
     ids = torch.tensor(prompts)
     mask = torch.ones_like(ids)
     kwargs = dict(attention_mask=mask, do_sample=False, eos_token_id=EOT, pad_token_id=EOT)
     with torch.no_grad():
         model.generate(ids, max_new_tokens=4, **kwargs)
-        best = float("inf")
-        for _ in range(rounds):
-            start = time.perf_counter()
-            out = model.generate(ids, max_new_tokens=new, **kwargs)
-            best = min(best, time.perf_counter() - start)
+        start = time.perf_counter()
+        out = model.generate(ids, max_new_tokens=new, **kwargs)
+        seconds = time.perf_counter() - start
     rows = []
     for row in out[:, ids.shape[1]:].tolist():
         rows.append(row[: row.index(EOT)] if EOT in row else row)
-    return best, rows
+    return seconds, rows
 
 
-def ours(peer, hf_dir, prompts, new, threads, rounds, work):
+def ours(peer, hf_dir, prompts, new, threads, work):
+    """tandem's generate: seconds of one run after a warm-up, and each row's new tokens."""
     prompts_file, out_file = os.path.join(work, "prompts.json"), os.path.join(work, "ours.json")
     with open(prompts_file, "w") as f:
         json.dump(prompts, f)
     args = [peer, "--hf", hf_dir, "--prompts", prompts_file, "--out", out_file, "--new", str(new),
-            "--threads", str(threads), "--repeats", str(rounds)]
+            "--threads", str(threads), "--repeats", "1"]
     run = subprocess.run(args, capture_output=True, text=True)
     if run.returncode != 0:
         sys.exit(f"{' '.join(args)} failed ({run.returncode}): {run.stderr[-2000:]}")
@@ -128,9 +127,9 @@ def main():
                 # by 10-40% over minutes, and each side keeps its best round.
                 our_s = their_s = float("inf")
                 for _ in range(args.rounds):
-                    seconds, our_rows = ours(args.peer, hf_dir, prompts, args.new, args.threads, 1, work)
+                    seconds, our_rows = ours(args.peer, hf_dir, prompts, args.new, args.threads, work)
                     our_s = min(our_s, seconds)
-                    seconds, their_rows = theirs(model, prompts, args.new, 1)
+                    seconds, their_rows = theirs(model, prompts, args.new)
                     their_s = min(their_s, seconds)
                 our_n, their_n = sum(map(len, our_rows)), sum(map(len, their_rows))
                 row = {"model": preset, "batch": batch, "tandem_tokens_per_s": our_n / our_s,
