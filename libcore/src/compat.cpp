@@ -2,6 +2,11 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/util/Exception.h>
+
+#include <optional>
+#include <vector>
 
 namespace tandem::compat {
 
@@ -25,6 +30,42 @@ at::Tensor scaled_dot_product_attention(const at::Tensor& q, const at::Tensor& k
   // from c10::optional to std::optional in 2.4.
   if (attn_mask.defined()) return at::scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal);
   return at::scaled_dot_product_attention(q, k, v, {}, dropout_p, is_causal);
+}
+
+namespace {
+
+// The ops are private and their C++ argument types have moved between
+// releases (c10::string_view became std::string_view), so they are looked up
+// by name and called boxed, with IValues, which every release takes alike.
+std::optional<c10::OperatorHandle> find_op(const char* name) {
+  return c10::Dispatcher::singleton().findOp(c10::OperatorName(name, ""));
+}
+
+at::Tensor call(const c10::OperatorHandle& op, std::vector<c10::IValue> stack) {
+  op.callBoxed(stack);
+  return stack.front().toTensor();
+}
+
+}  // namespace
+
+at::Tensor pack_linear_weight(const at::Tensor& weight, int64_t rows) {
+  static const std::optional<c10::OperatorHandle> reorder = find_op("mkldnn::_reorder_linear_weight");
+  static const std::optional<c10::OperatorHandle> linear = find_op("mkldnn::_linear_pointwise");
+  if (!reorder || !linear || !at::hasMKLDNN() || !weight.device().is_cpu() || weight.scalar_type() != at::kFloat)
+    return {};
+  // Earlier releases reordered only a weight already in oneDNN's layout, and a
+  // build may lack the kernel: a refusal means no packing, not an error.
+  try {
+    return call(*reorder, {weight.detach(), c10::IValue(rows)});
+  } catch (const c10::Error&) {
+    return {};
+  }
+}
+
+at::Tensor packed_linear(const at::Tensor& x, const at::Tensor& packed, const at::Tensor& bias) {
+  static const c10::OperatorHandle linear = *find_op("mkldnn::_linear_pointwise");
+  return call(linear, {x, packed, bias.defined() ? c10::IValue(bias.detach()) : c10::IValue(), c10::IValue("none"),
+                       c10::IValue(c10::List<std::optional<at::Scalar>>()), c10::IValue()});
 }
 
 }  // namespace tandem::compat

@@ -3,6 +3,8 @@
 
 #include "model/linear.h"
 #include "model/row_product.h"
+#include "model/weight_copy.h"
+#include "tandem/compat.h"
 
 namespace {
 
@@ -33,6 +35,52 @@ TEST(Linear, EqualsXWTransposedPlusBiasForEveryRowCount) {
           << rows << " rows, bias " << bias;
     }
   }
+}
+
+// The same with the weight packed by oneDNN, kept in a WeightCopy as the
+// GPT-2 blocks keep theirs; the weight requires grad, as a Linear's does.
+TEST(Linear, PackedEqualsXWTransposedPlusBiasForEveryRowCount) {
+  torch::manual_seed(3);
+  const at::Tensor w = torch::randn({70, 50}, torch::requires_grad()), b = torch::randn({70});
+  torch::NoGradGuard no_grad;
+  summarize::WeightCopy packed;
+  for (const int64_t rows : {1, 2, 8, 32, 33}) {
+    const at::Tensor x = torch::randn({1, rows, 50});
+    for (const bool bias : {true, false}) {
+      const at::Tensor y = summarize::linear(x, w, bias ? b : at::Tensor(), &packed);
+      ASSERT_EQ(y.sizes(), (std::vector<int64_t>{1, rows, 70})) << rows;
+      EXPECT_TRUE(torch::allclose(y.to(torch::kDouble), reference(x, w.detach(), bias ? b : at::Tensor()), 1e-5, 1e-5))
+          << rows << " rows, bias " << bias;
+    }
+  }
+}
+
+// Generation during training: after an optimizer step (in place) or a load
+// that swaps the tensor, the packed copy is made again, never used stale.
+TEST(Linear, PackedCopyFollowsTheWeightWhenItChanges) {
+  torch::manual_seed(4);
+  at::Tensor w = torch::randn({40, 16}, torch::requires_grad());
+  const at::Tensor x = torch::randn({8, 16});
+  torch::NoGradGuard no_grad;
+  summarize::WeightCopy packed;
+  summarize::linear(x, w, {}, &packed);
+  w.mul_(-2.0);
+  EXPECT_TRUE(torch::allclose(summarize::linear(x, w, {}, &packed).to(torch::kDouble), reference(x, w, {}), 1e-5, 1e-5));
+  w = torch::randn({40, 16});
+  EXPECT_TRUE(torch::allclose(summarize::linear(x, w, {}, &packed).to(torch::kDouble), reference(x, w, {}), 1e-5, 1e-5));
+}
+
+// The PyPI LibTorch users build with has oneDNN and its private packed-linear
+// ops: if a release renames them, decoding falls back to a slower layout
+// silently, so this says so instead.
+TEST(Linear, ThisLibTorchPacksWeightsForOneDNN) {
+  if (!at::hasMKLDNN()) GTEST_SKIP() << "this LibTorch was built without oneDNN";
+  torch::NoGradGuard no_grad;
+  const at::Tensor w = torch::randn({24, 16});
+  const at::Tensor packed = tandem::compat::pack_linear_weight(w, 8);
+  ASSERT_TRUE(packed.defined()) << "mkldnn::_reorder_linear_weight refused or missing in LibTorch " << TORCH_VERSION;
+  const at::Tensor x = torch::randn({3, 16});
+  EXPECT_TRUE(torch::allclose(tandem::compat::packed_linear(x, packed, {}), x.matmul(w.t()), 1e-5, 1e-5));
 }
 
 // Two threads, whatever the machine has, and wide enough that each takes a

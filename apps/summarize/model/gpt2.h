@@ -15,6 +15,7 @@
 #include <string>
 
 #include "model/kv_cache.h"
+#include "model/weight_copy.h"
 
 namespace summarize {
 
@@ -80,6 +81,7 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
  private:
   int64_t n_head_, layer_;
   double dropout_;
+  WeightCopy c_attn_packed_, c_proj_packed_;  // for decoding steps of a few rows (model/linear.h)
 };
 TORCH_MODULE(CausalSelfAttention);
 
@@ -90,6 +92,9 @@ class MLPImpl : public torch::nn::Module {
 
   torch::nn::Linear c_fc{nullptr}, c_proj{nullptr};
   torch::nn::Dropout dropout{nullptr};
+
+ private:
+  WeightCopy c_fc_packed_, c_proj_packed_;  // for decoding steps of a few rows (model/linear.h)
 };
 TORCH_MODULE(MLP);
 
@@ -137,8 +142,10 @@ class GPTImpl : public torch::nn::Module {
                      const at::Tensor& key_mask = {});
   // The final hidden states [B,T,C]: forward without the head. Generation
   // needs only the last position's logits, which head() gives for a fraction
-  // of the memory. Without gradients on the CPU, head() of a single row keeps
-  // a transposed copy of the embedding (vocab x n_embd floats) for speed.
+  // of the memory. Without gradients on the CPU, head() keeps a copy of the
+  // embedding (vocab x n_embd floats) for speed: transposed for a single row,
+  // packed for 2 to 32 (model/linear.h); so do the blocks' Linear layers for
+  // 2 to 32 rows.
   at::Tensor features(const at::Tensor& idx, KVCache* cache = nullptr, const at::Tensor& positions = {},
                       const at::Tensor& key_mask = {});
   at::Tensor head(const at::Tensor& features);
@@ -149,11 +156,9 @@ class GPTImpl : public torch::nn::Module {
 
  private:
   GPTConfig config_;
-  // head()'s transposed copy of the embedding for one-row steps, and where
-  // and from which version of the embedding it was made.
-  at::Tensor head_t_;
-  c10::Storage head_t_source_;
-  int64_t head_t_offset_ = 0, head_t_version_ = 0;
+  // head()'s copies of the embedding: transposed for one-row steps, packed
+  // for a few rows.
+  WeightCopy head_t_, head_packed_;
 };
 TORCH_MODULE(GPT);
 

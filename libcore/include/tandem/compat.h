@@ -28,4 +28,15 @@ void set_autocast_state(bool cuda, const AutocastState& state);
 at::Tensor scaled_dot_product_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                         const at::Tensor& attn_mask, double dropout_p, bool is_causal);
 
+// oneDNN's linear over a weight reordered once into its blocked layout for
+// products of about `rows` rows: LibTorch's private ops mkldnn::
+// _reorder_linear_weight and mkldnn::_linear_pointwise, which torch.compile's
+// CPU code calls on frozen weights. pack_linear_weight(weight [out, in] float)
+// gives an opaque tensor, or an undefined one where this LibTorch has no such
+// ops or refuses the weight (no oneDNN, another schema); then callers keep to
+// at::linear. packed_linear(x [..., in], packed, bias [out] or undefined) is
+// x weight^T + bias, [..., out], contiguous. For inference: no gradient flows.
+at::Tensor pack_linear_weight(const at::Tensor& weight, int64_t rows);
+at::Tensor packed_linear(const at::Tensor& x, const at::Tensor& packed, const at::Tensor& bias);
+
 }  // namespace tandem::compat
