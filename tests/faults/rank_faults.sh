@@ -23,22 +23,21 @@ timeout_s=10
 # enough to be caught in the middle.
 common=(--set obs.gpu_every_s=0 --set train.max_steps=24 --set train.global_batch=8 --set train.ckpt_every=3
         --set toy.hidden=262144 --set dist.timeout_s=$timeout_s)
-# The run a fault hits: its start-up deadline is under test (a rank stopped
-# while MPI starts).
-run() { TANDEM_START_TIMEOUT_S=$timeout_s "$mpiexec" -n 2 "$toy" "${common[@]}" "$@"; }
-# The runs no fault reaches (the reference, the resumed ones): their start-up
-# is not under test, and beside ctest's other job on 2 cores MPI once took
-# over 10 s to start a resumed run (a clean-clone env/test.sh, 2026-11-26). A
-# deadline that still ends a start-up that hangs, not one that is slow.
-unfaulted() { TANDEM_START_TIMEOUT_S=120 "$mpiexec" -n 2 "$toy" "${common[@]}" "$@"; }
+# start_within S ARGS: a 2-rank run whose MPI start-up must end within S s.
+# The run a fault hits gets timeout_s: its deadline is under test (a rank
+# stopped while MPI starts). The runs no fault reaches (the reference, the
+# resumed ones) get 120 s: beside ctest's other job on 2 cores MPI once took
+# over 10 s to start a resumed run (a clean-clone env/test.sh, 2026-11-26),
+# and 120 s still ends a start-up that hangs.
+start_within() { TANDEM_START_TIMEOUT_S=$1 "$mpiexec" -n 2 "$toy" "${common[@]}" "${@:2}"; }
 
-unfaulted --set train.out_dir="$work/straight" >"$work/straight.log" 2>&1 || { tail -20 "$work/straight.log"; exit 1; }
+start_within 120 --set train.out_dir="$work/straight" >"$work/straight.log" 2>&1 || { tail -20 "$work/straight.log"; exit 1; }
 echo "$fault, seed $seed; reference run done"
 echo "| trial | moment | SIG$signal to | exit | s to exit | resumed from | final model |"
 echo "|---|---|---|---|---|---|---|"
 for trial in $(seq 1 "$trials"); do
   dir="$work/t$trial"
-  run --set train.out_dir="$dir" >"$dir.log" 2>&1 &
+  start_within $timeout_s --set train.out_dir="$dir" >"$dir.log" 2>&1 &
   launcher=$!
   # The ranks by their rank (not the launcher, whose command line starts with
   # mpiexec), found before the moment so that the signal follows it at once.
@@ -88,7 +87,7 @@ for trial in $(seq 1 "$trials"); do
     tail -20 "$dir.log"; exit 1
   fi
   resume_log="$dir.resume.log"
-  if ! unfaulted --set train.out_dir="$dir" >"$resume_log" 2>&1; then
+  if ! start_within 120 --set train.out_dir="$dir" >"$resume_log" 2>&1; then
     echo "FAIL: trial $trial: the resumed run failed"; tail -20 "$resume_log"; exit 1
   fi
   from=$(grep -o "resumed from [^ ]* at step [0-9]*" "$resume_log" | sed 's/.* at step /step /' | head -1 || true)
