@@ -54,9 +54,13 @@ void expect_bitwise_equal(const NamedTensors& actual, const NamedTensors& expect
 }
 
 // torch::optim::AdamW with our decay rule expressed as two parameter groups.
+// It updates one parameter at a time in eight passes, the fused kernel ours
+// runs in one, so the two agree to float rounding, not to the bit: a wrong
+// decay group, bias correction or rate would be off by far more.
 void check_against_torch(double weight_decay) {
   const NamedTensors ours = make_params(7);
   const NamedTensors theirs = copy_of(ours);
+  const NamedTensors start = copy_of(ours);
   const AdamWOptions options{0.9, 0.95, 1e-8, weight_decay};
   AdamW adamw(ours, options, trainer_rule);
 
@@ -79,12 +83,43 @@ void check_against_torch(double weight_decay) {
     adamw.step(lr);
     reference.step();
   }
-  expect_bitwise_equal(ours, theirs);
+  ASSERT_EQ(ours.size(), theirs.size());
+  for (size_t i = 0; i < ours.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(ours[i].second, theirs[i].second, /*rtol=*/1e-6, /*atol=*/1e-7)) << ours[i].first;
+    EXPECT_FALSE(torch::equal(ours[i].second, start[i].second)) << ours[i].first << " never moved";
+  }
 }
 
-TEST(TrainAdamW, MatchesTorchAdamWBitwise) { check_against_torch(0.0); }
+TEST(TrainAdamW, MatchesTorchAdamW) { check_against_torch(0.0); }
 
 TEST(TrainAdamW, MatchesTorchAdamWWithDecayOnMatricesOnly) { check_against_torch(0.1); }
+
+// A transposed weight with a contiguous gradient, as a gradient all-reduced
+// through a flat bucket arrives: updated as if both shared one layout.
+TEST(TrainAdamW, GradientInAnotherLayoutThanItsParameter) {
+  torch::manual_seed(11);
+  const at::Tensor transposed = torch::randn({4, 3}).t();
+  ASSERT_FALSE(transposed.is_contiguous());
+  const NamedTensors odd = {{"w", transposed}};
+  const NamedTensors plain = {{"w", transposed.contiguous()}};
+  AdamW a(odd, AdamWOptions{0.9, 0.95, 1e-8, 0.1}, trainer_rule);
+  AdamW b(plain, AdamWOptions{0.9, 0.95, 1e-8, 0.1}, trainer_rule);
+  for (int step = 0; step < 3; ++step) {
+    const at::Tensor grad = torch::randn({3, 4});
+    odd[0].second.mutable_grad() = grad.clone();
+    plain[0].second.mutable_grad() = grad.clone();
+    a.step(1e-2);
+    b.step(1e-2);
+  }
+  EXPECT_TRUE(torch::equal(odd[0].second, plain[0].second));
+}
+
+TEST(TrainAdamW, RefusesAParameterWithGapsInMemory) {
+  const at::Tensor every_other = torch::zeros({8}).slice(0, 0, 8, 2);
+  const std::string message = tandem::testing::message_of<std::invalid_argument>(
+      [&] { AdamW adamw({{"w", every_other}}, AdamWOptions{}, trainer_rule); });
+  EXPECT_NE(message.find("'w' is not one dense block"), std::string::npos) << message;
+}
 
 TEST(TrainAdamW, DecaysOnlyWhereTheRuleSays) {
   const NamedTensors params = make_params(3);

@@ -2,9 +2,10 @@
 
 #include <torch/torch.h>
 
-#include <cmath>
 #include <map>
 #include <stdexcept>
+#include <string>
+#include <tuple>
 #include <unordered_set>
 #include <utility>
 
@@ -34,6 +35,8 @@ AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay)
   for (const auto& [name, param] : params_) {
     if (!param.defined()) throw std::invalid_argument("AdamW: parameter '" + name + "' is undefined");
     if (!seen.insert(name).second) throw std::invalid_argument("AdamW: parameter '" + name + "' given twice");
+    if (!param.is_non_overlapping_and_dense())
+      throw std::invalid_argument("AdamW: parameter '" + name + "' is not one dense block of memory");
     // Allocated up front, not at the first step as torch does, so that state()
     // always has the same entries; zeros make the first update identical.
     Slot slot;
@@ -44,43 +47,49 @@ AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay)
   }
 }
 
-// The operations and their order are torch::optim::AdamW's, so that results
-// agree with it to the bit rather than merely to rounding. Each runs as one
-// multi-tensor (_foreach_) call over every parameter that shares a step count
-// (normally all of them): on a GPU that is a handful of fused launches per step
-// instead of nine per parameter, and on any device the same arithmetic per
-// element as the one-tensor-at-a-time loop.
+// One fused kernel per group (torch.optim.AdamW(fused=True)'s, at::_fused_adamw_)
+// reads each parameter, gradient and moment once and writes them once. The
+// eight elementwise passes of the unfused update moved about three times the
+// bytes, allocated a model-sized temporary every step, and on a CPU that is
+// what the step waits for: over a DiT-B/1's 128M parameters on one thread,
+// 0.43 s against torch::optim::AdamW's 1.76 s (tests/bench/bench_adamw), and
+// DiT-B/1 training steps 7.8 -> 6.5-7.2 s on 2 ranks. The result is the fused
+// torch.optim.AdamW's to the bit and the unfused one's to float rounding.
 void AdamW::step(double lr) {
   torch::NoGradGuard no_grad;
-  const double beta1 = options_.beta1;
-  const double beta2 = options_.beta2;
-  // Step count after this update -> the slots at that count.
-  std::map<int64_t, std::vector<size_t>> groups;
-  for (size_t i = 0; i < params_.size(); ++i)
-    if (params_[i].second.grad().defined()) groups[slots_[i].step + 1].push_back(i);
+  // Parameters that step together: the same count after this update (normally
+  // all of them), decay, device and dtype (one kernel's lists share the last two).
+  using GroupKey = std::tuple<int64_t, bool, std::string, at::ScalarType>;
+  std::map<GroupKey, std::vector<size_t>> groups;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const at::Tensor& param = params_[i].second;
+    if (!param.grad().defined()) continue;
+    groups[{slots_[i].step + 1, slots_[i].decay, param.device().str(), param.scalar_type()}].push_back(i);
+  }
 
-  for (const auto& [step, members] : groups) {
-    std::vector<at::Tensor> params, grads, exp_avgs, exp_avg_sqs, decayed;
+  for (const auto& [key, members] : groups) {
+    const auto& [step, decay, device, dtype] = key;
+    std::vector<at::Tensor> params, grads, exp_avgs, exp_avg_sqs;
     for (size_t i : members) {
-      Slot& slot = slots_[i];
-      slot.step = step;
-      params.push_back(params_[i].second);
-      grads.push_back(params_[i].second.grad());
-      exp_avgs.push_back(slot.exp_avg);
-      exp_avg_sqs.push_back(slot.exp_avg_sq);
-      if (slot.decay) decayed.push_back(params_[i].second);
+      slots_[i].step = step;
+      const at::Tensor& param = params_[i].second;
+      params.push_back(param);
+      // The kernel walks a parameter, its gradient and moments as flat runs of
+      // memory, so all must share strides: a gradient laid out otherwise (a
+      // contiguous one for a transposed or channels-last weight) is copied
+      // into the parameter's layout first.
+      const at::Tensor& grad = param.grad();
+      grads.push_back(grad.strides() == param.strides() ? grad : at::empty_like(param).copy_(grad));
+      exp_avgs.push_back(slots_[i].exp_avg);
+      exp_avg_sqs.push_back(slots_[i].exp_avg_sq);
     }
-    if (options_.weight_decay != 0.0 && !decayed.empty()) at::_foreach_mul_(decayed, 1.0 - lr * options_.weight_decay);
-    const double bias_correction1 = 1.0 - std::pow(beta1, step);
-    const double bias_correction2 = 1.0 - std::pow(beta2, step);
-    at::_foreach_mul_(exp_avgs, beta1);
-    at::_foreach_add_(exp_avgs, grads, 1.0 - beta1);
-    at::_foreach_mul_(exp_avg_sqs, beta2);
-    at::_foreach_addcmul_(exp_avg_sqs, grads, grads, 1.0 - beta2);
-    std::vector<at::Tensor> denom = at::_foreach_sqrt(exp_avg_sqs);
-    at::_foreach_div_(denom, std::sqrt(bias_correction2));
-    at::_foreach_add_(denom, options_.eps);
-    at::_foreach_addcdiv_(params, exp_avgs, denom, -lr / bias_correction1);
+    // The kernel reads the step count from a float tensor on the parameters'
+    // device, one per parameter; they all hold the same count, so one serves.
+    const at::Tensor count = at::scalar_tensor(static_cast<double>(step), params.front().options().dtype(at::kFloat));
+    const std::vector<at::Tensor> steps(params.size(), count);
+    at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, options_.beta1,
+                      options_.beta2, decay ? options_.weight_decay : 0.0, options_.eps, /*amsgrad=*/false,
+                      /*maximize=*/false);
   }
 }
 

@@ -43,17 +43,16 @@ void Ema::update(const torch::nn::Module& module, double decay) {
     throw std::invalid_argument("Ema: decay must be in [0, 1], got " + std::to_string(decay));
   const std::vector<at::Tensor> current = matching(tensors_, module);
   torch::NoGradGuard no_grad;
-  // One multi-tensor kernel per operation rather than two per parameter: a
-  // DiT-XL has hundreds of parameters, and the update runs every step.
+  // One multi-tensor lerp (average += (1 - decay) (param - average)) rather
+  // than a scale and an add per parameter: a DiT-XL has hundreds of
+  // parameters, the update runs every step, and one pass over the average
+  // moves three fifths of the bytes of two.
   std::vector<at::Tensor> averages, params;
   for (size_t i = 0; i < num_parameters_; ++i) {
     averages.push_back(tensors_[i].second);
     params.push_back(current[i].detach());
   }
-  if (!averages.empty()) {
-    at::_foreach_mul_(averages, decay);
-    at::_foreach_add_(averages, params, 1.0 - decay);
-  }
+  if (!averages.empty()) at::_foreach_lerp_(averages, params, 1.0 - decay);
   for (size_t i = num_parameters_; i < tensors_.size(); ++i) tensors_[i].second.copy_(current[i]);
 }
 

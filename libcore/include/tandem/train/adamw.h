@@ -1,6 +1,7 @@
 #pragma once
-// AdamW over named parameters, computing exactly what torch.optim.AdamW (and
-// torch::optim::AdamW) computes. We keep our own because LibTorch's C++
+// AdamW over named parameters, computing what torch.optim.AdamW(fused=True)
+// computes, bit for bit (the unfused torch.optim.AdamW and torch::optim::AdamW
+// agree to float rounding). We keep our own because LibTorch's C++
 // optimizers key their state by TensorImpl address: that state cannot be saved
 // by parameter name, restored into a freshly built model, or carried between
 // runs with different world sizes, and resuming must reproduce an
