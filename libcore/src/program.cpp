@@ -8,6 +8,7 @@
 
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
+#include "tandem/host_memory.h"
 #include "tandem/obs/log.h"
 
 namespace tandem {
@@ -27,6 +28,7 @@ namespace {
 }  // namespace
 
 int run_program(int argc, char** argv, const std::function<int(World&, int, char**)>& body) {
+  keep_freed_host_memory();
   World world(argc, argv);
   try {
     if (const std::string why = launcher_disagrees(world.size()); !why.empty()) throw UsageError(why);

@@ -22,6 +22,7 @@
 #include "model/generate.h"
 #include "model/gpt2_hf.h"
 #include "tandem/error.h"
+#include "tandem/host_memory.h"
 
 using Rows = std::vector<std::vector<int64_t>>;
 
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   };
   const char* usage = "--hf DIR --prompts FILE --out FILE [--new N] [--threads N] [--repeats N]";
   if (const auto stop = bench::parse_flags(argc, argv, "bench_generate_peer", usage, take)) return *stop;
+  tandem::keep_freed_host_memory();  // as summarize does (run_program)
 
   try {
     if (hf_dir.empty() || prompts_path.empty() || out_path.empty())
