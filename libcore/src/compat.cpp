@@ -46,26 +46,39 @@ at::Tensor call(const c10::OperatorHandle& op, std::vector<c10::IValue> stack) {
   return stack.front().toTensor();
 }
 
+struct LinearOps {
+  std::optional<c10::OperatorHandle> reorder = find_op("mkldnn::_reorder_linear_weight");
+  std::optional<c10::OperatorHandle> linear = find_op("mkldnn::_linear_pointwise");
+};
+
+const LinearOps& linear_ops() {
+  static const LinearOps ops;
+  return ops;
+}
+
 }  // namespace
 
 at::Tensor pack_linear_weight(const at::Tensor& weight, int64_t rows) {
-  static const std::optional<c10::OperatorHandle> reorder = find_op("mkldnn::_reorder_linear_weight");
-  static const std::optional<c10::OperatorHandle> linear = find_op("mkldnn::_linear_pointwise");
-  if (!reorder || !linear || !at::hasMKLDNN() || !weight.device().is_cpu() || weight.scalar_type() != at::kFloat)
+  const LinearOps& ops = linear_ops();
+  // userEnabledMkldnn: torch.backends.mkldnn.enabled = False (or its C++
+  // setter) keeps LibTorch off oneDNN, and so does it keep us.
+  if (!ops.reorder || !ops.linear || !at::hasMKLDNN() || !at::globalContext().userEnabledMkldnn() ||
+      !weight.device().is_cpu() || weight.scalar_type() != at::kFloat)
     return {};
   // Earlier releases reordered only a weight already in oneDNN's layout, and a
   // build may lack the kernel: a refusal means no packing, not an error.
   try {
-    return call(*reorder, {weight.detach(), c10::IValue(rows)});
+    return call(*ops.reorder, {weight.detach(), c10::IValue(rows)});
   } catch (const c10::Error&) {
     return {};
   }
 }
 
+// Only called with what pack_linear_weight returned, so the op exists.
 at::Tensor packed_linear(const at::Tensor& x, const at::Tensor& packed, const at::Tensor& bias) {
-  static const c10::OperatorHandle linear = *find_op("mkldnn::_linear_pointwise");
-  return call(linear, {x, packed, bias.defined() ? c10::IValue(bias.detach()) : c10::IValue(), c10::IValue("none"),
-                       c10::IValue(c10::List<std::optional<at::Scalar>>()), c10::IValue()});
+  return call(*linear_ops().linear,
+              {x, packed, bias.defined() ? c10::IValue(bias.detach()) : c10::IValue(), c10::IValue("none"),
+               c10::IValue(c10::List<std::optional<at::Scalar>>()), c10::IValue()});
 }
 
 }  // namespace tandem::compat

@@ -70,6 +70,19 @@ TEST(Linear, PackedCopyFollowsTheWeightWhenItChanges) {
   EXPECT_TRUE(torch::allclose(summarize::linear(x, w, {}, &packed).to(torch::kDouble), reference(x, w, {}), 1e-5, 1e-5));
 }
 
+// torch.backends.mkldnn.enabled = False keeps tandem off oneDNN as it keeps
+// LibTorch: no packed copy, the same products.
+TEST(Linear, NoPackingWhenOneDNNIsSwitchedOff) {
+  at::globalContext().setUserEnabledMkldnn(false);
+  const at::Tensor w = torch::randn({24, 16}), x = torch::randn({3, 16});
+  torch::NoGradGuard no_grad;
+  EXPECT_FALSE(tandem::compat::pack_linear_weight(w, 8).defined());
+  summarize::WeightCopy packed;
+  const at::Tensor y = summarize::linear(x, w, {}, &packed);
+  at::globalContext().setUserEnabledMkldnn(true);
+  EXPECT_TRUE(torch::allclose(y.to(torch::kDouble), reference(x, w, {}), 1e-5, 1e-5));
+}
+
 // The PyPI LibTorch users build with has oneDNN and its private packed-linear
 // ops: if a release renames them, decoding falls back to a slower layout
 // silently, so this says so instead.
