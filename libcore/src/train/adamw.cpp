@@ -59,16 +59,18 @@ void AdamW::step(double lr) {
   torch::NoGradGuard no_grad;
   // Parameters that step together: the same count after this update (normally
   // all of them), decay, device and dtype (one kernel's lists share the last two).
-  using GroupKey = std::tuple<int64_t, bool, std::string, at::ScalarType>;
+  using GroupKey = std::tuple<int64_t, bool, at::DeviceType, at::DeviceIndex, at::ScalarType>;
   std::map<GroupKey, std::vector<size_t>> groups;
   for (size_t i = 0; i < params_.size(); ++i) {
     const at::Tensor& param = params_[i].second;
     if (!param.grad().defined()) continue;
-    groups[{slots_[i].step + 1, slots_[i].decay, param.device().str(), param.scalar_type()}].push_back(i);
+    const at::Device device = param.device();
+    groups[{slots_[i].step + 1, slots_[i].decay, device.type(), device.index(), param.scalar_type()}].push_back(i);
   }
 
   for (const auto& [key, members] : groups) {
-    const auto& [step, decay, device, dtype] = key;
+    const int64_t step = std::get<0>(key);
+    const bool decay = std::get<1>(key);
     std::vector<at::Tensor> params, grads, exp_avgs, exp_avg_sqs;
     for (size_t i : members) {
       slots_[i].step = step;
