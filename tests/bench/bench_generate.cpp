@@ -27,6 +27,7 @@
 #include "bench_args.h"
 #include "model/gpt2.h"
 #include "tandem/error.h"
+#include "tandem/host_memory.h"
 
 using summarize::GPTConfig;
 using Rows = std::vector<std::vector<int64_t>>;
@@ -107,6 +108,7 @@ int main(int argc, char** argv) {
       "[--presets tiny,gpt2] [--batches 1,8] [--prompt N] [--new N] [--threads N] [--repeats N] "
       "[--device cpu|cuda]";
   if (const auto stop = bench::parse_flags(argc, argv, "bench_generate", usage, take)) return *stop;
+  tandem::keep_freed_host_memory();  // as the apps do (run_program)
 
   try {
     at::set_num_threads(threads);

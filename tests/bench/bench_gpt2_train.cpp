@@ -27,6 +27,7 @@
 #include "model/gpt2.h"
 #include "tandem/dist/cuda_info.h"
 #include "tandem/error.h"
+#include "tandem/host_memory.h"
 #include "tandem/obs/mfu.h"
 #include "tandem/train/adamw.h"
 
@@ -129,6 +130,7 @@ int main(int argc, char** argv) {
       "[--presets tiny,gpt2] [--steps N] [--warmup N] [--batch B] [--seq T] [--threads N] "
       "[--repeats N] [--device cpu|cuda] [--python PATH]";
   if (const auto stop = bench::parse_flags(argc, argv, "bench_gpt2_train", usage, take)) return *stop;
+  tandem::keep_freed_host_memory();  // as the apps do (run_program)
 
   try {
     at::set_num_threads(race_flags.threads);

@@ -23,6 +23,7 @@
 
 #include "baseline.h"
 #include "bench_args.h"
+#include "tandem/host_memory.h"
 #include "tandem/nn/resnet.h"
 
 namespace {
@@ -97,6 +98,7 @@ int main(int argc, char** argv) {
       "[--stem imagenet|small] [--in-channels C] [--classes K] [--threads N] [--repeats N] "
       "[--device cpu|cuda] [--python PATH]";
   if (const auto stop = bench::parse_flags(argc, argv, "bench_resnet_train", usage, take)) return *stop;
+  tandem::keep_freed_host_memory();  // as the apps do (run_program)
 
   try {
     at::set_num_threads(race_flags.threads);
