@@ -106,6 +106,12 @@ NAMES = {"torchrun": "torchrun + DDP", "accelerate": "Accelerate",
          "torchrun+summary-head": "torchrun + DDP, head cut as tandem's", "tandem-1rank": "tandem on 1 rank"}
 
 
+def waited(ours):
+    """The 2-rank run's wait for the all-reduce after backward, per step."""
+    share = ours["sync_wait_ms"] / ours["ms_per_step"]
+    return f"all-reduce wait after backward {ours['sync_wait_ms']:.0f} ms a step, {100 * share:.0f}% of it"
+
+
 def table_rows(path, rows, presets):
     """env/bench.sh's rows: tokens/s against each peer, and 1 against 2 ranks."""
     for preset in presets:
@@ -119,7 +125,7 @@ def table_rows(path, rows, presets):
             figure = (f"GPT-2 {preset} training, {WORLD} ranks x 1 thread, global batch {ours['global_batch']}"
                       if side != "tandem-1rank" else
                       f"GPT-2 {preset} scaling, 1 to {WORLD} ranks at global batch {ours['global_batch']} "
-                      f"(efficiency {ours['tokens_per_s'] / r['tokens_per_s'] / WORLD:.2f})")
+                      f"(efficiency {ours['tokens_per_s'] / r['tokens_per_s'] / WORLD:.2f}; {waited(ours)})")
             goal = GOALS[preset] if side in ("torchrun", "accelerate") else None
             results.add(path, "GPT-2 DDP", figure, f"{ours['tokens_per_s']:.0f} tokens/s",
                         f"{NAMES[side]}: {r['tokens_per_s']:.0f} tokens/s", ours["tokens_per_s"] / r["tokens_per_s"],
@@ -190,7 +196,8 @@ def main():
         by = {r["side"]: r for r in figures if r["preset"] == preset}
         if "tandem" in by and "tandem-1rank" in by:
             print(f"\n{preset}: scaling efficiency from 1 to {WORLD} ranks "
-                  f"{by['tandem']['tokens_per_s'] / by['tandem-1rank']['tokens_per_s'] / WORLD:.2f}")
+                  f"{by['tandem']['tokens_per_s'] / by['tandem-1rank']['tokens_per_s'] / WORLD:.2f}; "
+                  f"{waited(by['tandem'])}")
     table_rows(a.results, figures, a.presets.split(","))
     if a.json:
         with open(a.json, "w") as f:

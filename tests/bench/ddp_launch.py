@@ -55,7 +55,8 @@ def peer_summary(side, unit, log):
 def tandem_summary(side, unit, out_dir, warmup, t0, rate_key="samples_per_s"):
     """summary() of a tandem run: its metrics.jsonl rows after `warmup` (items
     from rate_key), and seconds from t0 (the launch, time.time()) to the end of
-    its first step, from rank 0's log."""
+    its first step, from rank 0's log; with several ranks also sync_wait_ms,
+    the mean wait for the gradients' all-reduce after backward."""
     rows = [json.loads(line) for line in open(os.path.join(out_dir, "metrics.jsonl"))]
     rows = [r for r in rows if "loss" in r and "ms" in r][warmup:]
     first = None
@@ -64,8 +65,12 @@ def tandem_summary(side, unit, out_dir, warmup, t0, rate_key="samples_per_s"):
             stamp = datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S.%f")
             first = stamp.timestamp() - t0
             break
-    return summary(side, unit, [r["ms"] for r in rows], [r[rate_key] * r["ms"] / 1000 for r in rows], first,
-                   max(r["peak_mem_mb"] for r in rows))
+    result = summary(side, unit, [r["ms"] for r in rows], [r[rate_key] * r["ms"] / 1000 for r in rows], first,
+                     max(r["peak_mem_mb"] for r in rows))
+    waits = [r["sync_wait_ms"] for r in rows if "sync_wait_ms" in r]
+    if waits:  # 2 ranks or more: the all-reduce time backward did not hide
+        result["sync_wait_ms"] = sum(waits) / len(waits)
+    return result
 
 
 def keep_best(best, r, rate_key):

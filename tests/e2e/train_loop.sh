@@ -21,6 +21,11 @@ invariance)
   run 1 "${common[@]}" --set train.out_dir=one >/dev/null
   run 2 "${common[@]}" --set train.out_dir=two >/dev/null
   "$compare" losses one/metrics.jsonl two/metrics.jsonl 1e-5
+  # Every step of the 2-rank run says how long it waited for the all-reduce.
+  steps=$(grep -c '"ms":' two/metrics.jsonl)
+  [ "$steps" = 20 ] && [ "$(grep -c '"sync_wait_ms":[0-9]' two/metrics.jsonl)" = "$steps" ] ||
+    fail "not every step of the 2-rank run has sync_wait_ms"
+  ! grep -q sync_wait_ms one/metrics.jsonl || fail "a 1-rank run reports sync_wait_ms"
   "$compare" models one/models/final_model.h5 two/models/final_model.h5 1e-5
   ;;
 resume)

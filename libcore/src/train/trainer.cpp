@@ -459,6 +459,8 @@ void Trainer::Impl::report(int64_t done, const StepFigures& f, double lr, double
                             {"samples_per_s", sampler->global_batch() * 1000.0 / ms},
                             {"peak_mem_mb", peak_memory_mb(placement)}};
   if (f.tokens > 0) row.emplace_back("tokens_per_s", f.tokens * 1000.0 / ms);
+  // After reduce()'s copy to the host, so on a GPU the events asked are done.
+  if (sync) row.emplace_back("sync_wait_ms", sync->last_wait_ms());
   if (f.flops > 0) {
     const double per_gpu = f.flops * 1000.0 / ms / world.size();
     row.emplace_back("flops_per_s", per_gpu * world.size());
