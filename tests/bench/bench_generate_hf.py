@@ -16,6 +16,11 @@ after a warm-up, and each side keeps its best; tokens/s counts the new
 tokens of every row. The tokens must be the same: the table gives how many
 agree, row by row up to the first difference (a near tie can flip under
 float rounding; on random weights they are rare).
+The memory floor: a decoding step reads every weight once, so at this
+machine's read bandwidth (torch.sum over 512 MB, --threads threads) it takes
+at least weights / bandwidth, for batch tokens. Where the weights are larger
+than the caches (GPT-2 124M: 494 MB), no side can pass that rate; it leaves
+out the prompt's forward pass, which the measured rates include.
 --results appends the figures to env/bench.sh's table (results.py).
 Exit 77 when transformers is not installed (env/setup.sh --tests).
 """
@@ -73,6 +78,18 @@ def ours(peer, hf_dir, prompts, new, threads, work):
     return result["seconds"], result["tokens"]
 
 
+def read_bandwidth():
+    """Bytes a second this machine reads from memory on the current threads:
+    the best of five torch.sum over 512 MB, far more than any cache holds."""
+    data = torch.ones(128 * 2**20)
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        data.sum()
+        best = min(best, time.perf_counter() - start)
+    return data.numel() * data.element_size() / best
+
+
 def agreeing(a, b):
     n = 0
     for x, y in zip(a, b):
@@ -106,8 +123,12 @@ def main():
     hf_logging.disable_progress_bar()
     print(f"greedy generation, fp32 on the CPU, {args.threads} threads each side, torch {torch.__version__}, "
           f"prompt {args.prompt} + {args.new} new tokens, best of {args.rounds}")
-    print("| model | batch | tandem tokens/s | transformers tokens/s | tandem / transformers | same tokens |")
-    print("|---|---|---|---|---|---|")
+    bandwidth = read_bandwidth()
+    print(f"memory read at {bandwidth / 1e9:.1f} GB/s ({args.threads} threads, torch.sum over 512 MB); the floor "
+          "is the rate at which decoding steps could read every weight once at that speed")
+    print("| model | batch | tandem tokens/s | transformers tokens/s | tandem / transformers | same tokens "
+          "| memory floor tokens/s |")
+    print("|---|---|---|---|---|---|---|")
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench_generate_hf.") as work:
         for preset in args.presets.split(","):
@@ -120,6 +141,12 @@ def main():
             hf_dir = os.path.join(work, preset)
             GPT2LMHeadModel(config).save_pretrained(hf_dir)
             model = GPT2LMHeadModel.from_pretrained(hf_dir).eval()
+            # Every weight is read once a decoding step, whatever the batch
+            # (the tied embedding once: parameters() lists it once), but of
+            # the position table a row.
+            weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+            wpe = model.transformer.wpe.weight
+            weight_bytes -= (wpe.shape[0] - 1) * wpe.shape[1] * wpe.element_size()
             for batch in batches:
                 prompts = torch.randint(EOT, (batch, args.prompt), generator=torch.Generator().manual_seed(batch))
                 prompts = prompts.tolist()
@@ -134,15 +161,17 @@ def main():
                 our_n, their_n = sum(map(len, our_rows)), sum(map(len, their_rows))
                 row = {"model": preset, "batch": batch, "tandem_tokens_per_s": our_n / our_s,
                        "transformers_tokens_per_s": their_n / their_s,
-                       "same_tokens": agreeing(our_rows, their_rows), "tokens": their_n}
+                       "same_tokens": agreeing(our_rows, their_rows), "tokens": their_n,
+                       "memory_floor_tokens_per_s": batch * bandwidth / weight_bytes}
                 row["ratio"] = row["tandem_tokens_per_s"] / row["transformers_tokens_per_s"]
                 rows.append(row)
                 print(f"| {preset} | {batch} | {row['tandem_tokens_per_s']:.1f} | "
                       f"{row['transformers_tokens_per_s']:.1f} | {row['ratio']:.2f}x | "
-                      f"{row['same_tokens']}/{their_n} |", flush=True)
+                      f"{row['same_tokens']}/{their_n} | {row['memory_floor_tokens_per_s']:.0f} |", flush=True)
                 results.add(args.results, "generation",
                             f"GPT-2 {preset}, batch {batch}, greedy, {args.new} new tokens "
-                            f"(same tokens: {row['same_tokens']}/{their_n})",
+                            f"(same tokens: {row['same_tokens']}/{their_n}; memory floor "
+                            f"{row['memory_floor_tokens_per_s']:.0f} tokens/s)",
                             f"{row['tandem_tokens_per_s']:.0f} tokens/s",
                             f"transformers generate: {row['transformers_tokens_per_s']:.0f} tokens/s", row["ratio"], 2)
     if args.json:
