@@ -10,9 +10,11 @@ namespace tandem {
 
 void keep_freed_host_memory() {
 #if defined(__GLIBC__)
-  // 32 MB is the largest threshold glibc accepts on 64-bit (HEAP_MAX_SIZE / 2);
-  // a fixed one also turns off its adjusting the threshold to freed sizes.
-  mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+  // No mappings at all, rather than a higher threshold: glibc takes none above
+  // 32 MB, and GPT-2's 154 MB embedding gradient was mapped and faulted in
+  // again every step. A block too large for a thread's arena then comes
+  // from the main heap (glibc retries there).
+  mallopt(M_MMAP_MAX, 0);
   mallopt(M_TRIM_THRESHOLD, INT_MAX);
 #endif
 }

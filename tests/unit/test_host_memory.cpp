@@ -12,12 +12,15 @@
 namespace {
 
 #if defined(__GLIBC__)
-// A 16 MB block, as a step's activations are, comes from the heap rather than
-// a mapping of its own, and freeing it leaves the heap as large as it was: the
-// next step's block of that size reuses pages already faulted in.
-TEST(HostMemory, FreedBlocksStayWithTheProcess) {
+// Blocks of 16 MB, as a step's activations are, and of 160 MB, as GPT-2's
+// embedding gradient is, come from the heap rather than mappings of their
+// own, and freeing one leaves the heap as large as it was: the next step's
+// block of that size reuses pages already faulted in.
+class HostMemory : public testing::TestWithParam<size_t> {};
+
+TEST_P(HostMemory, FreedBlocksStayWithTheProcess) {
   tandem::keep_freed_host_memory();
-  const size_t size = 16u << 20;
+  const size_t size = GetParam() << 20;
   const struct mallinfo2 before = mallinfo2();
   char* block = static_cast<char*>(std::malloc(size));
   ASSERT_NE(block, nullptr);
@@ -29,6 +32,8 @@ TEST(HostMemory, FreedBlocksStayWithTheProcess) {
   EXPECT_GE(after.arena, held.arena) << "freeing the block gave the heap back";
   EXPECT_GE(after.fordblks, size) << "the freed block is not kept for reuse";
 }
+
+INSTANTIATE_TEST_SUITE_P(Megabytes, HostMemory, testing::Values(16, 160));
 #else
 TEST(HostMemory, FreedBlocksStayWithTheProcess) { GTEST_SKIP() << "not glibc: the allocator's policy is its own"; }
 #endif
