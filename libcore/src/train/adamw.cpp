@@ -52,8 +52,9 @@ AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay)
 // eight elementwise passes of the unfused update moved about three times the
 // bytes, allocated a model-sized temporary every step, and on a CPU that is
 // what the step waits for: over a DiT-B/1's 128M parameters on one thread,
-// 0.43 s against torch::optim::AdamW's 1.76 s (tests/bench/bench_adamw), and
-// DiT-B/1 training steps 7.8 -> 6.5-7.2 s on 2 ranks. The result is the fused
+// 76 ms against torch::optim::AdamW's 398 ms (tests/bench/bench_adamw, 2-core
+// AMD EPYC, nothing else running), and DiT-B/1 training steps 7.8 -> 6.5-7.2 s
+// on 2 ranks of a slower machine. The result is the fused
 // torch.optim.AdamW's to the bit and the unfused one's to float rounding.
 void AdamW::step(double lr) {
   torch::NoGradGuard no_grad;
