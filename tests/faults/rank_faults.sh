@@ -6,7 +6,10 @@
 # checkpoint" (its temporary file exists), and rank 0 is the one hit. Each
 # trial must end non-zero within dist.timeout_s plus a margin, never hang; a
 # stopped rank must be caught by the other's watchdog, or by its start-up
-# deadline while MPI starts (exit 3). Then
+# deadline while MPI starts, or by its shut-down deadline once the training is
+# over (exit 3); one stopped inside MPI_Finalize after the others have left it
+# is the launcher's alone to wait for, and is let go on (SIGCONT), the run
+# ending 0. Then
 # `resume = "auto"` must finish the run bitwise equal to one never
 # interrupted (fp32 on CPU). Prints a row per trial; exits 1 at the first
 # trial that fails. ctest runs 4 trials of each (label faults); by hand:
@@ -31,8 +34,12 @@ common=(--set obs.gpu_every_s=0 --set train.max_steps=24 --set train.global_batc
 # and 120 s still ends a start-up that hangs.
 start_within() { TANDEM_START_TIMEOUT_S=$1 "$mpiexec" -n 2 "$toy" "${common[@]}" "${@:2}"; }
 
+started=$(date +%s%N)
 start_within 120 --set train.out_dir="$work/straight" >"$work/straight.log" 2>&1 || { tail -20 "$work/straight.log"; exit 1; }
-echo "$fault, seed $seed; reference run done"
+# The random moments fall within as long as the reference run took, start-up
+# included: on a fast machine a fixed span would end most of them after the run.
+span_ms=$(( ($(date +%s%N) - started) / 1000000 ))
+echo "$fault, seed $seed; reference run done in $span_ms ms"
 echo "| trial | moment | SIG$signal to | exit | s to exit | resumed from | final model |"
 echo "|---|---|---|---|---|---|---|"
 for trial in $(seq 1 "$trials"); do
@@ -57,7 +64,8 @@ for trial in $(seq 1 "$trials"); do
     until compgen -G "$dir/checkpoints/.step-$(printf %08d $(( 3 * n ))).h5.tmp-*" >/dev/null ||
           ! kill -0 $launcher 2>/dev/null; do :; done
   else
-    delay="$(( RANDOM % 4000 / 1000 )).$(printf %03d $(( RANDOM % 1000 )))"
+    delay_ms=$(( (RANDOM * 32768 + RANDOM) % span_ms ))
+    delay="$(( delay_ms / 1000 )).$(printf %03d $(( delay_ms % 1000 )))"
     moment="$delay s"
     sleep "$delay"
   fi
@@ -68,22 +76,53 @@ for trial in $(seq 1 "$trials"); do
   else
     killed="none (run over)"
   fi
+  # kill succeeds on a rank that has already returned from main and is
+  # exiting or a zombie: such a rank never stops, and the run rightly ends 0
+  # (CI saw it once, the 4 s moment being past the end of a fast run). A
+  # stopped rank shows state T within moments; an exiting one turns zombie
+  # or is reaped.
+  if [ $fault = stop ] && [ "$killed" != "none (run over)" ]; then
+    state=
+    for _ in $(seq 1 40); do
+      state=$(sed 's/.*) //' "/proc/${ranks[$victim]}/stat" 2>/dev/null | cut -d' ' -f1 || true)
+      [[ $state == [TtZX] || -z $state ]] && break
+      sleep 0.05
+    done
+    if [[ $state == [ZX] || -z $state ]]; then killed="none (run over)"; fi
+  fi
+  # A rank stopped once its work is over (inside MPI_Finalize or past it) can
+  # be noticed by no other: they have left MPI_Finalize and exited 0, which
+  # they do only after every rank has entered it (World's barrier), so it
+  # is the launcher alone that waits. That is the one stop allowed to end 0:
+  # seen as the other rank gone for 3 s while the launcher stays (had it
+  # exited non-zero, the launcher would have ended the job at once).
+  other=${ranks[$(( 1 - victim ))]:-} gone_for=0
   status=0
-  for _ in $(seq 1 $(( (timeout_s + 30) * 10 ))); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 1 $(( (timeout_s + 30) * 10 ))); do
+    kill -0 $launcher 2>/dev/null || break
+    if [ $fault = stop ] && [ "$killed" != "none (run over)" ] && [ -n "$other" ] && ! kill -0 "$other" 2>/dev/null; then
+      gone_for=$(( gone_for + 1 ))
+      if (( gone_for >= 30 )); then killed="rank $victim, after its work"; kill -CONT "${ranks[$victim]}"; break; fi
+    fi
+    sleep 0.1
+  done
+  [[ $killed == *"after its work" ]] && for _ in $(seq 1 300); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
   if kill -0 $launcher 2>/dev/null; then
     echo "| $trial | $moment | $killed | hung | > $((timeout_s + 30)) | | |"
     echo "FAIL: trial $trial did not end within dist.timeout_s + 30 s"; tail -20 "$dir.log"; exit 1
   fi
   wait $launcher || status=$?
   took_ms=$(( ($(date +%s%N) - killed_at) / 1000000 ))
-  if [ "$killed" != "none (run over)" ] && [ $status -eq 0 ]; then
+  if [[ $killed == *"after its work" ]]; then
+    if [ $status -ne 0 ]; then echo "FAIL: trial $trial: $killed, continued, but the run exited $status"; exit 1; fi
+  elif [ "$killed" != "none (run over)" ] && [ $status -eq 0 ]; then
     echo "FAIL: trial $trial: $killed got SIG$signal but the run exited 0"; tail -20 "$dir.log"; exit 1
   fi
-  if [ "$killed" != "none (run over)" ] && [ $fault = stop ] &&
+  if [ "$killed" != "none (run over)" ] && [[ $killed != *"after its work" ]] && [ $fault = stop ] &&
      { [ $status -ne 3 ] ||
-       ! grep -qE "watchdog: .* on rank $(( 1 - victim )) has not finished after|MPI start-up has not finished" \
+       ! grep -qE "watchdog: .* on rank $(( 1 - victim )) has not finished after|MPI start-up has not finished|MPI shut-down has not finished .*, rank $(( 1 - victim )):" \
          "$dir.log"; }; then
-    echo "FAIL: trial $trial: neither rank $(( 1 - victim ))'s watchdog nor its start-up deadline ended the job (exit $status)"
+    echo "FAIL: trial $trial: neither rank $(( 1 - victim ))'s watchdog nor its start-up or shut-down deadline ended the job (exit $status)"
     tail -20 "$dir.log"; exit 1
   fi
   resume_log="$dir.resume.log"

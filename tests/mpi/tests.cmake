@@ -11,7 +11,12 @@ tandem_e2e_test(mpi_dead_rank_crash STATUS nonzero TIMEOUT 60 MATCH "."
 tandem_e2e_test(mpi_dead_rank_leave STATUS 3 TIMEOUT 60
   MATCH "watchdog: allreduce\\(sum\\) f32\\[8\\] on rank 0 has not finished after 3 s"
   COMMAND ${MPIRUN2} $<TARGET_FILE:dead_rank> leave)
-set_tests_properties(mpi_dead_rank_crash mpi_dead_rank_leave PROPERTIES LABELS mpi)
+# A rank stopped after its last collective: MPI_Finalize would wait for it,
+# and mpiexec with it, for good.
+tandem_e2e_test(mpi_dead_rank_stop STATUS 3 TIMEOUT 60
+  MATCH "MPI shut-down has not finished after 3 s \\(dist.timeout_s\\) on .*, rank 0: another rank is stopped"
+  COMMAND ${MPIRUN2} $<TARGET_FILE:dead_rank> stop)
+set_tests_properties(mpi_dead_rank_crash mpi_dead_rank_leave mpi_dead_rank_stop PROPERTIES LABELS mpi)
 tandem_mpi_test(mpi_world ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=World*:Seeds*:GatherInOrder*)
 # World size 1 on one GPU, as the issue asks; skips where no GPU is visible.
 tandem_mpi_test(mpi_nccl RANKS 1 ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=Nccl*)

@@ -13,7 +13,9 @@ void add_dist_keys(Schema& schema) {
              "who moves tensors between ranks: nccl for GPUs, mpi for CPUs; auto picks", {"auto", "mpi", "nccl"});
   schema.add("dist.device", std::string("auto"),
              "where each rank computes: auto = cuda:(local_rank % visible GPUs), else cpu", {"auto", "cpu", "cuda"});
-  schema.add("dist.timeout_s", 600.0, "seconds a collective may take before the job is ended as hung");
+  schema.add("dist.timeout_s", 600.0,
+             "seconds a collective, or the wait for the other ranks in MPI_Finalize, may take before the job is ended "
+             "as hung");
   schema.add("dist.bucket_mb", 25.0, "size of the gradient buckets all-reduced during backward, MiB");
 }
 

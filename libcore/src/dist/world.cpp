@@ -7,15 +7,26 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
 #include "future_work.h"
 #include "mpi_check.h"
-#include "tandem/dist/start_deadline.h"
+#include "tandem/dist/mpi_deadline.h"
 #include "tandem/obs/log.h"
 
 namespace tandem {
+namespace {
+
+// As %g prints it: "600", "0.1", "12.5".
+std::string seconds_text(double seconds) {
+  std::ostringstream os;
+  os << seconds;
+  return os.str();
+}
+
+}  // namespace
 
 World::World(int& argc, char**& argv) {
   // Ranks that wait in a collective make Open MPI poll at full speed; when
@@ -27,10 +38,13 @@ World::World(int& argc, char**& argv) {
   // start-up), which Open MPI supports without the cost of THREAD_MULTIPLE.
   char host[256] = {};
   gethostname(host, sizeof host - 1);
+  host_ = host;
   // Until the watchdog at the end exists, the raw MPI calls of start-up are
   // watched by this deadline; it is met when the constructor returns.
-  const StartDeadline deadline(start_timeout_s(std::getenv("TANDEM_START_TIMEOUT_S")),
-                               std::string(host) + ", pid " + std::to_string(getpid()));
+  const double start_s = start_timeout_s(std::getenv("TANDEM_START_TIMEOUT_S"));
+  const MpiDeadline deadline(start_s, "MPI start-up has not finished after " + seconds_text(start_s) +
+                                          " s (TANDEM_START_TIMEOUT_S) on " + where() +
+                                          ": another rank did not start or is stopped; ending the job.");
   int provided = 0;
   mpi_check(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
   if (provided < MPI_THREAD_SERIALIZED)
@@ -47,8 +61,6 @@ World::World(int& argc, char**& argv) {
   MPI_Comm_free(&local);
   int leader = local_rank_ == 0 ? 1 : 0;
   mpi_check(MPI_Allreduce(&leader, &node_count_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
-
-  host_ = host;
 
   char library[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int len = 0;
@@ -69,11 +81,28 @@ World::World(int& argc, char**& argv) {
 }
 
 World::~World() {
-  // The watchdog goes first: finalising must not look like a hang.
+  // The watchdog goes first: finalising must not look like a hang to it. But
+  // MPI_Finalize waits for every rank, so one stopped after its last
+  // collective would keep this rank, and the launcher, there for good (a
+  // Slurm job would sit until its time limit): the watchdog's timeout bounds
+  // it too.
+  const double finish_s = watchdog_->timeout();
   watchdog_.reset();
   mpi_.reset();
+  const MpiDeadline deadline(finish_s, "MPI shut-down has not finished after " + seconds_text(finish_s) +
+                                           " s (dist.timeout_s) on " + where() + ", rank " + std::to_string(rank_) +
+                                           ": another rank is stopped, or still working alone; this rank's "
+                                           "work is done; ending the job.");
+  // Open MPI's MPI_Finalize lets the ranks go once each has entered it. A
+  // rank that entered early (rank 1 while rank 0 writes the final model) and
+  // then stopped would let rank 0 through and leave only the launcher
+  // waiting, with no rank to notice. After a barrier all enter at once, and
+  // one stopped on its way in keeps the others here, under the deadline.
+  MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
 }
+
+std::string World::where() const { return host_ + ", pid " + std::to_string(getpid()); }
 
 WorkHandle World::submit(std::string what, std::function<void()> job, std::function<void()> then) {
   auto work = std::make_shared<FutureWork>(std::move(what), mpi_->submit(std::move(job)), std::move(then));

@@ -1,10 +1,14 @@
-// A job in which rank 1 leaves while rank 0 waits in a collective. Run under
-// mpiexec by ctest: the job must end non-zero within seconds, never hang.
+// A job in which rank 1 fails the other. Run under mpiexec by ctest: the job
+// must end non-zero within seconds, never hang.
 //   dead_rank crash  : rank 1 dies abruptly (the launcher must notice)
 //   dead_rank leave  : rank 1 finishes cleanly without joining the collective
 //                      (only the watchdog can notice)
+//   dead_rank stop   : rank 1 joins every collective, then stops (SIGSTOP)
+//                      before MPI_Finalize (only the shut-down deadline can
+//                      notice: the watchdog has nothing in flight)
 #include <torch/torch.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 
@@ -14,13 +18,12 @@
 int main(int argc, char** argv) {
   tandem::World world(argc, argv);
   world.watchdog().set_timeout(3.0);
-  const bool crash = argc > 1 && std::strcmp(argv[1], "crash") == 0;
-  if (world.rank() == 1) {
-    if (crash) std::abort();
-    return 0;
-  }
+  const char* mode = argc > 1 ? argv[1] : "leave";
+  if (world.rank() == 1 && std::strcmp(mode, "crash") == 0) std::abort();
+  if (world.rank() == 1 && std::strcmp(mode, "leave") == 0) return 0;
   tandem::MpiComm comm(world);
   auto t = torch::ones({8});
   comm.allreduce(t, tandem::ReduceOp::Sum);
+  if (world.rank() == 1) std::raise(SIGSTOP);
   return 0;
 }

@@ -15,9 +15,10 @@ namespace tandem {
 
 class World {
  public:
-  // Calls MPI_Init_thread; starts the MPI thread and the watchdog.
+  // Calls MPI_Init_thread under TANDEM_START_TIMEOUT_S; starts the MPI
+  // thread and the watchdog.
   World(int& argc, char**& argv);
-  // Stops the threads, then MPI_Finalize.
+  // Stops the threads, then MPI_Finalize under the watchdog's timeout.
   ~World();
   World(const World&) = delete;
   World& operator=(const World&) = delete;
@@ -50,6 +51,9 @@ class World {
   bool any(bool flag);
 
  private:
+  // "host, pid N", for messages from the deadlines.
+  std::string where() const;
+
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_count_ = 1;
   std::string host_;
   std::string mpi_library_;

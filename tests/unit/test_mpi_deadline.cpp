@@ -1,30 +1,29 @@
-// The deadline on MPI start-up: met, it leaves quietly; missed, it ends the
-// process as a watchdog does (status 3), naming where.
+// The deadlines on MPI start-up and shut-down: met, they leave quietly;
+// missed, they end the process as a watchdog does (status 3) with their message.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 
-#include "tandem/dist/start_deadline.h"
+#include "tandem/dist/mpi_deadline.h"
 
 namespace {
 
-TEST(StartDeadline, MetInTimeItEndsNothing) {
-  { tandem::StartDeadline deadline(30, "here"); }
+TEST(MpiDeadline, MetInTimeItEndsNothing) {
+  { tandem::MpiDeadline deadline(30, "never printed"); }
   SUCCEED();
 }
 
-TEST(StartDeadline, MissedItEndsTheProcessNamingWhere) {
+TEST(MpiDeadline, MissedItEndsTheProcessWithItsMessage) {
   EXPECT_EXIT(
       {
-        tandem::StartDeadline deadline(0.1, "node7, pid 42");
+        tandem::MpiDeadline deadline(0.1, "MPI shut-down has not finished on node7, pid 42");
         std::this_thread::sleep_for(std::chrono::seconds(5));
       },
-      ::testing::ExitedWithCode(3),
-      "MPI start-up has not finished after 0.1 s \\(TANDEM_START_TIMEOUT_S\\) on node7, pid 42");
+      ::testing::ExitedWithCode(3), "error: MPI shut-down has not finished on node7, pid 42");
 }
 
-TEST(StartDeadline, TimeoutComesFromTheEnvironmentOr600) {
+TEST(MpiDeadline, StartTimeoutComesFromTheEnvironmentOr600) {
   EXPECT_EQ(tandem::start_timeout_s(nullptr), 600.0);
   EXPECT_EQ(tandem::start_timeout_s(""), 600.0);
   EXPECT_EQ(tandem::start_timeout_s("12.5"), 12.5);

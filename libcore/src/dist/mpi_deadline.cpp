@@ -1,4 +1,4 @@
-#include "tandem/dist/start_deadline.h"
+#include "tandem/dist/mpi_deadline.h"
 
 #include <chrono>
 #include <cstdio>
@@ -20,19 +20,16 @@ double start_timeout_s(const char* text) {
   return seconds;
 }
 
-StartDeadline::StartDeadline(double seconds, std::string where)
-    : timer_([this, seconds, where = std::move(where)] {
+MpiDeadline::MpiDeadline(double seconds, std::string message)
+    : timer_([this, seconds, message = std::move(message)] {
         std::unique_lock<std::mutex> lock(mutex_);
         if (met_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; })) return;
-        std::fprintf(stderr,
-                     "error: MPI start-up has not finished after %g s (TANDEM_START_TIMEOUT_S) on %s: another "
-                     "rank did not start or is stopped; ending the job.\n",
-                     seconds, where.c_str());
+        std::fprintf(stderr, "error: %s\n", message.c_str());
         std::fflush(stderr);
         std::_Exit(kExitWatchdog);
       }) {}
 
-StartDeadline::~StartDeadline() {
+MpiDeadline::~MpiDeadline() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     done_ = true;
