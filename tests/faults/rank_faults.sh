@@ -36,8 +36,9 @@ start_within() { TANDEM_START_TIMEOUT_S=$1 "$mpiexec" -n 2 "$toy" "${common[@]}"
 
 started=$(date +%s%N)
 start_within 120 --set train.out_dir="$work/straight" >"$work/straight.log" 2>&1 || { tail -20 "$work/straight.log"; exit 1; }
-# The random moments fall within as long as the reference run took, start-up
-# included: on a fast machine a fixed span would end most of them after the run.
+# The random moments fall within three quarters of the reference run's length,
+# start-up included (they count from when the ranks are found, later than the
+# launch): on a fast machine a fixed span would put most of them after the end.
 span_ms=$(( ($(date +%s%N) - started) / 1000000 ))
 echo "$fault, seed $seed; reference run done in $span_ms ms"
 echo "| trial | moment | SIG$signal to | exit | s to exit | resumed from | final model |"
@@ -64,7 +65,7 @@ for trial in $(seq 1 "$trials"); do
     until compgen -G "$dir/checkpoints/.step-$(printf %08d $(( 3 * n ))).h5.tmp-*" >/dev/null ||
           ! kill -0 $launcher 2>/dev/null; do :; done
   else
-    delay_ms=$(( (RANDOM * 32768 + RANDOM) % span_ms ))
+    delay_ms=$(( (RANDOM * 32768 + RANDOM) % (span_ms * 3 / 4 + 1) ))
     delay="$(( delay_ms / 1000 )).$(printf %03d $(( delay_ms % 1000 )))"
     moment="$delay s"
     sleep "$delay"
