@@ -117,6 +117,37 @@ TEST(GradSync, AccumulatedMicroStepsEqualOneBigStep) {
   expect_grads_close(net, ref, "accumulation");
 }
 
+// A convolution weight in channels-last order (model.channels_last): synced
+// through its bucket in its own memory order, it comes back averaged and
+// still channels-last, with several micro-steps accumulated too.
+TEST(GradSync, ChannelsLastWeightsAreAveragedInTheirOwnLayout) {
+  auto& world = test_world();
+  tandem::MpiComm comm(world);
+  const int n = world.size();
+  auto make_conv = [] {
+    torch::manual_seed(11);
+    torch::nn::Conv2d conv(torch::nn::Conv2dOptions(3, 5, 3).bias(false));
+    conv->weight.set_data(conv->weight.contiguous(at::MemoryFormat::ChannelsLast));
+    return conv;
+  };
+  const auto x = torch::sin(torch::arange(4 * n * 3 * 6 * 6, torch::kFloat) * 0.13).reshape({4 * n, 3, 6, 6});
+  auto ref = make_conv();
+  ref->forward(x).pow(2).mean().backward();
+
+  auto conv = make_conv();
+  GradSync sync(comm, {{"weight", conv->weight}}, 25.0);
+  for (int64_t a = 0; a < 2; ++a) {
+    sync.prepare(a == 1);
+    const int64_t j = a * n + world.rank();
+    (conv->forward(x.narrow(0, j * 2, 2)).pow(2).mean() / 2).backward();
+  }
+  sync.finish();
+  const auto& got = conv->weight.grad();
+  EXPECT_TRUE(got.is_contiguous(at::MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(torch::allclose(got, ref->weight.grad(), 1e-5, 1e-6))
+      << "differs by " << (got - ref->weight.grad()).abs().max().item<float>();
+}
+
 // The trainer's order: the loss (which may take gradients of its own, as an
 // adaptive loss weight does with autograd::grad), then prepare(), then
 // backward. The hooks see the loss's own gradients while not syncing and let

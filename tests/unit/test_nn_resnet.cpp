@@ -237,6 +237,39 @@ TEST(ResnetTraining, LossFallsAndEveryParameterLearns) {
   EXPECT_EQ(model->named_buffers()["layer3.1.bn2.num_batches_tracked"].item<int64_t>(), 6);
 }
 
+// model.channels_last changes where the numbers sit, not what they are: the
+// same seed gives the same weights, and logits and gradients agree with the
+// same network's in float64 (NCHW), with NHWC weights and gradients. Float32
+// rounding moves a few activations across a ReLU's kink, which changes a few
+// gradient entries outright, so gradients are compared by their relative
+// norm: 1e-6 to 3e-3 off float64's in either layout (measured; it varies with
+// the kernels picked at run time), where one read in the wrong order would be
+// off by about 1.
+TEST(ResnetChannelsLast, SameLogitsAndGradientsInNhwcOrder) {
+  ResNetOptions nhwc = options(18, 3, 2, "small");
+  nhwc.channels_last = true;
+  torch::manual_seed(5);
+  ResNet exact(options(18, 3, 2, "small"));
+  exact->to(torch::kDouble);
+  torch::manual_seed(5);
+  ResNet last(nhwc);
+  const at::Tensor x = torch::randn({4, 3, 20, 20});
+  const at::Tensor y = torch::tensor({0, 1, 1, 0}, torch::kLong);
+  const at::Tensor want = exact->forward(x.to(torch::kDouble));
+  torch::nn::functional::cross_entropy(want, y).backward();
+  const at::Tensor logits = last->forward(x);
+  torch::nn::functional::cross_entropy(logits, y).backward();
+  expect_close(logits.to(torch::kDouble), want, 1e-4);
+  const auto exact_params = exact->named_parameters();
+  for (const auto& p : last->named_parameters()) {
+    const at::Tensor& w = exact_params[p.key()];
+    EXPECT_TRUE(torch::equal(p.value().to(torch::kDouble), w)) << p.key();
+    const double off = (p.value().grad().to(torch::kDouble) - w.grad()).norm().item<double>();
+    EXPECT_LT(off, 1e-2 * w.grad().norm().item<double>()) << p.key();
+    if (p.value().dim() == 4) EXPECT_TRUE(p.value().is_contiguous(at::MemoryFormat::ChannelsLast)) << p.key();
+  }
+}
+
 TEST(ResnetOptions, BadValuesNameTheKey) {
   using tandem::UsageError;
   using tandem::testing::message_of;

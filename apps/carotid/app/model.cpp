@@ -36,6 +36,7 @@ ModelSpec model_spec(const tandem::Config& c, int64_t num_classes) {
   spec.resnet.dropout = c.get_double("model.dropout");
   if (spec.resnet.dropout < 0 || spec.resnet.dropout >= 1)
     throw tandem::UsageError("model.dropout must be in [0, 1), not " + std::to_string(spec.resnet.dropout));
+  spec.resnet.channels_last = c.get_bool("model.channels_last");
   const std::string stem = c.get_string("model.stem");
   spec.resnet.stem = stem != "auto" ? stem : size < kSmallStemBelow ? "small" : "imagenet";
   const std::string init = c.get_string("model.init_from");

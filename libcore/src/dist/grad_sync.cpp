@@ -46,8 +46,15 @@ struct GradSync::Impl {
 
   Impl(Communicator& c, bool o) : comm(c), overlap(o) {}
 
+  // The slot holds the gradient in the parameter's own memory order (a
+  // channels-last convolution weight's too), so filling it from autograd's
+  // gradient and copying it back are straight copies rather than transposes.
+  // Every rank lays its parameters out alike, so the same bytes meet in the
+  // all-reduce.
   at::Tensor view(const Slot& s) {
-    return buckets[s.bucket].flat.narrow(0, s.offset, s.param.numel()).view(s.param.sizes());
+    const at::Tensor run = buckets[s.bucket].flat.narrow(0, s.offset, s.param.numel());
+    return s.param.is_non_overlapping_and_dense() ? run.as_strided(s.param.sizes(), s.param.strides())
+                                                  : run.view(s.param.sizes());
   }
 
   // Fills the slot with the parameter's full accumulated gradient: what

@@ -84,12 +84,13 @@ ResNetImpl::ResNetImpl(const ResNetOptions& options) : options_(options) {
   for (auto& module : modules(/*include_self=*/false)) {
     if (auto* c = module->as<torch::nn::Conv2d>()) {
       torch::nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
+      if (options_.channels_last) c->weight.set_data(c->weight.contiguous(at::MemoryFormat::ChannelsLast));
     }
   }
 }
 
 at::Tensor ResNetImpl::features(const at::Tensor& x) {
-  at::Tensor h = bn1(conv1(x)).relu_();
+  at::Tensor h = bn1(conv1(options_.channels_last ? x.contiguous(at::MemoryFormat::ChannelsLast) : x)).relu_();
   if (options_.stem == "imagenet") h = F::max_pool2d(h, F::MaxPool2dFuncOptions(3).stride(2).padding(1));
   h = layer4->forward(layer3->forward(layer2->forward(layer1->forward(h))));
   return F::adaptive_avg_pool2d(h, F::AdaptiveAvgPool2dFuncOptions(1)).flatten(1);

@@ -29,6 +29,10 @@ struct ResNetOptions {
   // MedMNIST/CIFAR ResNets use for 28-64 pixel inputs (a 28x28 image would
   // otherwise be 1x1 after layer3).
   std::string stem = "imagenet";
+  // Convolution weights, and the images, in channels-last (NHWC) memory
+  // order: oneDNN's convolutions on CPU, and cuDNN's tensor-core ones under
+  // fp16/bf16, run on NHWC without reordering. The values are the same.
+  bool channels_last = false;
 
   // Throws UsageError naming the key (model.depth, model.stem, ...) and what
   // it accepts.
