@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -15,16 +14,13 @@
 #include "mpi_check.h"
 #include "tandem/dist/mpi_deadline.h"
 #include "tandem/obs/log.h"
+#include "tandem/text/number_text.h"
 
 namespace tandem {
 namespace {
 
-// As %g prints it: "600", "0.1", "12.5".
-std::string seconds_text(double seconds) {
-  std::ostringstream os;
-  os << seconds;
-  return os.str();
-}
+// "host, pid N": where a deadline's message comes from.
+std::string where(const std::string& host) { return host + ", pid " + std::to_string(getpid()); }
 
 }  // namespace
 
@@ -42,8 +38,8 @@ World::World(int& argc, char**& argv) {
   // Until the watchdog at the end exists, the raw MPI calls of start-up are
   // watched by this deadline; it is met when the constructor returns.
   const double start_s = start_timeout_s(std::getenv("TANDEM_START_TIMEOUT_S"));
-  const MpiDeadline deadline(start_s, "MPI start-up has not finished after " + seconds_text(start_s) +
-                                          " s (TANDEM_START_TIMEOUT_S) on " + where() +
+  const MpiDeadline deadline(start_s, "MPI start-up has not finished after " + number_text(start_s) +
+                                          " s (TANDEM_START_TIMEOUT_S) on " + where(host_) +
                                           ": another rank did not start or is stopped; ending the job.");
   int provided = 0;
   mpi_check(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
@@ -89,8 +85,9 @@ World::~World() {
   const double finish_s = watchdog_->timeout();
   watchdog_.reset();
   mpi_.reset();
-  const MpiDeadline deadline(finish_s, "MPI shut-down has not finished after " + seconds_text(finish_s) +
-                                           " s (dist.timeout_s) on " + where() + ", rank " + std::to_string(rank_) +
+  const MpiDeadline deadline(finish_s, "MPI shut-down has not finished after " + number_text(finish_s) +
+                                           " s (dist.timeout_s) on " + where(host_) + ", rank " +
+                                           std::to_string(rank_) +
                                            ": another rank is stopped, or still working alone; this rank's "
                                            "work is done; ending the job.");
   // Open MPI's MPI_Finalize lets the ranks go once each has entered it. A
@@ -101,8 +98,6 @@ World::~World() {
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
 }
-
-std::string World::where() const { return host_ + ", pid " + std::to_string(getpid()); }
 
 WorkHandle World::submit(std::string what, std::function<void()> job, std::function<void()> then) {
   auto work = std::make_shared<FutureWork>(std::move(what), mpi_->submit(std::move(job)), std::move(then));

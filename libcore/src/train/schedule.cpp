@@ -1,20 +1,11 @@
 #include "tandem/train/schedule.h"
 
 #include <cmath>
-#include <sstream>
 
 #include "tandem/error.h"
+#include "tandem/text/number_text.h"
 
 namespace tandem {
-namespace {
-
-std::string number_text(double value) {
-  std::ostringstream out;
-  out << value;
-  return out.str();
-}
-
-}  // namespace
 
 double Schedule::at(int64_t step) const {
   if (step < warmup_steps) return lr * static_cast<double>(step + 1) / static_cast<double>(warmup_steps + 1);

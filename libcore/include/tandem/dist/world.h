@@ -51,9 +51,6 @@ class World {
   bool any(bool flag);
 
  private:
-  // "host, pid N", for messages from the deadlines.
-  std::string where() const;
-
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_count_ = 1;
   std::string host_;
   std::string mpi_library_;
