@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/rms_norm.h"
+#include "model/rms_norm_cpu.h"
 #include "model/swiglu.h"
 
 namespace {
@@ -34,6 +35,48 @@ TEST(NnRmsNorm, NormalisesEachRowOverTheLastDimensionThenScalesByWeight) {
   const double rms0 = std::sqrt(12.5 + 1e-6), rms1 = std::sqrt(1.0 + 1e-6);
   EXPECT_TRUE(
       torch::allclose(out, torch::tensor({{2 * 3 / rms0, -4 / rms0}, {2 / rms1, -1 / rms1}}).to(torch::kFloat)));
+}
+
+// The one-pass kernel against the formula in float64, values and both
+// gradients: rows split over threads (256 rows of 24 on 2 threads), a few
+// rows on one, and an input that is a transposed view.
+TEST(NnRmsNorm, FusedCpuKernelMatchesTheFormulaForwardAndBackward) {
+  torch::manual_seed(7);
+  const int threads = at::get_num_threads();
+  at::set_num_threads(2);
+  for (const auto& shape : std::vector<std::vector<int64_t>>{{4, 64, 24}, {3, 40}, {24, 5, 6}}) {
+    at::Tensor x = torch::randn(shape);
+    if (shape.size() == 3 && shape[0] == 24) x = x.permute({1, 2, 0});  // [5, 6, 24], not contiguous
+    const at::Tensor w0 = torch::randn({x.size(-1)});
+    const at::Tensor g = torch::randn(x.sizes());
+
+    const at::Tensor xf = x.clone().requires_grad_(), wf = w0.clone().requires_grad_();
+    const at::Tensor yf = vavae::rms_norm_cpu(xf, wf, 1e-6);
+    yf.backward(g);
+
+    const at::Tensor xd = x.to(torch::kDouble).requires_grad_(), wd = w0.to(torch::kDouble).requires_grad_();
+    const at::Tensor yd = xd * torch::rsqrt(xd.pow(2).mean(-1, true) + 1e-6) * wd;
+    yd.backward(g.to(torch::kDouble));
+
+    EXPECT_TRUE(torch::allclose(yf.to(torch::kDouble), yd, 1e-5, 1e-5)) << shape;
+    EXPECT_TRUE(torch::allclose(xf.grad().to(torch::kDouble), xd.grad(), 1e-4, 1e-5)) << shape;
+    EXPECT_TRUE(torch::allclose(wf.grad().to(torch::kDouble), wd.grad(), 1e-4, 1e-5)) << shape;
+  }
+  at::set_num_threads(threads);
+}
+
+// The module takes the kernel for float32 on the CPU and the formula for
+// other types: both give the same numbers.
+TEST(NnRmsNorm, ModuleGivesTheSameInFloatAndDouble) {
+  RMSNorm norm(8);
+  {
+    torch::NoGradGuard no_grad;
+    norm->weight.copy_(torch::linspace(-1, 2, 8));
+  }
+  const at::Tensor x = torch::randn({5, 8});
+  const at::Tensor in_float = norm(x);
+  norm->to(torch::kDouble);
+  EXPECT_TRUE(torch::allclose(in_float.to(torch::kDouble), norm(x.to(torch::kDouble)), 1e-5, 1e-6));
 }
 
 TEST(NnSwiGLU, MapsBackToTheInputWidthWithNamedLinears) {
