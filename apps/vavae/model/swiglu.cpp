@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "model/swiglu_cpu.h"
+
 namespace vavae {
 
 SwiGLUImpl::SwiGLUImpl(int64_t dim, int64_t hidden) {
@@ -10,7 +12,9 @@ SwiGLUImpl::SwiGLUImpl(int64_t dim, int64_t hidden) {
 }
 
 at::Tensor SwiGLUImpl::forward(const at::Tensor& x) {
-  const auto halves = w12(x).chunk(2, -1);
+  const at::Tensor h = w12(x);
+  if (h.device().is_cpu() && h.scalar_type() == at::kFloat) return w3(swiglu_gate_cpu(h));
+  const auto halves = h.chunk(2, -1);
   return w3(torch::silu(halves[0]) * halves[1]);
 }
 
