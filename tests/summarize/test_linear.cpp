@@ -113,6 +113,24 @@ TEST(RowProduct, EqualsTheRowTimesTheMatrixOnEveryThread) {
   at::set_num_threads(threads);
 }
 
+// Widths that are not multiples of the loops' steps (8 along a weight's row,
+// 4 rows at a time), for both layouts and with and without a bias.
+TEST(RowProduct, CoversWidthsOffTheVectorSteps) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(3);
+  for (const int64_t k : {1, 7, 77}) {
+    for (const int64_t n : {1, 3, 517}) {
+      const at::Tensor w = torch::randn({n, k}), b = torch::randn({n}), x = torch::randn({1, k});
+      EXPECT_TRUE(torch::allclose(summarize::row_product(x, w.t(), b).to(torch::kDouble), reference(x, w, b), 1e-5,
+                                  1e-5))
+          << k << " x " << n;
+      EXPECT_TRUE(torch::allclose(summarize::row_product(x, w.t().contiguous()).to(torch::kDouble),
+                                  reference(x, w, {}), 1e-5, 1e-5))
+          << k << " x " << n;
+    }
+  }
+}
+
 // Under autograd it is linear itself: gradients reach the weight and bias.
 TEST(Linear, RecordsGradientsWhenTheyAreOn) {
   torch::manual_seed(1);

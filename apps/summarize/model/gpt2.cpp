@@ -177,12 +177,14 @@ at::Tensor GPTImpl::head(const at::Tensor& features) {
   const int64_t c = weight.size(1);
   if (torch::GradMode::is_enabled() || !features.device().is_cpu() || features.numel() != c)
     return summarize::linear(features, weight, {}, &head_packed_);
-  // One row (batch-1 generation): MKL's matrix-vector product runs over the
-  // transposed embedding much faster than over the embedding itself (tiny:
-  // 1.3 ms against 4.3 a token; GPT-2: 9.4 against 13.4).
-  const at::Tensor& transposed = head_t_.get(weight, [](const at::Tensor& w) { return w.t().contiguous(); });
+  // One row (batch-1 generation): without tandem's own loop, MKL's
+  // matrix-vector product runs over a transposed copy of the embedding much
+  // faster than over the embedding itself (tiny: 1.3 ms against 4.3 a token;
+  // GPT-2: 9.4 against 13.4).
   std::vector<int64_t> shape = features.sizes().vec();
   shape.back() = weight.size(0);
+  if (row_product_reads_weights_as_stored()) return row_product(features.reshape({1, c}), weight.t()).view(shape);
+  const at::Tensor& transposed = head_t_.get(weight, [](const at::Tensor& w) { return w.t().contiguous(); });
   return row_product(features.reshape({1, c}), transposed).view(shape);
 }
 

@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <c10/core/GradMode.h>
+#include <immintrin.h>
 
 namespace summarize {
 namespace {
@@ -14,11 +15,72 @@ namespace {
 // the memory it reads.
 constexpr int64_t kLeastColumns = 256;
 
+// A Linear weight's rows are the product's columns, each a dot product with
+// the row. MKL runs that on AMD CPUs with its generic kernel
+// (`mkl_blas_def_xsgemv`), and decoding one row is a read of every weight, so
+// the loop below streams each row of the weight in order through 8-wide
+// FMAs instead. Measured on 2 threads of a 2-core AMD EPYC, a product's
+// time against MKL over a row-major copy of W^T, MKL's faster layout: GPT-2's
+// c_attn (2304 x 768) 0.079 ms against 0.147, its MLP's c_proj (768 x 3072)
+// 0.056 against 0.12, its head (50257 x 768) 4.2-4.9 against 4.3-4.9, the
+// tiny preset's head (50257 x 128) 0.34-0.39 against 0.45-0.49. Four rows at
+// a time, interleaved, were slower on the heads (6.0 ms, 1.03). Built for
+// AVX2 and FMA in these two functions alone, taken where the CPU has them.
+__attribute__((target("avx2,fma"))) float sum8(__m256 v) {
+  const __m128 four = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
+  return _mm_cvtss_f32(_mm_add_ss(two, _mm_shuffle_ps(two, two, 1)));
+}
+
+// y[j] = x . w[j] (+ bias[j]) for j in [begin, end); w is [n, k] row-major,
+// read in order, one row at a time through four running sums.
+__attribute__((target("avx2,fma"))) void dot_rows(const float* x, const float* w, int64_t k, const float* bias,
+                                                  float* y, int64_t begin, int64_t end) {
+  for (int64_t j = begin; j < end; ++j) {
+    const float* r = w + j * k;
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= k; i += 32) {
+      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r + i), _mm256_loadu_ps(x + i), a0);
+      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(r + i + 8), _mm256_loadu_ps(x + i + 8), a1);
+      a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r + i + 16), _mm256_loadu_ps(x + i + 16), a2);
+      a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r + i + 24), _mm256_loadu_ps(x + i + 24), a3);
+    }
+    for (; i + 8 <= k; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r + i), _mm256_loadu_ps(x + i), a0);
+    float s = sum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    for (; i < k; ++i) s += r[i] * x[i];
+    y[j] = s + (bias != nullptr ? bias[j] : 0.0f);
+  }
+}
+
+// m is a transposed view of a contiguous float [n, k] weight, as linear and
+// the head pass it, and this CPU runs the loop above.
+bool dot_rows_fit(const at::Tensor& row, const at::Tensor& m, const at::Tensor& bias) {
+  const int64_t k = m.size(0);
+  return row_product_reads_weights_as_stored() && m.scalar_type() == at::kFloat &&
+         row.scalar_type() == at::kFloat && m.stride(0) == 1 && (m.stride(1) == k || m.size(1) == 1) &&
+         row.is_contiguous() && (!bias.defined() || (bias.scalar_type() == at::kFloat && bias.is_contiguous()));
+}
+
 }  // namespace
+
+bool row_product_reads_weights_as_stored() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
 
 at::Tensor row_product(const at::Tensor& row, const at::Tensor& m, const at::Tensor& bias) {
   const int64_t n = m.size(1);
   at::Tensor y = at::empty({1, n}, row.options());
+  if (dot_rows_fit(row, m, bias)) {
+    const float* x = row.data_ptr<float>();
+    const float* w = m.data_ptr<float>();
+    const float* b = bias.defined() ? bias.data_ptr<float>() : nullptr;
+    float* out = y.data_ptr<float>();
+    const int64_t k = m.size(0);
+    at::parallel_for(0, n, kLeastColumns, [&](int64_t begin, int64_t end) { dot_rows(x, w, k, b, out, begin, end); });
+    return y;
+  }
   at::parallel_for(0, n, kLeastColumns, [&](int64_t begin, int64_t end) {
     // Grad mode is per thread and on in a pool thread; out= products refuse
     // operands that require grad, as a Linear's weight does.

@@ -12,4 +12,11 @@ namespace summarize {
 // weight's .t()); row and m on the CPU, no gradient recorded.
 at::Tensor row_product(const at::Tensor& row, const at::Tensor& m, const at::Tensor& bias = {});
 
+// Whether this CPU runs row_product over a transposed float weight (m = W.t()
+// of a contiguous W) with tandem's own AVX2 loop, which reads W as stored as
+// fast as MKL reads a row-major copy of W^T, or faster. Where not, MKL reads
+// such a copy faster than the transposed view (GPT-2's head: 9.4 ms against
+// 13.4), worth its memory for a weight as large as an output head.
+bool row_product_reads_weights_as_stored();
+
 }  // namespace summarize
