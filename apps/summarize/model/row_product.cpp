@@ -6,7 +6,10 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <c10/core/GradMode.h>
+
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 namespace summarize {
 namespace {
@@ -26,6 +29,7 @@ constexpr int64_t kLeastColumns = 256;
 // tiny preset's head (50257 x 128) 0.34-0.39 against 0.45-0.49. Four rows at
 // a time, interleaved, were slower on the heads (6.0 ms, 1.03). Built for
 // AVX2 and FMA in these two functions alone, taken where the CPU has them.
+#if defined(__x86_64__)
 __attribute__((target("avx2,fma"))) float sum8(__m256 v) {
   const __m128 four = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
@@ -61,17 +65,23 @@ bool dot_rows_fit(const at::Tensor& row, const at::Tensor& m, const at::Tensor& 
          row.scalar_type() == at::kFloat && m.stride(0) == 1 && (m.stride(1) == k || m.size(1) == 1) &&
          row.is_contiguous() && (!bias.defined() || (bias.scalar_type() == at::kFloat && bias.is_contiguous()));
 }
+#endif
 
 }  // namespace
 
 bool row_product_reads_weights_as_stored() {
+#if defined(__x86_64__)
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return has;
+#else
+  return false;
+#endif
 }
 
 at::Tensor row_product(const at::Tensor& row, const at::Tensor& m, const at::Tensor& bias) {
   const int64_t n = m.size(1);
   at::Tensor y = at::empty({1, n}, row.options());
+#if defined(__x86_64__)
   if (dot_rows_fit(row, m, bias)) {
     const float* x = row.data_ptr<float>();
     const float* w = m.data_ptr<float>();
@@ -81,6 +91,7 @@ at::Tensor row_product(const at::Tensor& row, const at::Tensor& m, const at::Ten
     at::parallel_for(0, n, kLeastColumns, [&](int64_t begin, int64_t end) { dot_rows(x, w, k, b, out, begin, end); });
     return y;
   }
+#endif
   at::parallel_for(0, n, kLeastColumns, [&](int64_t begin, int64_t end) {
     // Grad mode is per thread and on in a pool thread; out= products refuse
     // operands that require grad, as a Linear's weight does.
