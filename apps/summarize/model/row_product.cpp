@@ -22,13 +22,14 @@ constexpr int64_t kLeastColumns = 256;
 // the row. MKL runs that on AMD CPUs with its generic kernel
 // (`mkl_blas_def_xsgemv`), and decoding one row is a read of every weight, so
 // the loop below streams each row of the weight in order through 8-wide
-// FMAs instead. Measured on 2 threads of a 2-core AMD EPYC, a product's
-// time against MKL over a row-major copy of W^T, MKL's faster layout: GPT-2's
-// c_attn (2304 x 768) 0.079 ms against 0.147, its MLP's c_proj (768 x 3072)
-// 0.056 against 0.12, its head (50257 x 768) 4.2-4.9 against 4.3-4.9, the
-// tiny preset's head (50257 x 128) 0.34-0.39 against 0.45-0.49. Four rows at
-// a time, interleaved, were slower on the heads (6.0 ms, 1.03). Built for
-// AVX2 and FMA in these two functions alone, taken where the CPU has them.
+// FMAs instead. Measured by tests/bench/bench_row_product on 2 threads of a
+// 2-core AMD EPYC, against MKL over a row-major copy of W^T, MKL's faster
+// layout: GPT-2's layers 1.9-2.5x as fast (c_attn, 2304 x 768: 0.081 ms
+// against 0.156), its head (50257 x 768) about even (4.1-5.5 ms against
+// 4.2-4.9) without the copy's 154 MB, the tiny preset's head 1.05-1.18x.
+// Four rows at a time, interleaved, were slower on the heads (6.0 ms, 1.03).
+// Built for AVX2 and FMA in these two functions alone, taken where the CPU
+// has them.
 #if defined(__x86_64__)
 __attribute__((target("avx2,fma"))) float sum8(__m256 v) {
   const __m128 four = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
