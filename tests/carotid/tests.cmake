@@ -27,7 +27,8 @@ add_test(NAME carotid_cv_breast_ultrasound_2ranks
                  ${CMAKE_SOURCE_DIR}/../shared/data/breast_ultrasound ${CMAKE_CURRENT_BINARY_DIR}/carotid-cv)
 set_tests_properties(carotid_cv_breast_ultrasound_2ranks PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
                      LABELS "carotid;e2e" TIMEOUT 900 SKIP_RETURN_CODE 77)
-foreach(case missing-root missing-column ratios corrupt-strict label-smoothing mixup threshold cv-report-elsewhere)
+foreach(case missing-root missing-column ratios corrupt-strict label-smoothing mixup threshold ema-bn-without-ema
+        cv-report-elsewhere)
   add_test(NAME carotid_bad_input_${case}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/bad_input.sh $<TARGET_FILE:carotid> ${case}
                    ${CMAKE_CURRENT_BINARY_DIR}/carotid-bad-${case})

@@ -34,6 +34,7 @@
 #include "tandem/random.h"
 #include "tandem/train/adamw.h"
 #include "tandem/train/autocast_guard.h"
+#include "tandem/train/batch_norm_stats.h"
 #include "tandem/train/ema.h"
 #include "tandem/train/evaluate.h"
 #include "tandem/train/loss_scaler.h"
@@ -128,16 +129,22 @@ struct Trainer::Impl {
   void save_final_model();
   bool evaluate_and_track(int64_t steps_done);
 
+  void recompute_ema_bn_stats(int64_t steps_done);
+
   // While alive, the model holds the weights a run is judged by: the EMA when
-  // there is one, else the live weights. The live ones come back bitwise on
-  // leaving, so the next step (and a checkpoint) sees no difference.
+  // there is one (with batch-norm statistics of its own under
+  // train.ema_bn_batches), else the live weights. The live ones come back
+  // bitwise on leaving, so the next step (and a checkpoint) sees no difference.
   class JudgedWeights {
    public:
-    explicit JudgedWeights(Impl& im) : im_(im) {
+    JudgedWeights(Impl& im, int64_t steps_done) : im_(im) {
       if (!im_.ema) return;
-      torch::NoGradGuard no_grad;
-      for (const auto& [name, t] : im_.weights) live_.push_back(t.clone());
-      im_.ema->copy_to(*im_.model);
+      {
+        torch::NoGradGuard no_grad;
+        for (const auto& [name, t] : im_.weights) live_.push_back(t.clone());
+        im_.ema->copy_to(*im_.model);
+      }
+      if (im_.s.ema_bn_batches > 0) im_.recompute_ema_bn_stats(steps_done);
     }
     ~JudgedWeights() {
       torch::NoGradGuard no_grad;
@@ -313,7 +320,7 @@ void Trainer::Impl::save_model(const std::string& name, int64_t steps_done) {
 // it is the smoother of the two on small, noisy validation sets, and the one
 // that is sampled from.
 bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
-  JudgedWeights judged(*this);
+  JudgedWeights judged(*this, steps_done);
   EvalContext ctx;
   ctx.world = &world;
   ctx.device = device;
@@ -340,6 +347,23 @@ bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
     log::info("new best ", s.best_metric, " ", best, ": models/best_model.h5");
   }
   return better;
+}
+
+// The first micro-batches of this rank's share of the epoch just trained,
+// augmented as in training: the data the live statistics came from.
+void Trainer::Impl::recompute_ema_bn_stats(int64_t steps_done) {
+  const int64_t spe = sampler->steps_per_epoch();
+  const int64_t epoch = std::max<int64_t>(steps_done - 1, 0) / spe;
+  const int64_t batches = std::min(s.ema_bn_batches, spe * accum);
+  auto forward = [&](int64_t i) {
+    const auto mb = sampler->micro_batch(epoch, i / accum, static_cast<int>(i % accum));
+    auto batch = task.make_batch(mb.indices, true, epoch_seed(seed, epoch));
+    batch["valid"] = valid_mask(mb.valid);
+    batch = to_device(batch, device);
+    AutocastGuard autocast(precision, placement.cuda);
+    task.loss(*model, batch);
+  };
+  recompute_batch_norm_stats(*model, batches, forward, comm.get());
 }
 
 // The step's micro-batches for this rank, made ahead by a thread.
@@ -522,7 +546,7 @@ int Trainer::Impl::loop() {
 }
 
 void Trainer::Impl::save_final_model() {
-  JudgedWeights judged(*this);
+  JudgedWeights judged(*this, total_steps);
   save_model("final_model", total_steps);
 }
 

@@ -35,6 +35,9 @@ case $case in
   threshold)
     set -- "${args[@]}" --set model.threshold=sensitivity=2
     want="model.threshold = 'sensitivity=2': expected youden, sensitivity=S" ;;
+  ema-bn-without-ema)
+    set -- "${args[@]}" --set train.ema_bn_batches=4
+    want="train.ema_bn_batches = 4 gives the weights' average batch-norm statistics of its own, but there is no average: set train.ema_decay > 0" ;;
   cv-report-elsewhere)
     set -- cv-report --run-dir "$work/images"
     want="$work/images is not a cross-validation folder \\(no folds.csv\\)" ;;

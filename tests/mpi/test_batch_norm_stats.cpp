@@ -1,0 +1,93 @@
+// Batch-norm statistics recomputed for the weights a model holds: after the
+// call, each layer's running mean is the mean over every batch of every rank,
+// and its running variance the pooled variance, computed here by hand from
+// the same inputs.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "tandem/dist/mpi_comm.h"
+#include "tandem/dist/world.h"
+#include "tandem/train/batch_norm_stats.h"
+#include "world_fixture.h"
+
+namespace {
+
+struct Net : torch::nn::Module {
+  Net() {
+    bn2 = register_module("bn2", torch::nn::BatchNorm2d(3));
+    bn1 = register_module("bn1", torch::nn::BatchNorm1d(torch::nn::BatchNormOptions(3).momentum(0.3)));
+  }
+  // bn1 sees bn2's output pooled, so its statistics depend on bn2's
+  // being in training mode during the passes.
+  torch::Tensor forward(const torch::Tensor& x) { return bn1(bn2(x).mean({2, 3})); }
+  torch::nn::BatchNorm2d bn2{nullptr};
+  torch::nn::BatchNorm1d bn1{nullptr};
+};
+
+// Rank r's batch i: 4 images of 3 channels, 2x2, each rank and batch its own.
+torch::Tensor batch(int rank, int64_t i) {
+  auto g = at::make_generator<at::CPUGeneratorImpl>(100 * rank + i);
+  return torch::randn({4, 3, 2, 2}, g, torch::kDouble) * (1.0 + rank) + 2.0 * i;
+}
+
+TEST(BatchNormStats, MeanAndPooledVarianceOverEveryBatchOfEveryRank) {
+  auto& world = test_world();
+  tandem::MpiComm comm(world);
+  ASSERT_EQ(world.size(), 2);
+  torch::manual_seed(1);
+  Net net;
+  net.to(torch::kDouble);
+  net.eval();
+  // Statistics from before the call must not survive it.
+  net.bn2->running_mean.fill_(50.0);
+  const int64_t batches = 3;
+  int64_t calls = 0;
+  const int64_t layers = tandem::recompute_batch_norm_stats(
+      net, batches,
+      [&](int64_t i) {
+        EXPECT_TRUE(net.is_training());
+        EXPECT_FALSE(torch::GradMode::is_enabled());
+        EXPECT_EQ(i, calls++);
+        net.forward(batch(world.rank(), i));
+      },
+      &comm);
+  EXPECT_EQ(layers, 2);
+  EXPECT_EQ(calls, batches);
+  EXPECT_FALSE(net.is_training());
+  EXPECT_DOUBLE_EQ(*net.bn2->options.momentum(), 0.1);
+  EXPECT_DOUBLE_EQ(*net.bn1->options.momentum(), 0.3);
+
+  // By hand for bn2: per batch, a channel's mean and unbiased variance over
+  // its 16 values; a layer with unset momentum keeps their plain means over
+  // the batches; the ranks' equal shares pool into the mean of the means and
+  // the mean second moment less the pooled mean's square.
+  torch::Tensor mean = torch::zeros({3}, torch::kDouble), second = torch::zeros({3}, torch::kDouble);
+  for (int r = 0; r < 2; ++r) {
+    torch::Tensor m = torch::zeros({3}, torch::kDouble), v = torch::zeros({3}, torch::kDouble);
+    for (int64_t i = 0; i < batches; ++i) {
+      const auto x = batch(r, i).transpose(0, 1).reshape({3, -1});
+      m += x.mean(1) / batches;
+      v += x.var(1, /*unbiased=*/true) / batches;
+    }
+    mean += m / 2;
+    second += (v + m * m) / 2;
+  }
+  EXPECT_TRUE(torch::allclose(net.bn2->running_mean, mean, 1e-12, 1e-12)) << net.bn2->running_mean << mean;
+  EXPECT_TRUE(torch::allclose(net.bn2->running_var, second - mean * mean, 1e-12, 1e-12))
+      << net.bn2->running_var << second - mean * mean;
+  // Every rank ends with the same statistics in both layers.
+  for (const auto& t : {net.bn2->running_mean, net.bn2->running_var, net.bn1->running_mean, net.bn1->running_var}) {
+    auto other = t.clone();
+    comm.broadcast(other, 0);
+    EXPECT_TRUE(torch::equal(t, other));
+  }
+}
+
+TEST(BatchNormStats, ModelWithoutBatchNormRunsNothing) {
+  torch::nn::Linear net(2, 2);
+  int64_t calls = 0;
+  EXPECT_EQ(tandem::recompute_batch_norm_stats(*net, 5, [&](int64_t) { ++calls; }, nullptr), 0);
+  EXPECT_EQ(calls, 0);
+}
+
+}  // namespace
