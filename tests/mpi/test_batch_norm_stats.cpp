@@ -86,7 +86,9 @@ TEST(BatchNormStats, MeanAndPooledVarianceOverEveryBatchOfEveryRank) {
 TEST(BatchNormStats, ModelWithoutBatchNormRunsNothing) {
   torch::nn::Linear net(2, 2);
   int64_t calls = 0;
-  EXPECT_EQ(tandem::recompute_batch_norm_stats(*net, 5, [&](int64_t) { ++calls; }, nullptr), 0);
+  EXPECT_EQ(tandem::recompute_batch_norm_stats(
+                *net, 5, [&](int64_t) { ++calls; }, nullptr),
+            0);
   EXPECT_EQ(calls, 0);
 }
 

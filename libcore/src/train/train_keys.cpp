@@ -88,11 +88,12 @@ void each_setting(Settings& t, Visit&& visit) {
         "keep an exponential moving average of the weights with this decay per step (0: none); "
         "evaluation, best_metric and the model files use the average; checkpoints keep it as the set ema/",
         fraction());
-  visit(Table::Model, "ema_bn_batches", t.ema_bn_batches,
-        "with $.ema_decay > 0: before each evaluation and model file, run this many training micro-batches per rank (at "
-        "most an epoch) through the average in training mode to give its batch-norm layers their own running "
-        "statistics, as SWA's update_bn does; 0: the live model's statistics",
-        at_least(0));
+  visit(
+      Table::Model, "ema_bn_batches", t.ema_bn_batches,
+      "with $.ema_decay > 0: before each evaluation and model file, run this many training micro-batches per rank (at "
+      "most an epoch) through the average in training mode to give its batch-norm layers their own running "
+      "statistics, as SWA's update_bn does; 0: the live model's statistics",
+      at_least(0));
   visit(Table::Run, "best_metric", t.best_metric, "metric that picks models/best_model.h5", a_name());
   visit(Table::Run, "best_mode", t.best_mode, "whether a smaller or larger best_metric is better",
         one_of({"min", "max"}));
