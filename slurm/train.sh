@@ -28,6 +28,7 @@
 #   TANDEM_BUILD        build directory holding apps/APP (default: build/ in the submit directory)
 #   TANDEM_LAUNCHER     auto (default: srun --mpi=pmix when srun offers pmix, else mpirun), srun or mpirun
 #   TANDEM_SRUN_ARGS    extra srun options, e.g. "--distribution=block:block"
+#   TANDEM_SRUN_WAIT    seconds srun lets the other ranks run on once one has exited (default 60; 0: no limit)
 #   TANDEM_MPIRUN_ARGS  extra mpirun options
 #   NCCL_*              passed to every rank (srun exports the job's environment; mpirun gets -x)
 #
@@ -150,8 +151,14 @@ case $launcher in
   srun)
     # The job's environment (NCCL_*, CUDA_VISIBLE_DEVICES per node) goes to
     # every task; ranks follow SLURM_PROCID, local ranks SLURM_LOCALID.
+    # --wait: the ranks leave MPI_Finalize together (each waits for all at a
+    # barrier first), so a rank still there a minute after another exited is
+    # hung past the job's work (in a driver's teardown, say). No rank can see
+    # it any more; srun ends it rather than wait out the job's time limit.
+    srun_wait=${TANDEM_SRUN_WAIT:-60}
+    [[ $srun_wait =~ ^[0-9]+$ ]] || die 2 "TANDEM_SRUN_WAIT='$srun_wait': expected whole seconds (0: no limit)"
     # shellcheck disable=SC2206
-    launch=(srun --mpi=pmix --kill-on-bad-exit=1 ${TANDEM_SRUN_ARGS:-} "$bin" "${args[@]}")
+    launch=(srun --mpi=pmix --kill-on-bad-exit=1 --wait="$srun_wait" ${TANDEM_SRUN_ARGS:-} "$bin" "${args[@]}")
     ;;
   mpirun)
     command -v mpirun >/dev/null || die 2 "srun offers no pmix here and mpirun is not on PATH"

@@ -244,6 +244,26 @@ case_train() {
   expect_job "$e" FAILED 2:0 0
   expect_line "logs/gpus-$e.out" "2 tasks per node but 1 GPU\(s\) per node.*--ntasks-per-node=1"
 
+  if [ "$(launcher_line)" = "launch: srun --mpi=pmix" ]; then
+    say "G: rank 1 stops after MPI_Finalize, the work done: srun --wait=3 ends it (TANDEM_SRUN_WAIT)"
+    local g progs=$tmp/progs
+    mkdir -p "$progs/apps" && ln -sf "$build/tests/dead_rank" "$progs/apps/dead_rank"
+    g=$(TANDEM_BUILD=$progs TANDEM_SRUN_WAIT=3 sbatch --parsable --job-name=straggler --ntasks-per-node=2 \
+      "${cpu_only[@]}" "$repo/slurm/train.sh" dead_rank stop-after)
+    wait_jobs "$g"
+    expect_job "$g" FAILED 137:0 0
+    expect_line "logs/straggler-$g.out" "launch: srun --mpi=pmix --kill-on-bad-exit=1 --wait=3 "
+    expect_line "logs/straggler-$g.out" "First task exited 3s ago"
+    expect_line "logs/straggler-$g.out" "failed with status 137; not requeueing"
+    say "H: TANDEM_SRUN_WAIT that is not whole seconds: status 2 before launch"
+    local h
+    h=$(TANDEM_SRUN_WAIT=1m sbatch --parsable --job-name=badwait --ntasks-per-node=1 "${cpu_only[@]}" \
+      "$repo/slurm/train.sh" envcheck)
+    wait_jobs "$h"
+    expect_job "$h" FAILED 2:0 0
+    expect_line "logs/badwait-$h.out" "TANDEM_SRUN_WAIT='1m': expected whole seconds"
+  fi
+
   say "F: train.sh outside a job tells how to submit it"
   local out
   out=$(env -u SLURM_JOB_ID bash "$repo/slurm/train.sh" summarize 2>&1)

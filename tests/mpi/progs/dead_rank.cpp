@@ -6,6 +6,8 @@
 //   dead_rank stop   : rank 1 joins every collective, then stops (SIGSTOP)
 //                      before MPI_Finalize (only the shut-down deadline can
 //                      notice: the watchdog has nothing in flight)
+//   dead_rank stop-after : rank 1 stops after MPI_Finalize, the job's work
+//                      done (no rank can notice; srun --wait ends it)
 #include <torch/torch.h>
 
 #include <csignal>
@@ -16,14 +18,20 @@
 #include "tandem/dist/world.h"
 
 int main(int argc, char** argv) {
-  tandem::World world(argc, argv);
-  world.watchdog().set_timeout(3.0);
   const char* mode = argc > 1 ? argv[1] : "leave";
-  if (world.rank() == 1 && std::strcmp(mode, "crash") == 0) std::abort();
-  if (world.rank() == 1 && std::strcmp(mode, "leave") == 0) return 0;
-  tandem::MpiComm comm(world);
-  auto t = torch::ones({8});
-  comm.allreduce(t, tandem::ReduceOp::Sum);
-  if (world.rank() == 1) std::raise(SIGSTOP);
+  const bool stop_after = std::strcmp(mode, "stop-after") == 0;
+  int rank = 0;
+  {
+    tandem::World world(argc, argv);
+    world.watchdog().set_timeout(3.0);
+    rank = world.rank();
+    if (rank == 1 && std::strcmp(mode, "crash") == 0) std::abort();
+    if (rank == 1 && std::strcmp(mode, "leave") == 0) return 0;
+    tandem::MpiComm comm(world);
+    auto t = torch::ones({8});
+    comm.allreduce(t, tandem::ReduceOp::Sum);
+    if (rank == 1 && !stop_after) std::raise(SIGSTOP);
+  }
+  if (rank == 1 && stop_after) std::raise(SIGSTOP);
   return 0;
 }
