@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The shared training loop, end to end, on the toy task:
 #   train_loop.sh TOY COMPARE MPIEXEC CASE
-# CASE is one of: invariance, resume, ema, resume_other_world, preempt_one_rank,
+# CASE is one of: invariance, resume, ema, ema_bn, resume_other_world, preempt_one_rank,
 # bad_input, nonfinite, damaged_checkpoint. Each runs in a fresh directory and cleans up.
 set -euo pipefail
 toy=$1 compare=$2 mpiexec=$3 case=$4
@@ -57,6 +57,25 @@ ema)
   run 2 "${common[@]}" --set train.out_dir=split >"$work/out.log" 2>&1
   grep -q "writing the final model it lacks" "$work/out.log" || fail "the rerun did not write the missing model"
   "$compare" models straight/models/final_model.h5 split/models/final_model.h5 0
+  ;;
+ema_bn)
+  # train.ema_bn_batches gives the average batch-norm statistics of its own:
+  # training (the live weights and the average) is bitwise as without it, the
+  # evaluations and the model files are not.
+  common=(--set train.max_steps=12 --set train.global_batch=8 --set train.ema_decay=0.9 --set toy.batch_norm=true
+    --set train.eval_every=4)
+  run 2 "${common[@]}" --set train.out_dir=live >/dev/null
+  run 2 "${common[@]}" --set train.out_dir=own --set train.ema_bn_batches=3 >/dev/null
+  last=checkpoints/step-00000012.h5
+  "$compare" models live/$last own/$last 0 || fail "the statistics changed the live weights"
+  "$compare" ema live/$last own/$last 0 || fail "the statistics changed the average"
+  "$compare" losses live/metrics.jsonl own/metrics.jsonl 0
+  evals() { grep -o '"eval_loss":[^,}]*' "$1" | sort -u | wc -l; }
+  [ "$(evals live/metrics.jsonl)" = 3 ] || fail "live run: not 3 evaluations"
+  [ "$(cat live/metrics.jsonl own/metrics.jsonl | grep -o '"eval_loss":[^,}]*' | sort -u | wc -l)" = 6 ] ||
+    fail "the evaluations did not change with the average's own statistics"
+  ! "$compare" models live/models/final_model.h5 own/models/final_model.h5 0 ||
+    fail "the final model kept the live statistics"
   ;;
 resume_other_world)
   # A 2-rank checkpoint resumed on 1 rank continues the same sample order.

@@ -20,13 +20,19 @@
 namespace {
 
 struct Net : torch::nn::Module {
-  Net(int64_t hidden, double dropout) {
+  Net(int64_t hidden, double dropout, bool batch_norm) {
     fc1 = register_module("fc1", torch::nn::Linear(8, hidden));
+    if (batch_norm) bn = register_module("bn", torch::nn::BatchNorm1d(hidden));
     drop = register_module("drop", torch::nn::Dropout(dropout));
     fc2 = register_module("fc2", torch::nn::Linear(hidden, 2));
   }
-  torch::Tensor forward(const torch::Tensor& x) { return fc2(drop(torch::tanh(fc1(x)))); }
+  torch::Tensor forward(const torch::Tensor& x) {
+    auto h = fc1(x);
+    if (bn) h = bn(h);
+    return fc2(drop(torch::tanh(h)));
+  }
   torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+  torch::nn::BatchNorm1d bn{nullptr};
   torch::nn::Dropout drop{nullptr};
 };
 
@@ -43,12 +49,13 @@ class ToyTask : public tandem::Task {
       : samples_(c.get_int("toy.samples")),
         hidden_(c.get_int("toy.hidden")),
         dropout_(c.get_double("toy.dropout")),
+        batch_norm_(c.get_bool("toy.batch_norm")),
         signal_at_(c.get_int("toy.signal_at_call")),
         signal_rank_(c.get_int("toy.signal_rank")),
         nan_from_(c.get_int("toy.nan_from_call")),
         rank_(rank) {}
 
-  std::shared_ptr<torch::nn::Module> build_model() override { return std::make_shared<Net>(hidden_, dropout_); }
+  std::shared_ptr<torch::nn::Module> build_model() override { return std::make_shared<Net>(hidden_, dropout_, batch_norm_); }
   int64_t train_size() const override { return samples_; }
   int64_t eval_size() const override { return samples_ / 4; }
 
@@ -77,6 +84,7 @@ class ToyTask : public tandem::Task {
  private:
   int64_t samples_, hidden_;
   double dropout_;
+  bool batch_norm_;
   int64_t signal_at_, signal_rank_, nan_from_;
   int rank_;
   int64_t calls_ = 0;
@@ -94,6 +102,7 @@ int run(tandem::World& world, int argc, char** argv) {
   schema.add("toy.samples", int64_t{128}, "training samples (the eval set has a quarter as many)");
   schema.add("toy.hidden", int64_t{32}, "hidden width");
   schema.add("toy.dropout", 0.1, "dropout, so resume must restore random streams");
+  schema.add("toy.batch_norm", false, "a BatchNorm1d after fc1, for the EMA's batch-norm statistics");
   schema.add("toy.signal_at_call", int64_t{-1}, "raise SIGUSR1 at this training forward pass");
   schema.add("toy.signal_rank", int64_t{-1}, "the rank that raises it; -1: every rank");
   schema.add("toy.nan_from_call", int64_t{-1}, "losses are NaN from this forward pass on");
