@@ -55,7 +55,9 @@ class ToyTask : public tandem::Task {
         nan_from_(c.get_int("toy.nan_from_call")),
         rank_(rank) {}
 
-  std::shared_ptr<torch::nn::Module> build_model() override { return std::make_shared<Net>(hidden_, dropout_, batch_norm_); }
+  std::shared_ptr<torch::nn::Module> build_model() override {
+    return std::make_shared<Net>(hidden_, dropout_, batch_norm_);
+  }
   int64_t train_size() const override { return samples_; }
   int64_t eval_size() const override { return samples_ / 4; }
 
