@@ -23,6 +23,9 @@ void add_data_keys(tandem::Schema& s) {
   s.add("data.train_ratio", 0.7, "share of each class's persons for training");
   s.add("data.val_ratio", 0.15, "share of each class's persons for validation");
   s.add("data.test_ratio", 0.15, "share of each class's persons for the final test");
+  s.add("data.seed", int64_t{-1},
+        "seed of the person split, the cross-validation folds and the per-person image subsets; -1: train.seed. "
+        "Set it to keep the same persons in each part while train.seed changes the weights and batches");
   s.add("data.strict", false, "stop at the first unreadable image instead of skipping it");
   s.add("data.cache", true,
         "decode every image once, at image_size, into an HDF5 cache kept in memory, so epochs do "
@@ -87,6 +90,9 @@ void add_command_keys(tandem::Schema& s) {
   s.add("cv.folds", int64_t{5}, "cv: person-level folds, each tested once by a model trained on the others");
   s.add("cv.fold", int64_t{-1},
         "cv: run only this fold (0-based; one job of a Slurm array, with --run-dir); -1: every fold not done");
+  s.add("cv.models_per_fold", int64_t{1},
+        "cv: models trained per fold, model m with train.seed + m on the same persons, their probabilities "
+        "averaged (in CV/fold-k/model-m); 1: the fold's own folder is its one run");
 }
 
 }  // namespace
@@ -125,6 +131,7 @@ tandem::Schema carotid_schema() {
   s.alias("--num-workers", "data.num_workers");
   s.alias("--folds", "cv.folds");
   s.alias("--fold", "cv.fold");
+  s.alias("--models-per-fold", "cv.models_per_fold");
   s.alias("--output-dir", "train.out_dir");
   s.alias("--load-model", "model.load");
   s.alias("--run-dir", "cmd.run_dir");

@@ -155,6 +155,52 @@ TEST_F(CarotidCvReport, FoldsAreSummedUpAndPooled) {
   EXPECT_TRUE(fs::exists(path("cv/test_report.json")));
 }
 
+TEST_F(CarotidCvReport, AFoldOfSeveralModelsIsJudgedByTheirMean) {
+  // Fold 0: model 0 ranks a (0.8) over b (0.2), model 1 b (0.4) over a
+  // (0.2): person AUC 1 and 0; their mean a 0.5, b 0.3: AUC 1. Fold 1:
+  // model 0 c 0.3 < d 0.6 (0), model 1 c 0.8 > d 0.2 (1); mean c 0.55 >
+  // d 0.4: AUC 1. So the ensembles score 1 on both folds, one model 0.5.
+  const std::string cv = path("cv");
+  auto model = [&](int fold, int m) {
+    fs::create_directories(carotid::fold_model_dir(cv, fold, m));
+    return carotid::fold_model_dir(cv, fold, m);
+  };
+  carotid::write_test_report(model(0, 0), small_inputs("a", "b", 0.9, 0.7, 0.2));
+  carotid::write_test_report(model(0, 1), small_inputs("a", "b", 0.1, 0.3, 0.4));
+  carotid::write_test_report(model(1, 0), small_inputs("c", "d", 0.4, 0.2, 0.6));
+  carotid::write_test_report(model(1, 1), small_inputs("c", "d", 0.8, 0.8, 0.2));
+  EXPECT_EQ(carotid::fold_runs(cv, 1), (std::vector<std::string>{model(1, 0), model(1, 1)}));
+  EXPECT_EQ(carotid::fold_models(cv, 0).back(), model(0, 1) + "/models/best_model.h5");
+  for (int fold : {0, 1}) carotid::write_fold_ensemble(cv, fold, false);
+
+  const auto fold0 = carotid::read_test_predictions(carotid::fold_dir(cv, 0) + "/test_predictions.csv");
+  EXPECT_EQ(fold0.persons, (std::vector<std::string>{"a", "b"}));
+  EXPECT_NEAR(fold0.rows.at("prob")[0][1].item<double>(), 0.5, 1e-6);
+  EXPECT_NEAR(fold0.rows.at("prob")[2][1].item<double>(), 0.3, 1e-6);
+  EXPECT_NEAR(fold0.rows.at("loss")[2].item<double>(), -std::log(0.7), 1e-6);
+
+  carotid::write_cv_report(cv, 2, false);
+  std::ifstream in(path("cv/cv_report.json"));
+  const auto report = nlohmann::json::parse(in);
+  EXPECT_EQ(report["models_per_fold"], 2);
+  EXPECT_DOUBLE_EQ(report["mean"]["person_auc"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(report["single_model_mean"]["person_auc"].get<double>(), 0.5);
+  // The pooled persons a 0.5, b 0.3, c 0.55, d 0.4 (labels 1 0 1 0): every
+  // positive above every negative.
+  EXPECT_DOUBLE_EQ(report["pooled_out_of_fold"]["person_auc"].get<double>(), 1.0);
+
+  // Models of other persons cannot be averaged, and folds of unequal models
+  // are not one cross-validation.
+  carotid::write_test_report(model(0, 1), small_inputs("a", "x", 0.1, 0.3, 0.4));
+  EXPECT_NE(message_of<UsageError>([&] { carotid::write_fold_ensemble(cv, 0, false); })
+                .find("model-1/test_predictions.csv: not the images, persons, labels and classes of"),
+            std::string::npos);
+  carotid::write_test_report(model(1, 2), small_inputs("c", "d", 0.8, 0.8, 0.2));
+  EXPECT_NE(message_of<UsageError>([&] { carotid::write_cv_report(cv, 2, false); })
+                .find("fold-1 has 3 model(s), fold 0 2: every fold needs as many"),
+            std::string::npos);
+}
+
 TEST(CarotidThreshold, RulesAreReadOrRefusedByKey) {
   EXPECT_EQ(carotid::parse_threshold_rule("youden", "k").kind, carotid::ThresholdRule::Kind::youden);
   const auto s = carotid::parse_threshold_rule("sensitivity=0.9", "k");

@@ -27,8 +27,13 @@ add_test(NAME carotid_cv_breast_ultrasound_2ranks
                  ${CMAKE_SOURCE_DIR}/../shared/data/breast_ultrasound ${CMAKE_CURRENT_BINARY_DIR}/carotid-cv)
 set_tests_properties(carotid_cv_breast_ultrasound_2ranks PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
                      LABELS "carotid;e2e" TIMEOUT 900 SKIP_RETURN_CODE 77)
+add_test(NAME carotid_cv_ensemble_2ranks
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/cv_ensemble.sh $<TARGET_FILE:carotid> ${MPIEXEC_EXECUTABLE}
+                 ${CMAKE_SOURCE_DIR}/../shared/data/breast_ultrasound ${CMAKE_CURRENT_BINARY_DIR}/carotid-cv-ensemble)
+set_tests_properties(carotid_cv_ensemble_2ranks PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
+                     LABELS "carotid;e2e" TIMEOUT 900 SKIP_RETURN_CODE 77)
 foreach(case missing-root missing-column ratios corrupt-strict label-smoothing mixup threshold ema-bn-without-ema
-        cv-report-elsewhere)
+        cv-report-elsewhere data-seed models-per-fold)
   add_test(NAME carotid_bad_input_${case}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/bad_input.sh $<TARGET_FILE:carotid> ${case}
                    ${CMAKE_CURRENT_BINARY_DIR}/carotid-bad-${case})

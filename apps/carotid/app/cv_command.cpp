@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -43,6 +44,21 @@ void keep_folds(const std::string& path, const std::vector<Person>& persons, con
                      "give a new --run-dir, or the data and seed it used");
 }
 
+// A folder continued with another cv.models_per_fold would mix folds of one
+// model with folds of several, or average a fold's models with stale ones.
+void check_models_per_fold(const std::string& cv_dir, int64_t fold, int64_t per_fold) {
+  const bool one = fs::exists(fs::path(fold_dir(cv_dir, fold)) / "models");
+  int64_t several = 0;
+  while (fs::exists(fold_model_dir(cv_dir, fold, several))) ++several;
+  // A fold done with fewer models would be reported as done, with fewer.
+  const bool fewer = fold_done(cv_dir, fold) && several < per_fold;
+  if ((per_fold == 1 && several > 0) || (per_fold > 1 && (one || several > per_fold || fewer)))
+    throw UsageError(fold_dir(cv_dir, fold) + " holds " +
+                     (one ? std::string("one model in models/") : std::to_string(several) + " model-m/ folders") +
+                     ", not cv.models_per_fold = " + std::to_string(per_fold) +
+                     ": continue it with the value it started with, or give a new --run-dir");
+}
+
 // The folds of a cross-validation folder, from its folds.csv.
 int64_t folds_of(const std::string& cv_dir) {
   const std::string path = (fs::path(cv_dir) / "folds.csv").string();
@@ -81,8 +97,11 @@ int run_cv(tandem::World& world, const tandem::Config& c) {
   if (only >= 0 && c.get_string("cmd.run_dir").empty())
     throw UsageError("cv.fold = " + std::to_string(only) +
                      " needs the cross-validation folder every fold's job shares: give --run-dir CV");
+  const int64_t per_fold = c.get_int("cv.models_per_fold");
+  if (per_fold < 1) throw UsageError("cv.models_per_fold must be >= 1, got " + std::to_string(per_fold));
   const DataSettings data = data_settings(c);
-  const uint64_t seed = tandem::shared_seed(world, tandem::train_settings(c).seed);
+  const uint64_t train_seed = tandem::shared_seed(world, tandem::train_settings(c).seed);
+  const uint64_t seed = data_seed(data, train_seed);
   const Dataset dataset = read_dataset(data, seed);
   const std::vector<int64_t> folds = assign_folds(dataset.persons(), k, seed);
   // The validation share of the persons a fold trains on, as a single run's
@@ -97,26 +116,46 @@ int run_cv(tandem::World& world, const tandem::Config& c) {
   }
   world.barrier();
 
+  for (int64_t fold = 0; fold < k; ++fold) check_models_per_fold(cv_dir, fold, per_fold);
   for (int64_t fold = 0; fold < k; ++fold) {
     if (only >= 0 && fold != only) continue;
     if (fold_done(cv_dir, fold)) {
       if (world.is_main()) log::info("fold ", fold, ": done before, in ", fold_dir(cv_dir, fold));
       continue;
     }
-    const std::string dir = fold_dir(cv_dir, fold);
-    // The fold's split goes where a train run looks for its own, so the run,
-    // and a requeued one, trains and tests on exactly these persons.
-    if (world.is_main() && !fs::exists(fs::path(dir) / "split.csv")) {
-      fs::create_directories(dir);
-      write_split_csv((fs::path(dir) / "split.csv").string(), dataset.persons(),
-                      fold_parts(dataset.persons(), folds, fold, val_share, seed));
+    for (int64_t m = 0; m < per_fold; ++m) {
+      const std::string dir = per_fold == 1 ? fold_dir(cv_dir, fold) : fold_model_dir(cv_dir, fold, m);
+      const std::string name = "fold " + std::to_string(fold) + (per_fold == 1 ? "" : " model " + std::to_string(m));
+      if (run_done(dir)) {
+        if (world.is_main()) log::info(name, ": done before, in ", dir);
+        continue;
+      }
+      // The fold's split goes where a train run looks for its own, so the
+      // run, and a requeued one, trains and tests on exactly these persons.
+      if (world.is_main() && !fs::exists(fs::path(dir) / "split.csv")) {
+        fs::create_directories(dir);
+        write_split_csv((fs::path(dir) / "split.csv").string(), dataset.persons(),
+                        fold_parts(dataset.persons(), folds, fold, val_share, seed));
+      }
+      world.barrier();
+      // Model m differs from model 0 only in its initial weights, batch order
+      // and augmentation (train.seed + m); data.seed pins the images each
+      // model sees, which data.max_imgs_per_person would otherwise redraw.
+      const auto model_seed = static_cast<int64_t>((train_seed + static_cast<uint64_t>(m)) & INT64_MAX);
+      if (world.is_main()) log::info(name, " (of ", k, " folds): training in ", dir, " with train.seed ", model_seed);
+      tandem::Config run_config = c;
+      run_config.set("cmd.run_dir", dir, "cv " + name);
+      run_config.set("train.seed", model_seed, "cv " + name);
+      run_config.set("data.seed", static_cast<int64_t>(seed & INT64_MAX), "cv");
+      const int status = run_train(world, run_config);
+      if (status != tandem::kExitOk) return status;
+    }
+    if (per_fold > 1 && world.is_main()) {
+      write_fold_ensemble(cv_dir, fold, tandem::train_settings(c).tensorboard);
+      log::info("fold ", fold, ": the mean of its ", per_fold, " models judged in ", fold_dir(cv_dir, fold),
+                "/test_report.json");
     }
     world.barrier();
-    if (world.is_main()) log::info("fold ", fold, " of ", k, ": training in ", dir);
-    tandem::Config fold_config = c;
-    fold_config.set("cmd.run_dir", dir, "cv fold " + std::to_string(fold));
-    const int status = run_train(world, fold_config);
-    if (status != tandem::kExitOk) return status;
   }
 
   std::string left;

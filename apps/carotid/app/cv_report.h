@@ -4,21 +4,42 @@
 // pooled out-of-fold predictions judged as one test set (every person once).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace carotid {
 
 // The folder of fold k inside a cross-validation folder: CV/fold-k.
 std::string fold_dir(const std::string& cv_dir, int64_t fold);
-// Whether fold k has finished: its test_predictions.csv exists.
+// The train run of model m of fold k when a fold has several
+// (cv.models_per_fold > 1): CV/fold-k/model-m. With one, fold-k is the run.
+std::string fold_model_dir(const std::string& cv_dir, int64_t fold, int64_t model);
+// The train runs of fold k: its model-m folders when it has them, else the
+// fold's own folder.
+std::vector<std::string> fold_runs(const std::string& cv_dir, int64_t fold);
+// The best model files of fold k's runs (RUN/models/best_model.h5), whether
+// they exist yet or not.
+std::vector<std::string> fold_models(const std::string& cv_dir, int64_t fold);
+// Whether a run (or a fold: its ensemble) has finished: its test_predictions.csv exists.
+bool run_done(const std::string& dir);
 bool fold_done(const std::string& cv_dir, int64_t fold);
+
+// A fold of several models, once each has its test_predictions.csv: the
+// mean of their probabilities (mean_of_models) judged as the fold's test
+// set by write_test_report into CV/fold-k, at their mean threshold. Throws
+// tandem::UsageError when the models' predictions are not of the same
+// images and labels.
+void write_fold_ensemble(const std::string& cv_dir, int64_t fold, bool tensorboard);
 
 // Reads CV/fold-0 .. fold-(k-1)/test_predictions.csv and writes into CV:
 // cv_report.json (per fold: persons, images and every metric; the mean and
-// the sample standard deviation over folds), cv_report.txt (the same as a
-// table) and, for the pooled out-of-fold predictions, what write_test_report
-// writes (test_report.json, confusion matrix, ROC curve,
-// test_predictions.csv), at the mean of the fold models' thresholds. Throws tandem::UsageError naming the folds not
-// done or a fold whose classes differ. Returns the table's text.
+// the sample standard deviation over folds; with several models per fold
+// also each metric's mean over the single models, to show what the
+// ensemble adds), cv_report.txt (the same as a table) and, for the pooled
+// out-of-fold predictions, what write_test_report writes (test_report.json,
+// confusion matrix, ROC curve, test_predictions.csv), at the mean of the
+// fold models' thresholds. Throws tandem::UsageError naming the folds not
+// done, a fold whose classes differ, or folds with unequal numbers of
+// models. Returns the table's text.
 std::string write_cv_report(const std::string& cv_dir, int64_t folds, bool tensorboard);
 
 }  // namespace carotid

@@ -16,6 +16,7 @@
 #include "keys.h"
 #include "labels/label_sheet.h"
 #include "metrics/classifier_metrics.h"
+#include "metrics/ensemble.h"
 #include "tandem/config/checkpoint_config.h"
 #include "tandem/config/config.h"
 #include "tandem/data/csv.h"
@@ -63,8 +64,8 @@ std::vector<PersonFolder> input_persons(const std::string& input) {
 }
 
 // The model files to predict with: the file given, or for a cross-validation
-// folder the best model of each of its folds (an ensemble: every person of
-// the data was tested by one of them).
+// folder the best model of each of its folds, or of each model of each fold
+// (an ensemble: every person of the data was tested by some of them).
 std::vector<std::string> model_files(const std::string& given) {
   if (given.empty()) throw UsageError("cmd.model is not set: give a model file (--model RUN/models/best_model.h5)");
   if (!fs::is_directory(given)) {
@@ -74,11 +75,11 @@ std::vector<std::string> model_files(const std::string& given) {
   if (!fs::is_regular_file(fs::path(given) / "folds.csv"))
     throw UsageError("cmd.model: " + given + " is a folder but not a cross-validation (no folds.csv)");
   std::vector<std::string> files;
-  for (int64_t k = 0; fs::is_directory(fold_dir(given, k)); ++k) {
-    const fs::path best = fs::path(fold_dir(given, k)) / "models" / "best_model.h5";
-    if (!fs::is_regular_file(best)) throw UsageError("cmd.model: fold " + std::to_string(k) + " has no " + best.string());
-    files.push_back(best.string());
-  }
+  for (int64_t k = 0; fs::is_directory(fold_dir(given, k)); ++k)
+    for (const auto& best : fold_models(given, k)) {
+      if (!fs::is_regular_file(best)) throw UsageError("cmd.model: fold " + std::to_string(k) + " has no " + best);
+      files.push_back(best);
+    }
   if (files.empty()) throw UsageError("cmd.model: " + given + " holds no fold-0/");
   return files;
 }
@@ -260,25 +261,16 @@ int run_predict(tandem::World& world, const tandem::Config& c) {
   ctx.world = &world;
   ctx.device = device;
   ctx.micro_batch = c.get_int("train.micro_batch");
-  tandem::EvalRows rows;
+  std::vector<tandem::EvalRows> each;
   for (const auto& file : files) {
     options.model.load = file;
     auto model = build_classifier(options.model);
     model->to(device);
-    const tandem::EvalRows one = tandem::gather_eval_rows(task, *model, ctx);
-    if (rows.empty())
-      rows = one;
-    else
-      rows["prob"] = rows["prob"] + one.at("prob");  // same task, same order of rows
+    each.push_back(tandem::gather_eval_rows(task, *model, ctx));
   }
-  if (files.size() > 1) {
-    rows["prob"] = rows["prob"] / static_cast<double>(files.size());
-    const at::Tensor picked = rows["prob"].gather(1, rows.at("label").to(at::kLong).unsqueeze(1)).squeeze(1);
-    rows["loss"] = -picked.clamp_min(1e-12).log();
-    rows["pred"] = rows["prob"].argmax(1);
-    if (world.is_main())
-      log::info("ensemble of ", files.size(), " models (", model_path, "): their probabilities averaged");
-  }
+  const tandem::EvalRows rows = mean_of_models(each);
+  if (files.size() > 1 && world.is_main())
+    log::info("ensemble of ", files.size(), " models (", model_path, "): their probabilities averaged");
   if (!world.is_main()) return tandem::kExitOk;
 
   const fs::path out = !c.get_string("cmd.out").empty() ? fs::path(c.get_string("cmd.out"))

@@ -113,7 +113,7 @@ int run_train(tandem::World& world, tandem::Config c) {
   task_options.mixup = mixup_alpha(c);
   tandem::TrainSettings settings = tandem::train_settings(c);
   const ThresholdRule threshold_rule = parse_threshold_rule(c.get_string("model.threshold"), "model.threshold");
-  const uint64_t seed = tandem::shared_seed(world, settings.seed);
+  const uint64_t seed = data_seed(data, tandem::shared_seed(world, settings.seed));
 
   const std::string run_dir = choose_run_dir(world, c);
   const std::string reuse = split_to_reuse(run_dir, c.get_string("model.load"));

@@ -25,7 +25,13 @@ DataSettings data_settings(const tandem::Config& c) {
     throw UsageError("data.max_imgs_per_person must be >= 0 (0: all), not " + std::to_string(s.max_per_person));
   s.ratios = {c.get_double("data.train_ratio"), c.get_double("data.val_ratio"), c.get_double("data.test_ratio")};
   check_ratios(s.ratios);
+  s.seed = c.get_int("data.seed");
+  if (s.seed < -1) throw UsageError("data.seed must be >= 0, or -1 (train.seed's), not " + std::to_string(s.seed));
   return s;
+}
+
+uint64_t data_seed(const DataSettings& s, uint64_t train_seed) {
+  return s.seed >= 0 ? static_cast<uint64_t>(s.seed) : train_seed;
 }
 
 std::vector<int64_t> Dataset::persons_in(Part part) const {

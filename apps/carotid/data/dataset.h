@@ -23,7 +23,12 @@ struct DataSettings {
   LabelSheetOptions sheet;
   int64_t max_per_person = 0;
   SplitRatios ratios;
+  int64_t seed = -1;  // data.seed; -1: the run's train.seed
 };
+
+// The seed of the split, the folds and the image subsets: data.seed, else
+// the run's shared train seed (tandem::shared_seed of train.seed).
+uint64_t data_seed(const DataSettings& settings, uint64_t train_seed);
 
 // The data.* keys, checked: root and label file given, ratios that sum to 1
 // (UsageError naming the keys).

@@ -38,6 +38,12 @@ case $case in
   ema-bn-without-ema)
     set -- "${args[@]}" --set train.ema_bn_batches=4
     want="train.ema_bn_batches = 4 gives the weights' average batch-norm statistics of its own, but there is no average: set train.ema_decay > 0" ;;
+  data-seed)
+    set -- "${args[@]}" --set data.seed=-2
+    want="data.seed must be >= 0, or -1 \\(train.seed's\\), not -2" ;;
+  models-per-fold)
+    set -- cv --folds 2 "${args[@]}" --models-per-fold 0
+    want="cv.models_per_fold must be >= 1, got 0" ;;
   cv-report-elsewhere)
     set -- cv-report --run-dir "$work/images"
     want="$work/images is not a cross-validation folder \\(no folds.csv\\)" ;;

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# cv_ensemble.sh CAROTID MPIEXEC DATA WORK: `cv --folds 2 --models-per-fold 2`
+# under two ranks on the real ultrasound images (shared data; exit 77 =
+# skipped when absent), one epoch per model: each fold trains two models on
+# the same persons with train.seed and train.seed + 1, the fold's test
+# predictions are the mean of its models', the report shows one model's mean
+# beside the ensembles', and predict --model CV averages all four models. A
+# folder started with two models per fold refuses to go on with one or
+# three. data.seed keeps the folds while train.seed changes the weights.
+set -euo pipefail
+carotid=$1 mpiexec=$2 data=$3 work=$4
+fail() { echo "FAIL: $*"; exit 1; }
+[ -f "$data/label.xlsx" ] || { echo "SKIP: $data/label.xlsx absent (../shared/data)"; exit 77; }
+rm -rf "$work"
+mkdir -p "$work"
+common=(--root-dir "$data/images" --label-excel "$data/label.xlsx" --set data.channels=1 --image-size 28
+        --batch-size 32 --lr 1e-3 --epochs 1 --set data.cache_dir="$work/cache" --set obs.tensorboard=false)
+cv=$work/cv
+
+"$mpiexec" -n 2 "$carotid" cv --folds 2 --models-per-fold 2 "${common[@]}" --run-dir "$cv" 2>&1 | tee "$work/cv.log"
+for f in folds.csv cv_report.json cv_report.txt test_report.json test_predictions.csv; do
+  [ -s "$cv/$f" ] || fail "$cv/$f missing"
+done
+for k in 0 1; do
+  for f in test_report.json test_predictions.csv model-0/split.csv model-1/split.csv model-0/models/best_model.h5 \
+           model-1/models/best_model.h5 model-0/test_predictions.csv model-1/test_predictions.csv; do
+    [ -s "$cv/fold-$k/$f" ] || fail "$cv/fold-$k/$f missing"
+  done
+  cmp -s "$cv/fold-$k/model-0/split.csv" "$cv/fold-$k/model-1/split.csv" ||
+    fail "fold $k's two models were trained and tested on other persons"
+  cmp -s "$cv/fold-$k/model-0/test_predictions.csv" "$cv/fold-$k/model-1/test_predictions.csv" &&
+    fail "fold $k's two models predicted alike: the second seed changed nothing"
+  # Columns image,person,label,loss,prob_0,prob_1: the fold's P(1) is the mean of its models'.
+  paste -d, "$cv/fold-$k"/model-{0,1}/test_predictions.csv "$cv/fold-$k/test_predictions.csv" | tail -n +2 |
+    awk -F, '{ if ($1 != $7 || $1 != $13) { print "rows differ: " $1 " " $7 " " $13; bad = 1 }
+               m = ($6 + $12) / 2; if (m - $18 > 2e-6 || $18 - m > 2e-6) { print $1 ": mean " m ", fold " $18; bad = 1 } }
+             END { exit bad }' || fail "fold $k's probabilities are not the mean of its two models'"
+done
+grep -q "fold 0 model 1 (of 2 folds): training in .*model-1 with train.seed 1338" "$work/cv.log" ||
+  fail "model 1 did not train with train.seed + 1"
+grep -q '"models_per_fold": 2' "$cv/cv_report.json" || fail "cv_report.json does not say 2 models per fold"
+grep -q '"single_model_mean"' "$cv/cv_report.json" || fail "cv_report.json has no single_model_mean"
+grep -q "one model's mean" "$cv/cv_report.txt" || fail "cv_report.txt has no column for one model's mean"
+
+mkdir -p "$work/some"
+for p in $(tail -n +2 "$cv/folds.csv" | head -10 | cut -d, -f1); do ln -s "$data/images/$p" "$work/some/$p"; done
+"$carotid" predict --model "$cv" --input "$work/some" 2>&1 | tee "$work/predict.log"
+grep -q "ensemble of 4 models" "$work/predict.log" || fail "predict --model CV did not use the 2 x 2 models"
+
+cp "$cv/cv_report.json" "$work/first.json"
+for per_fold in 1 3; do
+  status=0
+  "$carotid" cv --folds 2 --models-per-fold $per_fold "${common[@]}" --run-dir "$cv" >"$work/again-$per_fold.log" 2>&1 ||
+    status=$?
+  [ "$status" = 2 ] || fail "continued with $per_fold models per fold: exit $status, expected 2"
+  grep -q "fold-0 holds 2 model-m/ folders, not cv.models_per_fold = $per_fold" "$work/again-$per_fold.log" ||
+    fail "continued with $per_fold models per fold: $(tail -2 "$work/again-$per_fold.log")"
+done
+cmp "$work/first.json" "$cv/cv_report.json" || fail "a refused cv changed cv_report.json"
+
+# data.seed 1337 with train.seed 5: the folds of train.seed 1337, other weights.
+"$carotid" cv --folds 2 --fold 0 --seed 5 --set data.seed=1337 "${common[@]}" --run-dir "$work/data-seed" \
+  >"$work/data-seed.log" 2>&1 || fail "cv with data.seed failed: $(tail -3 "$work/data-seed.log")"
+cmp "$cv/folds.csv" "$work/data-seed/folds.csv" || fail "data.seed 1337 dealt other folds than train.seed 1337"
+cmp "$cv/fold-0/model-0/split.csv" "$work/data-seed/fold-0/split.csv" || fail "data.seed 1337 split fold 0 otherwise"
+cmp -s "$cv/fold-0/model-0/test_predictions.csv" "$work/data-seed/fold-0/test_predictions.csv" &&
+  fail "train.seed 5 predicted as train.seed 1337 did"
+echo PASS
