@@ -71,8 +71,9 @@ TEST(CarotidFolds, TooFewOrTooManyFoldsAreRefusedByKey) {
   const auto persons = make_persons(3, 2);
   EXPECT_NE(message_of<UsageError>([&] { carotid::assign_folds(persons, 1, 0); }).find("cv.folds must be at least 2"),
             std::string::npos);
-  EXPECT_NE(message_of<UsageError>([&] { carotid::assign_folds(persons, 6, 0); })
-                .find("cv.folds = 6 is more than the 5 persons"),
+  EXPECT_NE(message_of<UsageError>([&] {
+              carotid::assign_folds(persons, 6, 0);
+            }).find("cv.folds = 6 is more than the 5 persons"),
             std::string::npos);
 }
 
@@ -192,12 +193,14 @@ TEST_F(CarotidCvReport, AFoldOfSeveralModelsIsJudgedByTheirMean) {
   // Models of other persons cannot be averaged, and folds of unequal models
   // are not one cross-validation.
   carotid::write_test_report(model(0, 1), small_inputs("a", "x", 0.1, 0.3, 0.4));
-  EXPECT_NE(message_of<UsageError>([&] { carotid::write_fold_ensemble(cv, 0, false); })
-                .find("model-1/test_predictions.csv: not the images, persons, labels and classes of"),
+  EXPECT_NE(message_of<UsageError>([&] {
+              carotid::write_fold_ensemble(cv, 0, false);
+            }).find("model-1/test_predictions.csv: not the images, persons, labels and classes of"),
             std::string::npos);
   carotid::write_test_report(model(1, 2), small_inputs("c", "d", 0.8, 0.8, 0.2));
-  EXPECT_NE(message_of<UsageError>([&] { carotid::write_cv_report(cv, 2, false); })
-                .find("fold-1 has 3 model(s), fold 0 2: every fold needs as many"),
+  EXPECT_NE(message_of<UsageError>([&] {
+              carotid::write_cv_report(cv, 2, false);
+            }).find("fold-1 has 3 model(s), fold 0 2: every fold needs as many"),
             std::string::npos);
 }
 
@@ -208,8 +211,9 @@ TEST(CarotidThreshold, RulesAreReadOrRefusedByKey) {
   EXPECT_DOUBLE_EQ(s.value, 0.9);
   EXPECT_DOUBLE_EQ(carotid::parse_threshold_rule("0.3", "k").value, 0.3);
   for (const char* bad : {"", "0", "1", "sensitivity=0", "sensitivity=1.5", "youden2", "0.3x"})
-    EXPECT_NE(message_of<UsageError>([&] { carotid::parse_threshold_rule(bad, "model.threshold"); })
-                  .find("model.threshold = '" + std::string(bad) + "'"),
+    EXPECT_NE(message_of<UsageError>([&] {
+                carotid::parse_threshold_rule(bad, "model.threshold");
+              }).find("model.threshold = '" + std::string(bad) + "'"),
               std::string::npos)
         << bad;
 }

@@ -40,7 +40,8 @@ void keep_folds(const std::string& path, const std::vector<Person>& persons, con
   for (const auto& row : kept.rows)
     before.push_back({row[kept.column("person")], row[kept.column("label")], row[kept.column("fold")]});
   if (before != rows)
-    throw UsageError(path + ": the persons, labels or seed differ from those this cross-validation started with; "
+    throw UsageError(path +
+                     ": the persons, labels or seed differ from those this cross-validation started with; "
                      "give a new --run-dir, or the data and seed it used");
 }
 

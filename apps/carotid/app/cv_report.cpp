@@ -63,7 +63,8 @@ std::vector<std::string> fold_runs(const std::string& cv_dir, int64_t fold) {
 
 std::vector<std::string> fold_models(const std::string& cv_dir, int64_t fold) {
   std::vector<std::string> files;
-  for (const auto& run : fold_runs(cv_dir, fold)) files.push_back((fs::path(run) / "models" / "best_model.h5").string());
+  for (const auto& run : fold_runs(cv_dir, fold))
+    files.push_back((fs::path(run) / "models" / "best_model.h5").string());
   return files;
 }
 
@@ -162,9 +163,9 @@ std::string write_cv_report(const std::string& cv_dir, int64_t folds, bool tenso
   all.threshold = kept_threshold(models);
   all.tensorboard = tensorboard;
   const auto pooled_metrics = write_test_report(cv_dir, all);
-  nlohmann::json report = {{"folds", folds},         {"models_per_fold", per_fold_models},
-                           {"per_fold", per_fold},   {"mean", mean},
-                           {"std", spread},          {"pooled_out_of_fold", pooled_metrics}};
+  nlohmann::json report = {{"folds", folds},       {"models_per_fold", per_fold_models},
+                           {"per_fold", per_fold}, {"mean", mean},
+                           {"std", spread},        {"pooled_out_of_fold", pooled_metrics}};
   if (per_fold_models > 1) report["single_model_mean"] = single_mean;
   tandem::write_bytes_atomically((fs::path(cv_dir) / "cv_report.json").string(), report.dump(2) + "\n");
   tandem::write_bytes_atomically((fs::path(cv_dir) / "cv_report.txt").string(), table);

@@ -108,7 +108,6 @@ int64_t decide(const std::vector<double>& row, double threshold) {
   return std::max_element(row.begin(), row.end()) - row.begin();
 }
 
-
 // Each input person's label index from the sheet at cmd.labels, matched as in
 // training; -1 for a person the sheet does not label (predicted all the
 // same, left out of the scores), and for all without a sheet.
@@ -212,14 +211,14 @@ void write_scores(const fs::path& out, const std::string& labels_path, const tan
     const auto label = labelled.at("label").to(at::kLong).contiguous();
     for (int64_t k = 0; k < sample.numel(); ++k)
       person_of.push_back(in.persons[in.samples.at(sample.data_ptr<int64_t>()[k]).person]);
-    const PersonScores scores = aggregate_by_person(
-        person_of, table_rows(labelled.at("prob")),
-        std::vector<int64_t>(label.data_ptr<int64_t>(), label.data_ptr<int64_t>() + label.numel()));
+    const PersonScores scores =
+        aggregate_by_person(person_of, table_rows(labelled.at("prob")),
+                            std::vector<int64_t>(label.data_ptr<int64_t>(), label.data_ptr<int64_t>() + label.numel()));
     const BinaryMetrics m = binary_metrics(scores.positive(), scores.labels, threshold);
     j["threshold"] = threshold;
-    j["person_at_threshold"] = {{"accuracy", m.accuracy},       {"balanced_accuracy", m.balanced_accuracy},
-                                {"sensitivity", m.recall},      {"specificity", m.specificity},
-                                {"precision", m.precision},     {"f1", m.f1}};
+    j["person_at_threshold"] = {{"accuracy", m.accuracy},   {"balanced_accuracy", m.balanced_accuracy},
+                                {"sensitivity", m.recall},  {"specificity", m.specificity},
+                                {"precision", m.precision}, {"f1", m.f1}};
   }
   tandem::write_bytes_atomically((out / "metrics.json").string(), j.dump(2) + "\n");
   std::string line;
@@ -274,8 +273,9 @@ int run_predict(tandem::World& world, const tandem::Config& c) {
   if (!world.is_main()) return tandem::kExitOk;
 
   const fs::path out = !c.get_string("cmd.out").empty() ? fs::path(c.get_string("cmd.out"))
-                       : fs::is_directory(model_path)   ? fs::path(model_path) / "predictions"
-                                                        : fs::path(model_path).parent_path().parent_path() / "predictions";
+                       : fs::is_directory(model_path)
+                           ? fs::path(model_path) / "predictions"
+                           : fs::path(model_path).parent_path().parent_path() / "predictions";
   const double threshold = kept_threshold(files);
   if (classes.size() == 2) log::info("decision threshold on P(", classes.back(), "): ", threshold);
   write_predictions(out, classes, rows, in, store, threshold);
