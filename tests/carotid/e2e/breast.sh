@@ -9,14 +9,9 @@
 # split.
 set -euo pipefail
 carotid=$1 mpiexec=$2 data=$3 work=$4 python=$5 tb_check=$6
-fail() { echo "FAIL: $*"; exit 1; }
-[ -f "$data/label.xlsx" ] || { echo "SKIP: $data/label.xlsx absent (../shared/data)"; exit 77; }
-rm -rf "$work"
-mkdir -p "$work"
-common=(--root-dir "$data/images" --label-excel "$data/label.xlsx" --set data.channels=1
-        --image-size 28 --batch-size 32 --lr 1e-3 --set data.cache_dir="$work/cache")
+source "$(dirname "${BASH_SOURCE[0]}")/breast_lib.sh"
 
-"$mpiexec" -n 2 "$carotid" "${common[@]}" --epochs 2 --output-dir "$work/out" 2>&1 | tee "$work/train.log"
+"$mpiexec" -n 2 "$carotid" "${breast[@]}" --epochs 2 --output-dir "$work/out" 2>&1 | tee "$work/train.log"
 run=$(ls -d "$work"/out/train_*)
 for f in config.toml metrics.jsonl split.csv test_report.json confusion_matrix.txt \
          confusion_matrix.png roc_curve.png models/best_model.h5 models/final_model.h5 logs/rank-1.log; do
@@ -49,7 +44,7 @@ grep -q '"person_at_threshold"' "$work/pred/metrics.json" || fail "no figures at
 
 # A continued run reuses the split: no test person reaches training. It
 # trains with mixup, whose partners come from the whole training set.
-"$mpiexec" -n 2 "$carotid" "${common[@]}" --epochs 1 --output-dir "$work/more" --set aug.mixup=0.4 \
+"$mpiexec" -n 2 "$carotid" "${breast[@]}" --epochs 1 --output-dir "$work/more" --set aug.mixup=0.4 \
   --load-model "$run/models/best_model.h5" 2>&1 | tee "$work/more.log"
 grep -q "split: as in $run/split.csv" "$work/more.log" || fail "continued run drew a new split"
 cmp <(sort "$run/split.csv") <(sort "$work"/more/train_*/split.csv) || fail "continued run's split differs"

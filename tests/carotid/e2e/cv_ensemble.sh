@@ -9,12 +9,8 @@
 # three. data.seed keeps the folds while train.seed changes the weights.
 set -euo pipefail
 carotid=$1 mpiexec=$2 data=$3 work=$4
-fail() { echo "FAIL: $*"; exit 1; }
-[ -f "$data/label.xlsx" ] || { echo "SKIP: $data/label.xlsx absent (../shared/data)"; exit 77; }
-rm -rf "$work"
-mkdir -p "$work"
-common=(--root-dir "$data/images" --label-excel "$data/label.xlsx" --set data.channels=1 --image-size 28
-        --batch-size 32 --lr 1e-3 --epochs 1 --set data.cache_dir="$work/cache" --set obs.tensorboard=false)
+source "$(dirname "${BASH_SOURCE[0]}")/breast_lib.sh"
+common=("${breast[@]}" --epochs 1 --set obs.tensorboard=false)
 cv=$work/cv
 
 "$mpiexec" -n 2 "$carotid" cv --folds 2 --models-per-fold 2 "${common[@]}" --run-dir "$cv" 2>&1 | tee "$work/cv.log"

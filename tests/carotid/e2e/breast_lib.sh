@@ -1,0 +1,11 @@
+# Sourced by the e2e scripts that run apps/carotid on the real BreastMNIST
+# ultrasound images, after they set `data` and `work`: fail(), a skip (exit
+# 77) when ../shared/data is absent, an empty $work, and `breast`, the
+# arguments that point a run at the images at 28 pixels, gray, with its
+# image cache in $work so no test reads another's.
+fail() { echo "FAIL: $*"; exit 1; }
+[ -f "$data/label.xlsx" ] || { echo "SKIP: $data/label.xlsx absent (../shared/data)"; exit 77; }
+rm -rf "$work"
+mkdir -p "$work"
+breast=(--root-dir "$data/images" --label-excel "$data/label.xlsx" --set data.channels=1
+        --image-size 28 --batch-size 32 --lr 1e-3 --set data.cache_dir="$work/cache")
