@@ -143,7 +143,10 @@ int run_cv(tandem::World& world, const tandem::Config& c) {
       // and augmentation (train.seed + m); data.seed pins the images each
       // model sees, which data.max_imgs_per_person would otherwise redraw.
       const auto model_seed = static_cast<int64_t>((train_seed + static_cast<uint64_t>(m)) & INT64_MAX);
-      if (world.is_main()) log::info(name, " (of ", k, " folds): training in ", dir, " with train.seed ", model_seed);
+      if (world.is_main())
+        log::info("fold ", fold, " of ", k,
+                  per_fold == 1 ? "" : ", model " + std::to_string(m) + " of " + std::to_string(per_fold),
+                  ": training in ", dir, " (train.seed ", model_seed, ")");
       tandem::Config run_config = c;
       run_config.set("cmd.run_dir", dir, "cv " + name);
       run_config.set("train.seed", model_seed, "cv " + name);

@@ -32,7 +32,7 @@ for k in 0 1; do
                m = ($6 + $12) / 2; if (m - $18 > 2e-6 || $18 - m > 2e-6) { print $1 ": mean " m ", fold " $18; bad = 1 } }
              END { exit bad }' || fail "fold $k's probabilities are not the mean of its two models'"
 done
-grep -q "fold 0 model 1 (of 2 folds): training in .*model-1 with train.seed 1338" "$work/cv.log" ||
+grep -q "fold 0 of 2, model 1 of 2: training in .*model-1 (train.seed 1338)" "$work/cv.log" ||
   fail "model 1 did not train with train.seed + 1"
 grep -q '"models_per_fold": 2' "$cv/cv_report.json" || fail "cv_report.json does not say 2 models per fold"
 grep -q '"single_model_mean"' "$cv/cv_report.json" || fail "cv_report.json has no single_model_mean"
