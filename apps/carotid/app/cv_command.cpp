@@ -101,7 +101,8 @@ int run_cv(tandem::World& world, const tandem::Config& c) {
   const int64_t per_fold = c.get_int("cv.models_per_fold");
   if (per_fold < 1) throw UsageError("cv.models_per_fold must be >= 1, got " + std::to_string(per_fold));
   const DataSettings data = data_settings(c);
-  const uint64_t train_seed = tandem::shared_seed(world, tandem::train_settings(c).seed);
+  const tandem::TrainSettings train = tandem::train_settings(c);
+  const uint64_t train_seed = tandem::shared_seed(world, train.seed);
   const uint64_t seed = data_seed(data, train_seed);
   const Dataset dataset = read_dataset(data, seed);
   const std::vector<int64_t> folds = assign_folds(dataset.persons(), k, seed);
@@ -155,7 +156,7 @@ int run_cv(tandem::World& world, const tandem::Config& c) {
       if (status != tandem::kExitOk) return status;
     }
     if (per_fold > 1 && world.is_main()) {
-      write_fold_ensemble(cv_dir, fold, tandem::train_settings(c).tensorboard);
+      write_fold_ensemble(cv_dir, fold, train.tensorboard);
       log::info("fold ", fold, ": the mean of its ", per_fold, " models judged in ", fold_dir(cv_dir, fold),
                 "/test_report.json");
     }
@@ -170,7 +171,7 @@ int run_cv(tandem::World& world, const tandem::Config& c) {
       log::info("folds ", left, " still to run; when they are done: apps/carotid cv-report --run-dir ", cv_dir);
     return tandem::kExitOk;
   }
-  return report(world, cv_dir, tandem::train_settings(c).tensorboard);
+  return report(world, cv_dir, train.tensorboard);
 }
 
 int run_cv_report(tandem::World& world, const tandem::Config& c) {
