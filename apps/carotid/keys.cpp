@@ -82,7 +82,7 @@ void add_command_keys(tandem::Schema& s) {
         "train, cv: the run directory to create or continue (after a preemption); empty: "
         "train.out_dir/train_YYYYMMDD_HHMMSS (cv_... for cv)");
   s.add("cmd.model", std::string(""),
-        "predict: the model file (a run's models/best_model.h5), or a cv folder: its folds' best models, averaged");
+        "predict: the model file (a run's models/best_model.h5), or a cv folder: its folds' models, averaged");
   s.add("cmd.tta", false, "predict: average each image's probabilities with those of its horizontal mirror");
   s.add("cmd.input", std::string(""), "predict: a folder of person folders or images, or one image");
   s.add("cmd.labels", std::string(""), "predict: a label sheet, to score the predictions");

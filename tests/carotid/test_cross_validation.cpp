@@ -156,6 +156,18 @@ TEST_F(CarotidCvReport, FoldsAreSummedUpAndPooled) {
   EXPECT_TRUE(fs::exists(path("cv/test_report.json")));
 }
 
+TEST_F(CarotidCvReport, AFoldsModelIsItsBestModelElseItsFinalOne) {
+  // train.best_metric = "none" leaves final_model.h5 alone; predict --model CV
+  // and the fold's threshold must find it there.
+  const std::string run = carotid::fold_model_dir(path("cv"), 0, 0);
+  fs::create_directories(run + "/models");
+  EXPECT_EQ(carotid::fold_models(path("cv"), 0), (std::vector<std::string>{""}));
+  std::ofstream(run + "/models/final_model.h5") << "h5";
+  EXPECT_EQ(carotid::fold_models(path("cv"), 0), (std::vector<std::string>{run + "/models/final_model.h5"}));
+  std::ofstream(run + "/models/best_model.h5") << "h5";
+  EXPECT_EQ(carotid::fold_models(path("cv"), 0), (std::vector<std::string>{run + "/models/best_model.h5"}));
+}
+
 TEST_F(CarotidCvReport, AFoldOfSeveralModelsIsJudgedByTheirMean) {
   // Fold 0: model 0 ranks a (0.8) over b (0.2), model 1 b (0.4) over a
   // (0.2): person AUC 1 and 0; their mean a 0.5, b 0.3: AUC 1. Fold 1:
@@ -171,7 +183,7 @@ TEST_F(CarotidCvReport, AFoldOfSeveralModelsIsJudgedByTheirMean) {
   carotid::write_test_report(model(1, 0), small_inputs("c", "d", 0.4, 0.2, 0.6));
   carotid::write_test_report(model(1, 1), small_inputs("c", "d", 0.8, 0.8, 0.2));
   EXPECT_EQ(carotid::fold_runs(cv, 1), (std::vector<std::string>{model(1, 0), model(1, 1)}));
-  EXPECT_EQ(carotid::fold_models(cv, 0).back(), model(0, 1) + "/models/best_model.h5");
+  EXPECT_EQ(carotid::fold_models(cv, 0), (std::vector<std::string>{"", ""}));
   for (int fold : {0, 1}) carotid::write_fold_ensemble(cv, fold, false);
 
   const auto fold0 = carotid::read_test_predictions(carotid::fold_dir(cv, 0) + "/test_predictions.csv");

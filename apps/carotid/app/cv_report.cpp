@@ -15,6 +15,7 @@
 #include "metrics/ensemble.h"
 #include "tandem/error.h"
 #include "tandem/io/atomic_file.h"
+#include "tandem/train/trainer.h"
 
 namespace carotid {
 namespace fs = std::filesystem;
@@ -63,8 +64,7 @@ std::vector<std::string> fold_runs(const std::string& cv_dir, int64_t fold) {
 
 std::vector<std::string> fold_models(const std::string& cv_dir, int64_t fold) {
   std::vector<std::string> files;
-  for (const auto& run : fold_runs(cv_dir, fold))
-    files.push_back((fs::path(run) / "models" / "best_model.h5").string());
+  for (const auto& run : fold_runs(cv_dir, fold)) files.push_back(tandem::trained_model(run));
   return files;
 }
 

@@ -16,8 +16,8 @@ std::string fold_model_dir(const std::string& cv_dir, int64_t fold, int64_t mode
 // The train runs of fold k: its model-m folders when it has them, else the
 // fold's own folder.
 std::vector<std::string> fold_runs(const std::string& cv_dir, int64_t fold);
-// The best model files of fold k's runs (RUN/models/best_model.h5), whether
-// they exist yet or not.
+// The model file of each of fold k's runs, as tandem::trained_model finds it
+// (best_model.h5, else final_model.h5); "" for a run that has neither yet.
 std::vector<std::string> fold_models(const std::string& cv_dir, int64_t fold);
 // Whether a run (or a fold: its ensemble) has finished: its test_predictions.csv exists.
 bool run_done(const std::string& dir);

@@ -27,6 +27,7 @@
 #include "tandem/obs/log.h"
 #include "tandem/text/first_few.h"
 #include "tandem/train/evaluate.h"
+#include "tandem/train/trainer.h"
 
 namespace carotid {
 namespace fs = std::filesystem;
@@ -76,9 +77,12 @@ std::vector<std::string> model_files(const std::string& given) {
     throw UsageError("cmd.model: " + given + " is a folder but not a cross-validation (no folds.csv)");
   std::vector<std::string> files;
   for (int64_t k = 0; fs::is_directory(fold_dir(given, k)); ++k)
-    for (const auto& best : fold_models(given, k)) {
-      if (!fs::is_regular_file(best)) throw UsageError("cmd.model: fold " + std::to_string(k) + " has no " + best);
-      files.push_back(best);
+    for (const auto& run : fold_runs(given, k)) {
+      const std::string model = tandem::trained_model(run);
+      if (model.empty())
+        throw UsageError("cmd.model: fold " + std::to_string(k) + " has no model file in " + run +
+                         "/models (best_model.h5 or final_model.h5): is its training done?");
+      files.push_back(model);
     }
   if (files.empty()) throw UsageError("cmd.model: " + given + " holds no fold-0/");
   return files;

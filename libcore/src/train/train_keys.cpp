@@ -94,7 +94,9 @@ void each_setting(Settings& t, Visit&& visit) {
       "most an epoch) through the average in training mode to give its batch-norm layers their own running "
       "statistics, as SWA's update_bn does; 0: the live model's statistics",
       at_least(0));
-  visit(Table::Run, "best_metric", t.best_metric, "metric that picks models/best_model.h5", a_name());
+  visit(Table::Run, "best_metric", t.best_metric,
+        "metric that picks models/best_model.h5; \"none\": no picking, models/final_model.h5 is the run's model",
+        a_name());
   visit(Table::Run, "best_mode", t.best_mode, "whether a smaller or larger best_metric is better",
         one_of({"min", "max"}));
   visit(Table::Run, "obs.gpu_every_s", t.gpu_every_s,

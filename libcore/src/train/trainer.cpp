@@ -338,8 +338,17 @@ bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
   log::info("eval at step ", steps_done, ":", line);
   if (metrics) metrics->write(row);
   if (tensorboard) tensorboard->row(row);
+  if (s.best_metric == kNoBestMetric) return false;
   auto it = last_eval.find(s.best_metric);
-  if (it == last_eval.end()) return false;
+  // A misspelt metric would otherwise leave the run without a best model and
+  // its readers silently on the final one. The names exist only once the task
+  // has evaluated, so this is the first moment it can be told.
+  if (it == last_eval.end()) {
+    std::string names;
+    for (const auto& [k, v] : last_eval) names += (names.empty() ? "" : ", ") + k;
+    throw UsageError(s.key("best_metric") + " = \"" + s.best_metric + "\" is not a metric this evaluation gives (" +
+                     names + "), nor \"" + kNoBestMetric + "\" (keep the final model)");
+  }
   const bool better = std::isnan(best) || (s.best_mode == "min" ? it->second < best : it->second > best);
   if (better) {
     best = it->second;
@@ -462,8 +471,7 @@ void Trainer::Impl::update(int64_t step, const StepFigures& f, const std::vector
   if (!scaler->enabled() && ++bad_in_row >= s.max_bad_steps)
     throw std::runtime_error("step " + std::to_string(step + 1) + ": loss or gradients not finite for " +
                              std::to_string(bad_in_row) + " steps in a row (" + s.key("max_bad_steps") +
-                             "); stopping. The last good checkpoint in " + checkpoints->dir() +
-                             " is untouched");
+                             "); stopping. The last good checkpoint in " + checkpoints->dir() + " is untouched");
   log::warn("step ", step + 1, ": non-finite gradients, update skipped",
             scaler->enabled() ? " (loss scale now " + std::to_string(scaler->scale()) + ")" : "");
 }
@@ -545,9 +553,15 @@ int Trainer::Impl::loop() {
   return kExitOk;
 }
 
+// Every rank returns after the file exists: the app reads the run's model
+// next (trained_model), on every rank, and without a best model (best_metric
+// "none") that is this file.
 void Trainer::Impl::save_final_model() {
-  JudgedWeights judged(*this, total_steps);
-  save_model("final_model", total_steps);
+  {
+    JudgedWeights judged(*this, total_steps);
+    save_model("final_model", total_steps);
+  }
+  world.barrier();
 }
 
 std::string trained_model(const std::string& out_dir) {
@@ -591,7 +605,6 @@ int Trainer::run() {
     if (im.world.any(im.world.rank() == 0 && !fs::is_regular_file(final_model))) {
       log::info("the checkpoint is at the last step: writing the final model it lacks");
       im.save_final_model();
-      im.world.barrier();
     } else {
       log::info("nothing to do: the checkpoint is at the last step");
     }

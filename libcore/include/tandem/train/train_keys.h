@@ -25,6 +25,9 @@ struct KeyNames {
   std::string operator()(const std::string& field) const;
 };
 
+// train.best_metric's value for "pick nothing": the final model is the run's.
+inline constexpr const char* kNoBestMetric = "none";
+
 struct TrainSettings {
   // The run's keys, always under [train] (gpu_every_s is obs.gpu_every_s).
   std::string out_dir = "runs/run";
