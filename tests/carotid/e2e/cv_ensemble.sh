@@ -7,7 +7,8 @@
 # beside the ensembles', and predict --model CV averages all four models. A
 # folder started with two models per fold refuses to go on with one or
 # three. data.seed keeps the folds while train.seed changes the weights.
-# train.best_metric = "none" judges and ships the final models.
+# jobs/carotid-scratch.toml (train.best_metric = "none") judges and ships the
+# final models.
 set -euo pipefail
 carotid=$1 mpiexec=$2 data=$3 work=$4
 source "$(dirname "${BASH_SOURCE[0]}")/breast_lib.sh"
@@ -62,10 +63,14 @@ cmp "$cv/folds.csv" "$work/data-seed/folds.csv" || fail "data.seed 1337 dealt ot
 cmp "$cv/fold-0/model-0/split.csv" "$work/data-seed/fold-0/split.csv" || fail "data.seed 1337 split fold 0 otherwise"
 cmp -s "$cv/fold-0/model-0/test_predictions.csv" "$work/data-seed/fold-0/test_predictions.csv" &&
   fail "train.seed 5 predicted as train.seed 1337 did"
-# train.best_metric = "none": the fold is judged by its final model, and
-# predict finds it there. Two ranks, since every rank reads the file rank 0 wrote.
-"$mpiexec" -n 2 "$carotid" cv --folds 2 --fold 0 --set train.best_metric=none "${common[@]}" --run-dir "$work/final" \
-  >"$work/final.log" 2>&1 || fail "cv with best_metric none failed: $(tail -3 "$work/final.log")"
+# jobs/carotid-scratch.toml (train.best_metric = "none"): the fold is judged
+# by its final model, and predict finds it there. Two ranks, since every rank
+# reads the file rank 0 wrote.
+jobs=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../../jobs" && pwd)
+"$mpiexec" -n 2 "$carotid" cv --config "$jobs/carotid-scratch.toml" --folds 2 --fold 0 --epochs 1 \
+  --root-dir "$data/images" --label-excel "$data/label.xlsx" --set data.cache_dir="$work/cache" \
+  --set obs.tensorboard=false --run-dir "$work/final" >"$work/final.log" 2>&1 ||
+  fail "cv with jobs/carotid-scratch.toml failed: $(tail -3 "$work/final.log")"
 [ -s "$work/final/fold-0/models/final_model.h5" ] && [ ! -e "$work/final/fold-0/models/best_model.h5" ] ||
   fail "best_metric none: want final_model.h5 alone, got $(ls "$work/final/fold-0/models")"
 grep -q '"model": ".*/fold-0/models/final_model.h5"' "$work/final/fold-0/test_report.json" ||
