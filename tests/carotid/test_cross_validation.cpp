@@ -96,6 +96,8 @@ TEST(CarotidFolds, AFoldTestsOnItsPersonsAndPicksItsModelOnOthers) {
 }
 
 // Two persons a and b with images {0.9, 0.7} and {0.2}, labels 1 and 0.
+carotid::ThresholdRule youden() { return carotid::parse_threshold_rule("youden", "model.threshold"); }
+
 carotid::ReportInputs small_inputs(const std::string& a, const std::string& b, double pa1, double pa2, double pb) {
   carotid::ReportInputs in;
   in.class_names = {"benign", "malignant"};
@@ -132,10 +134,11 @@ TEST_F(CarotidCvReport, FoldsAreSummedUpAndPooled) {
   // AUC 0, accuracy 0. Mean 0.5, sample std sqrt(0.5) for both.
   for (int fold : {0, 1}) fs::create_directories(carotid::fold_dir(path("cv"), fold));
   carotid::write_test_report(carotid::fold_dir(path("cv"), 0), small_inputs("a", "b", 0.9, 0.7, 0.2));
-  EXPECT_NE(message_of<UsageError>([&] { carotid::write_cv_report(path("cv"), 2, false); }).find("fold(s) 1 of 2"),
-            std::string::npos);
+  EXPECT_NE(
+      message_of<UsageError>([&] { carotid::write_cv_report(path("cv"), 2, false, youden()); }).find("fold(s) 1 of 2"),
+      std::string::npos);
   carotid::write_test_report(carotid::fold_dir(path("cv"), 1), small_inputs("c", "d", 0.4, 0.2, 0.6));
-  carotid::write_cv_report(path("cv"), 2, false);
+  carotid::write_cv_report(path("cv"), 2, false, youden());
 
   std::ifstream in(path("cv/cv_report.json"));
   const auto report = nlohmann::json::parse(in);
@@ -154,6 +157,50 @@ TEST_F(CarotidCvReport, FoldsAreSummedUpAndPooled) {
   EXPECT_EQ(pooled.persons, (std::vector<std::string>{"a", "b", "c", "d"}));
   EXPECT_TRUE(fs::exists(path("cv/cv_report.txt")));
   EXPECT_TRUE(fs::exists(path("cv/test_report.json")));
+}
+
+TEST_F(CarotidCvReport, EachFoldIsJudgedAtTheThresholdTheOtherFoldsPick) {
+  // Persons (first positive, second negative) by fold: a 0.8 b 0.2 | c 0.3
+  // d 0.1 | e 0.6 f 0.5. Youden on folds 1+2 (c .3+ d .1- e .6+ f .5-): J is
+  // 0.5 at 0.6 and at 0.3, ties keep the higher: 0.6; fold 0 at it: a, b
+  // right. Folds 0+2: 0.6 separates them (J 1); fold 1 at 0.6: c missed,
+  // d right. Folds 0+1: 0.3 (J 1); fold 2 at 0.3: e caught, f too.
+  // Sensitivity 1, 0, 1; specificity 1, 1, 0. All six persons: J 2/3 at
+  // 0.6 and at 0.3, so 0.6 for the ensemble.
+  const std::string cv = path("cv");
+  const std::vector<carotid::ReportInputs> folds = {small_inputs("a", "b", 0.9, 0.7, 0.2),
+                                                    small_inputs("c", "d", 0.4, 0.2, 0.1),
+                                                    small_inputs("e", "f", 0.6, 0.6, 0.5)};
+  for (size_t k = 0; k < folds.size(); ++k) {
+    fs::create_directories(carotid::fold_dir(cv, static_cast<int64_t>(k)));
+    carotid::write_test_report(carotid::fold_dir(cv, static_cast<int64_t>(k)), folds[k]);
+  }
+  EXPECT_EQ(carotid::ensemble_threshold(cv), std::nullopt);
+  const std::string table = carotid::write_cv_report(cv, 3, false, youden());
+  std::ifstream in(path("cv/cv_report.json"));
+  const auto t = nlohmann::json::parse(in)["threshold"];
+  EXPECT_EQ(t["rule"], "youden");
+  const std::vector<double> picked = {0.6, 0.6, 0.3}, sensitivity = {1, 0, 1}, specificity = {1, 1, 0};
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_NEAR(t["per_fold"][k]["threshold"].get<double>(), picked[k], 1e-6) << k;
+    EXPECT_DOUBLE_EQ(t["per_fold"][k]["person_sensitivity"].get<double>(), sensitivity[k]) << k;
+    EXPECT_DOUBLE_EQ(t["per_fold"][k]["person_specificity"].get<double>(), specificity[k]) << k;
+  }
+  EXPECT_NEAR(t["mean"]["person_balanced_accuracy"].get<double>(), 2.0 / 3, 1e-12);
+  EXPECT_NEAR(t["ensemble"].get<double>(), 0.6, 1e-6);
+  EXPECT_NEAR(carotid::ensemble_threshold(cv).value(), 0.6, 1e-6);
+  EXPECT_NE(table.find("predict --model CV decides at 0.6000 (youden on every fold's persons)"), std::string::npos)
+      << table;
+
+  // A fixed rule is every fold's threshold and the ensemble's.
+  carotid::write_cv_report(cv, 3, false, carotid::parse_threshold_rule("0.25", "model.threshold"));
+  EXPECT_DOUBLE_EQ(carotid::ensemble_threshold(cv).value(), 0.25);
+
+  std::ofstream(path("cv/cv_report.json")) << "{\"threshold\": {}}";
+  EXPECT_NE(message_of<UsageError>([&] {
+              carotid::ensemble_threshold(cv);
+            }).find("cv_report.json: \"threshold\" has no number \"ensemble\""),
+            std::string::npos);
 }
 
 TEST_F(CarotidCvReport, AFoldsModelIsItsBestModelElseItsFinalOne) {
@@ -192,7 +239,7 @@ TEST_F(CarotidCvReport, AFoldOfSeveralModelsIsJudgedByTheirMean) {
   EXPECT_NEAR(fold0.rows.at("prob")[2][1].item<double>(), 0.3, 1e-6);
   EXPECT_NEAR(fold0.rows.at("loss")[2].item<double>(), -std::log(0.7), 1e-6);
 
-  carotid::write_cv_report(cv, 2, false);
+  carotid::write_cv_report(cv, 2, false, youden());
   std::ifstream in(path("cv/cv_report.json"));
   const auto report = nlohmann::json::parse(in);
   EXPECT_EQ(report["models_per_fold"], 2);
@@ -211,7 +258,7 @@ TEST_F(CarotidCvReport, AFoldOfSeveralModelsIsJudgedByTheirMean) {
             std::string::npos);
   carotid::write_test_report(model(1, 2), small_inputs("c", "d", 0.8, 0.8, 0.2));
   EXPECT_NE(message_of<UsageError>([&] {
-              carotid::write_cv_report(cv, 2, false);
+              carotid::write_cv_report(cv, 2, false, youden());
             }).find("fold-1 has 3 model(s), fold 0 2: every fold needs as many"),
             std::string::npos);
 }

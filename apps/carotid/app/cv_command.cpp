@@ -71,15 +71,19 @@ int64_t folds_of(const std::string& cv_dir) {
   return k;
 }
 
+ThresholdRule threshold_rule(const tandem::Config& c) {
+  return parse_threshold_rule(c.get_string("model.threshold"), "model.threshold");
+}
+
 // Every rank checks that the folds are done, so that all stop alike; rank 0 writes.
-int report(tandem::World& world, const std::string& cv_dir, bool tensorboard) {
+int report(tandem::World& world, const std::string& cv_dir, bool tensorboard, const ThresholdRule& rule) {
   const int64_t k = folds_of(cv_dir);
   for (int64_t fold = 0; fold < k; ++fold)
     if (!fold_done(cv_dir, fold))
       throw UsageError(fold_dir(cv_dir, fold) + " has no test_predictions.csv: run `apps/carotid cv --fold " +
                        std::to_string(fold) + " --run-dir " + cv_dir + "` first");
   if (world.is_main()) {
-    const std::string table = write_cv_report(cv_dir, k, tensorboard);
+    const std::string table = write_cv_report(cv_dir, k, tensorboard, rule);
     log::info("cross-validation report: ", cv_dir, "/cv_report.json, cv_report.txt, and the pooled out-of-fold ",
               "test_report.json, confusion_matrix.png, roc_curve.png\n", table);
   }
@@ -171,13 +175,13 @@ int run_cv(tandem::World& world, const tandem::Config& c) {
       log::info("folds ", left, " still to run; when they are done: apps/carotid cv-report --run-dir ", cv_dir);
     return tandem::kExitOk;
   }
-  return report(world, cv_dir, train.tensorboard);
+  return report(world, cv_dir, train.tensorboard, threshold_rule(c));
 }
 
 int run_cv_report(tandem::World& world, const tandem::Config& c) {
   const std::string dir = c.get_string("cmd.run_dir");
   if (dir.empty()) throw UsageError("cv-report needs the cross-validation folder: --run-dir CV");
-  return report(world, dir, tandem::train_settings(c).tensorboard);
+  return report(world, dir, tandem::train_settings(c).tensorboard, threshold_rule(c));
 }
 
 }  // namespace carotid

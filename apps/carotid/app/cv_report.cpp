@@ -5,14 +5,18 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "app/carotid_task.h"
 #include "app/model.h"
 #include "app/test_report.h"
+#include "metrics/classifier_metrics.h"
 #include "metrics/ensemble.h"
+#include "metrics/threshold.h"
 #include "tandem/error.h"
 #include "tandem/io/atomic_file.h"
 #include "tandem/train/trainer.h"
@@ -95,7 +99,68 @@ void write_fold_ensemble(const std::string& cv_dir, int64_t fold, bool tensorboa
   write_test_report(fold_dir(cv_dir, fold), ensemble);
 }
 
-std::string write_cv_report(const std::string& cv_dir, int64_t folds, bool tensorboard) {
+namespace {
+
+// The operating point, cross-fitted: fold k is judged at the threshold the
+// rule picks on the other folds' test persons, so its figures are those of a
+// threshold chosen on persons other than the ones it decides on, as every
+// user of the shipped ensemble meets it. Chosen on the pooled persons of
+// k - 1 folds (about 170 here), not on a fold's handful of validation
+// persons, whose threshold swings with each one of them. The one picked on
+// every fold's persons is the ensemble's: predict --model CV decides at it.
+nlohmann::json cross_fitted_threshold(const std::vector<ReportInputs>& inputs, const ThresholdRule& rule) {
+  std::vector<PersonScores> scores;
+  for (const auto& in : inputs) scores.push_back(person_scores(in));
+  auto pick = [&](size_t left_out) {
+    std::vector<double> p;
+    std::vector<int64_t> y;
+    for (size_t k = 0; k < scores.size(); ++k) {
+      if (k == left_out) continue;
+      const std::vector<double> positive = scores[k].positive();
+      p.insert(p.end(), positive.begin(), positive.end());
+      y.insert(y.end(), scores[k].labels.begin(), scores[k].labels.end());
+    }
+    return choose_threshold(rule, p, y);
+  };
+  nlohmann::json per_fold = nlohmann::json::array();
+  std::map<std::string, double> mean;
+  for (size_t k = 0; k < scores.size(); ++k) {
+    const double t = pick(k);
+    const BinaryMetrics m = binary_metrics(scores[k].positive(), scores[k].labels, t);
+    const std::map<std::string, double> figures = {{"person_sensitivity", m.recall},
+                                                   {"person_specificity", m.specificity},
+                                                   {"person_balanced_accuracy", m.balanced_accuracy},
+                                                   {"person_accuracy", m.accuracy}};
+    nlohmann::json fold = {{"fold", k}, {"threshold", t}};
+    for (const auto& [name, value] : figures) {
+      fold[name] = value;
+      mean[name] += value / static_cast<double>(scores.size());
+    }
+    per_fold.push_back(fold);
+  }
+  return {{"rule", rule.text}, {"ensemble", pick(scores.size())}, {"per_fold", per_fold}, {"mean", mean}};
+}
+
+}  // namespace
+
+std::optional<double> ensemble_threshold(const std::string& cv_dir) {
+  const fs::path path = fs::path(cv_dir) / "cv_report.json";
+  if (!fs::is_regular_file(path)) return std::nullopt;
+  std::ifstream in(path);
+  const auto report = nlohmann::json::parse(in, nullptr, false);
+  if (report.is_discarded())
+    throw tandem::UsageError(path.string() + ": not JSON; `apps/carotid cv-report --run-dir " + cv_dir +
+                             "` writes it again");
+  if (!report.contains("threshold")) return std::nullopt;
+  const auto& t = report["threshold"];
+  if (!t.is_object() || !t.contains("ensemble") || !t["ensemble"].is_number())
+    throw tandem::UsageError(path.string() +
+                             ": \"threshold\" has no number \"ensemble\"; `apps/carotid cv-report --run-dir " + cv_dir +
+                             "` writes it again");
+  return t["ensemble"].get<double>();
+}
+
+std::string write_cv_report(const std::string& cv_dir, int64_t folds, bool tensorboard, const ThresholdRule& rule) {
   std::string missing;
   for (int64_t k = 0; k < folds; ++k)
     if (!fold_done(cv_dir, k)) missing += (missing.empty() ? "" : ", ") + std::to_string(k);
@@ -154,9 +219,23 @@ std::string write_cv_report(const std::string& cv_dir, int64_t folds, bool tenso
     }
     table += "\n";
   }
+  nlohmann::json threshold;
+  if (inputs.front().class_names.size() == 2) {
+    threshold = cross_fitted_threshold(inputs, rule);
+    const auto& m = threshold["mean"];
+    char line[400];
+    std::snprintf(line, sizeof line,
+                  "\nat the threshold %s picks on the other folds' persons (per fold, then the mean): person "
+                  "sensitivity %.4f, specificity %.4f, balanced accuracy %.4f\n"
+                  "predict --model CV decides at %.4f (%s on every fold's persons)\n",
+                  rule.text.c_str(), m["person_sensitivity"].get<double>(), m["person_specificity"].get<double>(),
+                  m["person_balanced_accuracy"].get<double>(), threshold["ensemble"].get<double>(), rule.text.c_str());
+    table += line;
+  }
   ReportInputs all = pooled(inputs);
   all.model = "out-of-fold predictions of " + std::to_string(folds) + " folds' models";
-  // The fold ensemble decides at the mean of its models' thresholds, as predict does.
+  // The pooled persons at their own models' thresholds, as each fold's report
+  // has them; the cross-fitted figures are cv_report.json's "threshold".
   std::vector<std::string> models;
   for (int64_t k = 0; k < folds; ++k)
     for (const auto& file : fold_models(cv_dir, k)) models.push_back(file);
@@ -167,6 +246,7 @@ std::string write_cv_report(const std::string& cv_dir, int64_t folds, bool tenso
                            {"per_fold", per_fold}, {"mean", mean},
                            {"std", spread},        {"pooled_out_of_fold", pooled_metrics}};
   if (per_fold_models > 1) report["single_model_mean"] = single_mean;
+  if (!threshold.is_null()) report["threshold"] = threshold;
   tandem::write_bytes_atomically((fs::path(cv_dir) / "cv_report.json").string(), report.dump(2) + "\n");
   tandem::write_bytes_atomically((fs::path(cv_dir) / "cv_report.txt").string(), table);
   return table;

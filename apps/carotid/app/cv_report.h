@@ -3,8 +3,11 @@
 // into one report, each fold's figures with their mean and spread, and the
 // pooled out-of-fold predictions judged as one test set (every person once).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "metrics/threshold.h"
 
 namespace carotid {
 
@@ -37,9 +40,18 @@ void write_fold_ensemble(const std::string& cv_dir, int64_t fold, bool tensorboa
 // ensemble adds), cv_report.txt (the same as a table) and, for the pooled
 // out-of-fold predictions, what write_test_report writes (test_report.json,
 // confusion matrix, ROC curve, test_predictions.csv), at the mean of the
-// fold models' thresholds. Throws tandem::UsageError naming the folds not
+// fold models' thresholds. With two classes, cv_report.json's "threshold":
+// `rule` applied to the persons of every fold but k, and fold k's persons
+// judged at it (sensitivity, specificity, balanced accuracy, accuracy; their
+// mean over folds), and "ensemble", the rule on every fold's persons, which
+// predict --model CV uses. Throws tandem::UsageError naming the folds not
 // done, a fold whose classes differ, or folds with unequal numbers of
 // models. Returns the table's text.
-std::string write_cv_report(const std::string& cv_dir, int64_t folds, bool tensorboard);
+std::string write_cv_report(const std::string& cv_dir, int64_t folds, bool tensorboard, const ThresholdRule& rule);
+
+// cv_report.json's threshold for the fold ensemble; none before the report
+// is written (or from a report of more than two classes). Throws
+// tandem::UsageError naming the file when it is not JSON or has no number there.
+std::optional<double> ensemble_threshold(const std::string& cv_dir);
 
 }  // namespace carotid

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "app/carotid_task.h"
@@ -280,8 +281,16 @@ int run_predict(tandem::World& world, const tandem::Config& c) {
                        : fs::is_directory(model_path)
                            ? fs::path(model_path) / "predictions"
                            : fs::path(model_path).parent_path().parent_path() / "predictions";
-  const double threshold = kept_threshold(files);
-  if (classes.size() == 2) log::info("decision threshold on P(", classes.back(), "): ", threshold);
+  // A cv folder's report holds a threshold chosen on every fold's out-of-fold
+  // persons; until it is written, the mean of the models' own.
+  const std::optional<double> cv_threshold =
+      fs::is_directory(model_path) ? ensemble_threshold(model_path) : std::nullopt;
+  const double threshold = cv_threshold ? *cv_threshold : kept_threshold(files);
+  if (classes.size() == 2)
+    log::info("decision threshold on P(", classes.back(), "): ", threshold,
+              cv_threshold       ? " (cv_report.json: chosen on the folds' out-of-fold persons)"
+              : files.size() > 1 ? " (the mean of the models' own)"
+                                 : "");
   write_predictions(out, classes, rows, in, store, threshold);
   if (!c.get_string("cmd.labels").empty())
     write_scores(out, c.get_string("cmd.labels"), rows, in, person_label, threshold);

@@ -240,6 +240,16 @@ ReportInputs read_test_predictions(const std::string& path) {
   return in;
 }
 
+PersonScores person_scores(const ReportInputs& in) {
+  const auto label_t = in.rows.at("label").to(at::kLong).contiguous();
+  const std::vector<int64_t> labels(label_t.data_ptr<int64_t>(), label_t.data_ptr<int64_t>() + label_t.numel());
+  const auto sample_t = in.rows.at("sample").to(at::kLong).contiguous();
+  std::vector<std::string> person_of;
+  for (int64_t i = 0; i < sample_t.numel(); ++i)
+    person_of.push_back(in.persons.at(in.samples.at(sample_t.data_ptr<int64_t>()[i]).person));
+  return aggregate_by_person(person_of, table_rows(in.rows.at("prob")), labels);
+}
+
 tandem::Metrics write_test_report(const std::string& dir_name, const ReportInputs& in) {
   const fs::path dir(dir_name);
   const int64_t classes = static_cast<int64_t>(in.class_names.size());
@@ -247,11 +257,7 @@ tandem::Metrics write_test_report(const std::string& dir_name, const ReportInput
   const auto probs = table_rows(in.rows.at("prob"));
   const auto label_t = in.rows.at("label").to(at::kLong).contiguous();
   const std::vector<int64_t> labels(label_t.data_ptr<int64_t>(), label_t.data_ptr<int64_t>() + label_t.numel());
-  const auto sample_t = in.rows.at("sample").to(at::kLong).contiguous();
-  std::vector<std::string> person_of;
-  for (int64_t i = 0; i < sample_t.numel(); ++i)
-    person_of.push_back(in.persons.at(in.samples.at(sample_t.data_ptr<int64_t>()[i]).person));
-  const auto scores = aggregate_by_person(person_of, probs, labels);
+  const auto scores = person_scores(in);
 
   const Level images = make_level("images", probs, labels, classes);
   const Level persons = make_level("persons", scores.probs, scores.labels, classes);
@@ -265,8 +271,9 @@ tandem::Metrics write_test_report(const std::string& dir_name, const ReportInput
   report["persons"] = level_json(persons, metrics, "person_", in.threshold);
   tandem::write_bytes_atomically((dir / "test_report.json").string(), report.dump(2) + "\n");
   write_predictions(dir / "test_predictions.csv", in);
-  tandem::write_bytes_atomically((dir / "confusion_matrix.txt").string(),
-             confusion_text(persons, in.class_names) + "\n" + confusion_text(images, in.class_names));
+  tandem::write_bytes_atomically(
+      (dir / "confusion_matrix.txt").string(),
+      confusion_text(persons, in.class_names) + "\n" + confusion_text(images, in.class_names));
   try {
     const auto figures = draw_figures(dir, persons, images, in.class_names);
     if (in.tensorboard) {

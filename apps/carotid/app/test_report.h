@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/carotid_task.h"
+#include "metrics/classifier_metrics.h"
 
 namespace carotid {
 
@@ -15,9 +16,9 @@ struct ReportInputs {
   std::vector<Sample> samples;       // what rows["sample"] indexes
   std::vector<std::string> persons;  // what Sample::person indexes
   std::vector<std::string> class_names;
-  std::string model;  // the model file judged
-  int64_t step = 0;   // the step it was saved at, for TensorBoard's slider
-  bool tensorboard = false;  // obs.tensorboard: also put the figures in dir/tb
+  std::string model;                // the model file judged
+  int64_t step = 0;                 // the step it was saved at, for TensorBoard's slider
+  bool tensorboard = false;         // obs.tensorboard: also put the figures in dir/tb
   std::vector<std::string> images;  // what Sample::image indexes: the image files
   double threshold = 0.5;           // two classes: predicted positive when P(class 1) >= it
 };
@@ -31,6 +32,9 @@ struct ReportInputs {
 // person-level metrics. Figures need gnuplot: when it is missing or fails,
 // the JSON and text are still written and the reason is logged.
 tandem::Metrics write_test_report(const std::string& dir, const ReportInputs& inputs);
+
+// Each test person's mean probabilities over its images, and its label.
+PersonScores person_scores(const ReportInputs& inputs);
 
 // A test_predictions.csv as ReportInputs (rows "prob", "label", "loss",
 // "sample"; one Sample per row; class names from the prob_ columns). Throws

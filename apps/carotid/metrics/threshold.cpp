@@ -44,7 +44,9 @@ double choose_threshold(const ThresholdRule& rule, const std::vector<double>& pr
       if (p.tpr >= rule.value - 1e-12) return p.threshold;
       continue;
     }
-    if (p.tpr - p.fpr > best_j) {  // strictly: on ties the earlier, higher threshold stays
+    // Strictly, and by more than rounding (2/3 - 0 against 1 - 1/3 differ in
+    // the last bit): on ties the earlier, higher threshold stays.
+    if (p.tpr - p.fpr > best_j + 1e-12) {
       best_j = p.tpr - p.fpr;
       best = p.threshold;
     }

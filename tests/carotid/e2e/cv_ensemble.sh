@@ -44,6 +44,9 @@ mkdir -p "$work/some"
 for p in $(tail -n +2 "$cv/folds.csv" | head -10 | cut -d, -f1); do ln -s "$data/images/$p" "$work/some/$p"; done
 "$carotid" predict --model "$cv" --input "$work/some" 2>&1 | tee "$work/predict.log"
 grep -q "ensemble of 4 models" "$work/predict.log" || fail "predict --model CV did not use the 2 x 2 models"
+grep -q '"ensemble"' "$cv/cv_report.json" || fail "cv_report.json has no threshold for the ensemble"
+grep -q "cv_report.json: chosen on the folds' out-of-fold persons" "$work/predict.log" ||
+  fail "predict --model CV did not decide at cv_report.json's threshold"
 
 cp "$cv/cv_report.json" "$work/first.json"
 for per_fold in 1 3; do
