@@ -77,7 +77,9 @@ if [ ! -x "$TANDEM_VENV/bin/python" ]; then
   source "$here/python.sh"
 fi
 # pip is asked only for what is missing: a check by import is instant, a
-# `pip install` of satisfied pins still reads the index.
+# `pip install` of satisfied pins still reads the index. No wheel cache: the
+# venv is made once, and a cached copy of torch's CUDA wheels would hold
+# another 3 GiB of disk for nothing.
 wanted=("$torch_pin" "${python_tests[@]}" "${python_bench[@]}")
 absent=()
 for pin in "${wanted[@]}"; do
@@ -90,7 +92,7 @@ PY
 done
 if [ ${#absent[@]} -gt 0 ]; then
   echo "setup: pip installing ${absent[*]} into $TANDEM_VENV (torch is about 4 GiB with CUDA)"
-  "$TANDEM_PYTHON" -m pip install --quiet "${absent[@]}"
+  "$TANDEM_PYTHON" -m pip install --quiet --no-cache-dir "${absent[@]}"
 fi
 
 # GPT-2's tokenizer file, into the user's cache (not the repository).

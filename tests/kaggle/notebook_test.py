@@ -184,6 +184,8 @@ def main():
 
     if failures:
         sys.exit(f"FAILED: {len(failures)} check(s); the executed notebook is {executed}")
+    # Passed: its runs are hundreds of MB that a CI disk need not keep.
+    shutil.rmtree(work, ignore_errors=True)
     print(f"PASS ({time.monotonic() - start:.0f} s)")
 
 

@@ -48,4 +48,4 @@ grep -q '"person_at_threshold"' "$work/pred/metrics.json" || fail "no figures at
   --load-model "$run/models/best_model.h5" 2>&1 | tee "$work/more.log"
 grep -q "split: as in $run/split.csv" "$work/more.log" || fail "continued run drew a new split"
 cmp <(sort "$run/split.csv") <(sort "$work"/more/train_*/split.csv) || fail "continued run's split differs"
-echo "PASS"
+pass

@@ -2,8 +2,11 @@
 # ultrasound images, after they set `data` and `work`: fail(), a skip (exit
 # 77) when ../shared/data is absent, an empty $work, and `breast`, the
 # arguments that point a run at the images at 28 pixels, gray, with its
-# image cache in $work so no test reads another's.
+# image cache in $work so no test reads another's. pass() ends a test that
+# passed and removes $work: its models and checkpoints are hundreds of MB a
+# test, which a CI disk need not hold; a failure keeps them to look at.
 fail() { echo "FAIL: $*"; exit 1; }
+pass() { rm -rf "$work"; echo PASS; }
 [ -f "$data/label.xlsx" ] || { echo "SKIP: $data/label.xlsx absent (../shared/data)"; exit 77; }
 rm -rf "$work"
 mkdir -p "$work"

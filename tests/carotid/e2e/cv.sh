@@ -78,4 +78,4 @@ status=0
 grep -q "fold-1/test_predictions.csv: line 3: label 'zero'" "$work/damaged.log" ||
   fail "cv-report over a damaged fold: $(cat "$work/damaged.log")"
 cmp "$work/first.json" "$cv/cv_report.json" || fail "a refused cv-report changed cv_report.json"
-echo PASS
+pass

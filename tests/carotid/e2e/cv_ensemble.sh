@@ -80,4 +80,4 @@ grep -q '"model": ".*/fold-0/models/final_model.h5"' "$work/final/fold-0/test_re
   fail "fold 0 was not judged by its final model"
 "$carotid" predict --model "$work/final" --input "$work/some" >"$work/predict-final.log" 2>&1 ||
   fail "predict --model CV over final models failed: $(tail -3 "$work/predict-final.log")"
-echo PASS
+pass
