@@ -161,12 +161,21 @@ tandem::Metrics classification_metrics(const tandem::EvalRows& rows, const std::
   tandem::Metrics out;
   if (rows.count("loss")) out["loss"] = rows.at("loss").to(at::kDouble).mean().item<double>();
   add_scores(out, "image_", probs, labels, classes);
-  std::vector<std::string> person_of;
-  for (double s : column(rows.at("sample")))
-    person_of.push_back(persons.at(samples.at(static_cast<int64_t>(s)).person));
-  const auto scores = aggregate_by_person(person_of, probs, labels);
+  const auto scores = person_scores(rows, samples, persons);
   add_scores(out, "person_", scores.probs, scores.labels, classes);
   return out;
+}
+
+PersonScores person_scores(const tandem::EvalRows& rows, const std::vector<Sample>& samples,
+                           const std::vector<std::string>& persons) {
+  std::vector<std::string> person_of;
+  std::vector<int64_t> labels;
+  for (double s : column(rows.at("sample"))) {
+    const Sample& sample = samples.at(static_cast<int64_t>(s));
+    person_of.push_back(persons.at(sample.person));
+    labels.push_back(sample.label);
+  }
+  return aggregate_by_person(person_of, table_rows(rows.at("prob")), labels);
 }
 
 }  // namespace carotid

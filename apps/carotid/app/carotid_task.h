@@ -9,6 +9,7 @@
 
 #include "app/model.h"
 #include "images/image_store.h"
+#include "metrics/classifier_metrics.h"
 #include "tandem/image/transform.h"
 #include "tandem/train/task.h"
 
@@ -65,6 +66,11 @@ class CarotidTask : public tandem::Task {
 
 // A [N, K] tensor as N rows of K doubles.
 std::vector<std::vector<double>> table_rows(const at::Tensor& t);
+
+// Each person's mean probabilities over its images among evaluation rows
+// ("prob", and "sample" indexing `samples`), with its label.
+PersonScores person_scores(const tandem::EvalRows& rows, const std::vector<Sample>& samples,
+                           const std::vector<std::string>& persons);
 
 // The metrics of evaluation rows ("prob", "label", "sample" indexing
 // `samples`): "loss", then image_* and person_* (accuracy, balanced_accuracy,

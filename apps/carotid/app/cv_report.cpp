@@ -110,7 +110,7 @@ namespace {
 // every fold's persons is the ensemble's: predict --model CV decides at it.
 nlohmann::json cross_fitted_threshold(const std::vector<ReportInputs>& inputs, const ThresholdRule& rule) {
   std::vector<PersonScores> scores;
-  for (const auto& in : inputs) scores.push_back(person_scores(in));
+  for (const auto& in : inputs) scores.push_back(person_scores(in.rows, in.samples, in.persons));
   auto pick = [&](size_t left_out) {
     std::vector<double> p;
     std::vector<int64_t> y;

@@ -168,18 +168,14 @@ void write_predictions(const fs::path& out, const std::vector<std::string>& clas
   for (const auto& name : classes) header.push_back("p_" + name);
   header.push_back("predicted");
   std::vector<std::vector<std::string>> image_rows, person_rows;
-  std::vector<std::string> person_of;
-  std::vector<int64_t> labels;
   for (size_t k = 0; k < probs.size(); ++k) {
     const Sample& s = in.samples.at(order.data_ptr<int64_t>()[k]);
     std::vector<std::string> row = {store.path(s.image), in.persons[s.person]};
     for (double p : probs[k]) row.push_back(number(p));
     row.push_back(classes[decide(probs[k], threshold)]);
     image_rows.push_back(row);
-    person_of.push_back(in.persons[s.person]);
-    labels.push_back(s.label);
   }
-  const auto scores = aggregate_by_person(person_of, probs, labels);
+  const auto scores = person_scores(rows, in.samples, in.persons);
   for (size_t i = 0; i < scores.persons.size(); ++i) {
     std::vector<std::string> row = {scores.persons[i], std::to_string(scores.image_counts[i])};
     for (double p : scores.probs[i]) row.push_back(number(p));
@@ -211,14 +207,7 @@ void write_scores(const fs::path& out, const std::string& labels_path, const tan
   for (const auto& [k, v] : metrics) j[k] = std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
   if (rows.at("prob").size(1) == 2) {
     // The figures above decide at 0.5; these at the model's threshold.
-    std::vector<std::string> person_of;
-    const auto sample = labelled.at("sample").to(at::kLong).contiguous();
-    const auto label = labelled.at("label").to(at::kLong).contiguous();
-    for (int64_t k = 0; k < sample.numel(); ++k)
-      person_of.push_back(in.persons[in.samples.at(sample.data_ptr<int64_t>()[k]).person]);
-    const PersonScores scores =
-        aggregate_by_person(person_of, table_rows(labelled.at("prob")),
-                            std::vector<int64_t>(label.data_ptr<int64_t>(), label.data_ptr<int64_t>() + label.numel()));
+    const PersonScores scores = person_scores(labelled, in.samples, in.persons);
     const BinaryMetrics m = binary_metrics(scores.positive(), scores.labels, threshold);
     j["threshold"] = threshold;
     j["person_at_threshold"] = {{"accuracy", m.accuracy},   {"balanced_accuracy", m.balanced_accuracy},

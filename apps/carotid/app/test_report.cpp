@@ -240,16 +240,6 @@ ReportInputs read_test_predictions(const std::string& path) {
   return in;
 }
 
-PersonScores person_scores(const ReportInputs& in) {
-  const auto label_t = in.rows.at("label").to(at::kLong).contiguous();
-  const std::vector<int64_t> labels(label_t.data_ptr<int64_t>(), label_t.data_ptr<int64_t>() + label_t.numel());
-  const auto sample_t = in.rows.at("sample").to(at::kLong).contiguous();
-  std::vector<std::string> person_of;
-  for (int64_t i = 0; i < sample_t.numel(); ++i)
-    person_of.push_back(in.persons.at(in.samples.at(sample_t.data_ptr<int64_t>()[i]).person));
-  return aggregate_by_person(person_of, table_rows(in.rows.at("prob")), labels);
-}
-
 tandem::Metrics write_test_report(const std::string& dir_name, const ReportInputs& in) {
   const fs::path dir(dir_name);
   const int64_t classes = static_cast<int64_t>(in.class_names.size());
@@ -257,7 +247,7 @@ tandem::Metrics write_test_report(const std::string& dir_name, const ReportInput
   const auto probs = table_rows(in.rows.at("prob"));
   const auto label_t = in.rows.at("label").to(at::kLong).contiguous();
   const std::vector<int64_t> labels(label_t.data_ptr<int64_t>(), label_t.data_ptr<int64_t>() + label_t.numel());
-  const auto scores = person_scores(in);
+  const auto scores = person_scores(in.rows, in.samples, in.persons);
 
   const Level images = make_level("images", probs, labels, classes);
   const Level persons = make_level("persons", scores.probs, scores.labels, classes);

@@ -33,9 +33,6 @@ struct ReportInputs {
 // the JSON and text are still written and the reason is logged.
 tandem::Metrics write_test_report(const std::string& dir, const ReportInputs& inputs);
 
-// Each test person's mean probabilities over its images, and its label.
-PersonScores person_scores(const ReportInputs& inputs);
-
 // A test_predictions.csv as ReportInputs (rows "prob", "label", "loss",
 // "sample"; one Sample per row; class names from the prob_ columns). Throws
 // tandem::UsageError naming the file and line for a missing file or column or

@@ -76,16 +76,7 @@ double keep_threshold(tandem::World& world, const ThresholdRule& rule, int64_t c
                       const std::vector<std::string>& persons, tandem::Checkpoint& best) {
   if (classes != 2) return 0.5;
   task.set_eval(val);
-  const tandem::EvalRows rows = tandem::gather_eval_rows(task, model, ctx);
-  const auto sample = rows.at("sample").to(at::kLong).contiguous();
-  std::vector<std::string> person_of;
-  std::vector<int64_t> labels;
-  for (int64_t i = 0; i < sample.numel(); ++i) {
-    const Sample& s = val.at(sample.data_ptr<int64_t>()[i]);
-    person_of.push_back(persons.at(s.person));
-    labels.push_back(s.label);
-  }
-  const PersonScores scores = aggregate_by_person(person_of, table_rows(rows.at("prob")), labels);
+  const PersonScores scores = person_scores(tandem::gather_eval_rows(task, model, ctx), val, persons);
   const double threshold = choose_threshold(rule, scores.positive(), scores.labels);
   if (world.is_main()) {
     best.state["threshold"] = threshold;
