@@ -93,6 +93,10 @@ void add_command_keys(tandem::Schema& s) {
   s.add("cv.models_per_fold", int64_t{1},
         "cv: models trained per fold, model m with train.seed + m on the same persons, their probabilities "
         "averaged (in CV/fold-k/model-m); 1: the fold's own folder is its one run");
+  s.add("cv.image_sizes", std::vector<int64_t>{},
+        "cv: model m of each fold sees the images at the (m mod n)-th of these n sizes instead of "
+        "data.image_size, so a fold's mean is of models that saw other scales (n <= cv.models_per_fold); "
+        "empty: data.image_size for every model");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "app/commands.h"
 #include "app/cv_report.h"
+#include "app/model.h"
 #include "app/run_dir.h"
 #include "data/dataset.h"
 #include "data/folds.h"
@@ -71,6 +72,21 @@ int64_t folds_of(const std::string& cv_dir) {
   return k;
 }
 
+// Model m's data.image_size, the (m mod n)-th of cv.image_sizes; none when
+// it is empty (data.image_size for all). Checked here, before the first model
+// trains for minutes.
+std::vector<int64_t> model_image_sizes(const tandem::Config& c, int64_t per_fold) {
+  const std::vector<int64_t> given = c.get_int_list("cv.image_sizes");
+  if (given.empty()) return {};
+  if (static_cast<int64_t>(given.size()) > per_fold)
+    throw UsageError("cv.image_sizes gives " + std::to_string(given.size()) + " sizes for cv.models_per_fold = " +
+                     std::to_string(per_fold) + " models: each size needs a model of its own");
+  for (int64_t size : given) checked_image_size(size, "cv.image_sizes");
+  std::vector<int64_t> sizes;
+  for (int64_t m = 0; m < per_fold; ++m) sizes.push_back(given[m % given.size()]);
+  return sizes;
+}
+
 ThresholdRule threshold_rule(const tandem::Config& c) {
   return parse_threshold_rule(c.get_string("model.threshold"), "model.threshold");
 }
@@ -104,6 +120,7 @@ int run_cv(tandem::World& world, const tandem::Config& c) {
                      " needs the cross-validation folder every fold's job shares: give --run-dir CV");
   const int64_t per_fold = c.get_int("cv.models_per_fold");
   if (per_fold < 1) throw UsageError("cv.models_per_fold must be >= 1, got " + std::to_string(per_fold));
+  const std::vector<int64_t> sizes = model_image_sizes(c, per_fold);
   const DataSettings data = data_settings(c);
   const tandem::TrainSettings train = tandem::train_settings(c);
   const uint64_t train_seed = tandem::shared_seed(world, train.seed);
@@ -148,13 +165,15 @@ int run_cv(tandem::World& world, const tandem::Config& c) {
       // and augmentation (train.seed + m); data.seed pins the images each
       // model sees, which data.max_imgs_per_person would otherwise redraw.
       const auto model_seed = static_cast<int64_t>((train_seed + static_cast<uint64_t>(m)) & INT64_MAX);
-      if (world.is_main())
-        log::info("fold ", fold, " of ", k,
-                  per_fold == 1 ? "" : ", model " + std::to_string(m) + " of " + std::to_string(per_fold),
-                  ": training in ", dir, " (train.seed ", model_seed, ")");
       tandem::Config run_config = c;
       run_config.set("cmd.run_dir", dir, "cv " + name);
       run_config.set("train.seed", model_seed, "cv " + name);
+      if (!sizes.empty()) run_config.set("data.image_size", sizes[m], "cv.image_sizes");
+      if (world.is_main())
+        log::info("fold ", fold, " of ", k,
+                  per_fold == 1 ? "" : ", model " + std::to_string(m) + " of " + std::to_string(per_fold),
+                  ": training in ", dir, " (train.seed ", model_seed, ", ", run_config.get_int("data.image_size"),
+                  " pixels)");
       run_config.set("data.seed", static_cast<int64_t>(seed & INT64_MAX), "cv");
       const int status = run_train(world, run_config);
       if (status != tandem::kExitOk) return status;

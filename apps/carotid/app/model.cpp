@@ -21,6 +21,12 @@ constexpr int64_t kSmallStemBelow = 96;
 
 }  // namespace
 
+int64_t checked_image_size(int64_t size, const std::string& key) {
+  if (size < 16 || size > 4096)
+    throw tandem::UsageError(key + " must be between 16 and 4096 pixels, not " + std::to_string(size));
+  return size;
+}
+
 ModelSpec model_spec(const tandem::Config& c, int64_t num_classes) {
   ModelSpec spec;
   spec.resnet.depth = c.get_int("model.depth");
@@ -29,9 +35,7 @@ ModelSpec model_spec(const tandem::Config& c, int64_t num_classes) {
   spec.resnet.in_channels = c.get_int("data.channels");
   if (spec.resnet.in_channels != 1 && spec.resnet.in_channels != 3)
     throw tandem::UsageError("data.channels must be 1 or 3, not " + std::to_string(spec.resnet.in_channels));
-  const int64_t size = c.get_int("data.image_size");
-  if (size < 16 || size > 4096)
-    throw tandem::UsageError("data.image_size must be between 16 and 4096 pixels, not " + std::to_string(size));
+  const int64_t size = checked_image_size(c.get_int("data.image_size"), "data.image_size");
   spec.resnet.num_classes = num_classes;
   spec.resnet.dropout = c.get_double("model.dropout");
   if (spec.resnet.dropout < 0 || spec.resnet.dropout >= 1)

@@ -25,6 +25,10 @@ struct ModelSpec {
   std::string load;       // a model or checkpoint .h5 (its "model" set), or empty
 };
 
+// `size` when the model can take images of it (16 to 4096 pixels square),
+// else a UsageError naming `key`.
+int64_t checked_image_size(int64_t size, const std::string& key);
+
 // From model.*, data.channels and data.image_size; "auto" stem resolved.
 // Throws UsageError for a depth other than 18/34 or an init_from without the
 // "safetensors:" prefix.

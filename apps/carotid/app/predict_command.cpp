@@ -89,13 +89,14 @@ std::vector<std::string> model_files(const std::string& given) {
   return files;
 }
 
-// Every model must see the images as the first does and name the same classes.
+// Every model must take the channels the first does and name the same
+// classes; each sees the images at its own size.
 void check_alike(const tandem::Config& first, const std::string& first_path, const tandem::Config& other,
                  const std::string& other_path) {
-  for (const char* key : {"data.image_size", "data.channels"})
-    if (first.get_int(key) != other.get_int(key))
-      throw UsageError("cmd.model: " + other_path + " has " + key + " " + std::to_string(other.get_int(key)) + ", " +
-                       first_path + " " + std::to_string(first.get_int(key)) + ": an ensemble needs one input");
+  if (first.get_int("data.channels") != other.get_int("data.channels"))
+    throw UsageError("cmd.model: " + other_path + " has data.channels " +
+                     std::to_string(other.get_int("data.channels")) + ", " + first_path + " " +
+                     std::to_string(first.get_int("data.channels")) + ": an ensemble needs one kind of image");
   if (first.get_string_list("model.classes") != other.get_string_list("model.classes"))
     throw UsageError("cmd.model: " + other_path + " names other classes than " + first_path);
 }
@@ -161,7 +162,7 @@ Inputs inputs_of(const std::vector<PersonFolder>& folders, const std::vector<int
 
 // The rows (ids, probabilities, predicted class) of images.csv and persons.csv.
 void write_predictions(const fs::path& out, const std::vector<std::string>& classes, const tandem::EvalRows& rows,
-                       const Inputs& in, const ImageStore& store, double threshold) {
+                       const Inputs& in, double threshold) {
   const auto probs = table_rows(rows.at("prob"));
   const auto order = rows.at("sample").to(at::kLong).contiguous();
   std::vector<std::string> header = {"image", "person"};
@@ -170,7 +171,7 @@ void write_predictions(const fs::path& out, const std::vector<std::string>& clas
   std::vector<std::vector<std::string>> image_rows, person_rows;
   for (size_t k = 0; k < probs.size(); ++k) {
     const Sample& s = in.samples.at(order.data_ptr<int64_t>()[k]);
-    std::vector<std::string> row = {store.path(s.image), in.persons[s.person]};
+    std::vector<std::string> row = {in.paths[s.image], in.persons[s.person]};
     for (double p : probs[k]) row.push_back(number(p));
     row.push_back(classes[decide(probs[k], threshold)]);
     image_rows.push_back(row);
@@ -225,38 +226,45 @@ void write_scores(const fs::path& out, const std::string& labels_path, const tan
 int run_predict(tandem::World& world, const tandem::Config& c) {
   const std::string model_path = c.get_string("cmd.model");
   const std::vector<std::string> files = model_files(model_path);
-  const tandem::Config mc = model_config(files.front());
-  for (size_t m = 1; m < files.size(); ++m) check_alike(mc, files.front(), model_config(files[m]), files[m]);
-  const auto classes = mc.get_string_list("model.classes");
+  std::vector<tandem::Config> configs;
+  for (const auto& file : files) configs.push_back(model_config(file));
+  for (size_t m = 1; m < files.size(); ++m) check_alike(configs.front(), files.front(), configs[m], files[m]);
+  const auto classes = configs.front().get_string_list("model.classes");
   const auto folders = input_persons(c.get_string("cmd.input"));
   const std::vector<int64_t> person_label = person_labels(world, c, folders, classes);
   Inputs in = inputs_of(folders, person_label);
 
-  ImageStoreOptions store_options = image_store_options(mc);
-  store_options.strict = c.get_bool("data.strict");
-  store_options.threads = image_store_options(c).threads;
-  store_options.persist = false;
-  const ImageStore store(world, in.paths, store_options);
-  in.samples.erase(
-      std::remove_if(in.samples.begin(), in.samples.end(), [&](const Sample& s) { return !store.readable(s.image); }),
-      in.samples.end());
+  // The images decoded once at each size the models take (an ensemble may mix
+  // them, as cv.image_sizes trains it).
+  std::map<int64_t, ImageStore> stores;
+  for (const auto& mc : configs) {
+    ImageStoreOptions store_options = image_store_options(mc);
+    store_options.strict = c.get_bool("data.strict");
+    store_options.threads = image_store_options(c).threads;
+    store_options.persist = false;
+    stores.try_emplace(store_options.size, world, in.paths, store_options);
+  }
+  const auto unreadable = [&](const Sample& s) {
+    return std::any_of(stores.begin(), stores.end(), [&](const auto& kv) { return !kv.second.readable(s.image); });
+  };
+  in.samples.erase(std::remove_if(in.samples.begin(), in.samples.end(), unreadable), in.samples.end());
   if (in.samples.empty())
     throw UsageError("cmd.input: none of the " + std::to_string(in.paths.size()) + " images can be read");
 
-  TaskOptions options;
-  options.model = model_spec(mc, static_cast<int64_t>(classes.size()));
-  options.model.init_from.clear();
-  options.image_size = store_options.size;
-  options.eval_hflip = c.get_bool("cmd.tta");
-  CarotidTask task(options, store, in.persons, {}, in.samples);
   const c10::Device device = tandem::rank_device(world, c);
   tandem::EvalContext ctx;
   ctx.world = &world;
   ctx.device = device;
   ctx.micro_batch = c.get_int("train.micro_batch");
   std::vector<tandem::EvalRows> each;
-  for (const auto& file : files) {
-    options.model.load = file;
+  for (size_t m = 0; m < files.size(); ++m) {
+    TaskOptions options;
+    options.model = model_spec(configs[m], static_cast<int64_t>(classes.size()));
+    options.model.init_from.clear();
+    options.model.load = files[m];
+    options.image_size = configs[m].get_int("data.image_size");
+    options.eval_hflip = c.get_bool("cmd.tta");
+    CarotidTask task(options, stores.at(options.image_size), in.persons, {}, in.samples);
     auto model = build_classifier(options.model);
     model->to(device);
     each.push_back(tandem::gather_eval_rows(task, *model, ctx));
@@ -280,7 +288,7 @@ int run_predict(tandem::World& world, const tandem::Config& c) {
               cv_threshold       ? " (cv_report.json: chosen on the folds' out-of-fold persons)"
               : files.size() > 1 ? " (the mean of the models' own)"
                                  : "");
-  write_predictions(out, classes, rows, in, store, threshold);
+  write_predictions(out, classes, rows, in, threshold);
   if (!c.get_string("cmd.labels").empty())
     write_scores(out, c.get_string("cmd.labels"), rows, in, person_label, threshold);
   return tandem::kExitOk;

@@ -44,6 +44,12 @@ case $case in
   models-per-fold)
     set -- cv --folds 2 "${args[@]}" --models-per-fold 0
     want="cv.models_per_fold must be >= 1, got 0" ;;
+  image-sizes-count)
+    set -- cv --folds 2 "${args[@]}" --models-per-fold 1 --set "cv.image_sizes=[28, 64]"
+    want="cv.image_sizes gives 2 sizes for cv.models_per_fold = 1 models: each size needs a model of its own" ;;
+  image-size-range)
+    set -- cv --folds 2 "${args[@]}" --models-per-fold 2 --set "cv.image_sizes=[28, 8]"
+    want="cv.image_sizes must be between 16 and 4096 pixels, not 8" ;;
   cv-report-elsewhere)
     set -- cv-report --run-dir "$work/images"
     want="$work/images is not a cross-validation folder \\(no folds.csv\\)" ;;

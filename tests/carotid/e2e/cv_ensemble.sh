@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # cv_ensemble.sh CAROTID MPIEXEC DATA WORK: `cv --folds 2 --models-per-fold 2`
-# under two ranks on the real ultrasound images (shared data; exit 77 =
-# skipped when absent), one epoch per model: each fold trains two models on
-# the same persons with train.seed and train.seed + 1, the fold's test
-# predictions are the mean of its models', the report shows one model's mean
-# beside the ensembles', and predict --model CV averages all four models. A
+# with cv.image_sizes [28, 32] under two ranks on the real ultrasound images
+# (shared data; exit 77 = skipped when absent), one epoch per model: each
+# fold trains two models on the same persons with train.seed at 28 pixels and
+# train.seed + 1 at 32, the fold's test predictions are the mean of its
+# models', the report shows one model's mean beside the ensembles', and
+# predict --model CV averages all four models, each at its size. A
 # folder started with two models per fold refuses to go on with one or
 # three. data.seed keeps the folds while train.seed changes the weights.
 # jobs/carotid-scratch.toml (train.best_metric = "none") judges and ships the
@@ -15,7 +16,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/breast_lib.sh"
 common=("${breast[@]}" --epochs 1 --set obs.tensorboard=false)
 cv=$work/cv
 
-"$mpiexec" -n 2 "$carotid" cv --folds 2 --models-per-fold 2 "${common[@]}" --run-dir "$cv" 2>&1 | tee "$work/cv.log"
+"$mpiexec" -n 2 "$carotid" cv --folds 2 --models-per-fold 2 --set "cv.image_sizes=[28, 32]" "${common[@]}" \
+  --run-dir "$cv" 2>&1 | tee "$work/cv.log"
 for f in folds.csv cv_report.json cv_report.txt test_report.json test_predictions.csv; do
   [ -s "$cv/$f" ] || fail "$cv/$f missing"
 done
@@ -34,8 +36,12 @@ for k in 0 1; do
                m = ($6 + $12) / 2; if (m - $18 > 2e-6 || $18 - m > 2e-6) { print $1 ": mean " m ", fold " $18; bad = 1 } }
              END { exit bad }' || fail "fold $k's probabilities are not the mean of its two models'"
 done
-grep -q "fold 0 of 2, model 1 of 2: training in .*model-1 (train.seed 1338)" "$work/cv.log" ||
-  fail "model 1 did not train with train.seed + 1"
+grep -q "fold 0 of 2, model 1 of 2: training in .*model-1 (train.seed 1338, 32 pixels)" "$work/cv.log" ||
+  fail "model 1 did not train with train.seed + 1 at 32 pixels"
+for m in 0 1; do
+  grep -q "^image_size = $(( 28 + 4 * m ))  # cv.image_sizes" "$cv/fold-1/model-$m/config.toml" ||
+    fail "fold 1's model $m did not keep its image size in config.toml"
+done
 grep -q '"models_per_fold": 2' "$cv/cv_report.json" || fail "cv_report.json does not say 2 models per fold"
 grep -q '"single_model_mean"' "$cv/cv_report.json" || fail "cv_report.json has no single_model_mean"
 grep -q "one model's mean" "$cv/cv_report.txt" || fail "cv_report.txt has no column for one model's mean"
@@ -47,6 +53,18 @@ grep -q "ensemble of 4 models" "$work/predict.log" || fail "predict --model CV d
 grep -q '"ensemble"' "$cv/cv_report.json" || fail "cv_report.json has no threshold for the ensemble"
 grep -q "cv_report.json: chosen on the folds' out-of-fold persons" "$work/predict.log" ||
   fail "predict --model CV did not decide at cv_report.json's threshold"
+# Each model of the ensemble sees the images at its own size: the ensemble's
+# P(1) of an image is the mean of the four models' own predictions.
+for k in 0 1; do
+  for m in 0 1; do
+    "$carotid" predict --model "$cv/fold-$k/model-$m/models/best_model.h5" --input "$work/some" \
+      --out "$work/alone-$k-$m" >"$work/alone-$k-$m.log" 2>&1 || fail "predict with fold $k's model $m failed"
+  done
+done
+# Columns image,person,p_0,p_1,predicted.
+paste -d, "$work"/alone-{0,1}-{0,1}/images.csv "$cv/predictions/images.csv" | tail -n +2 |
+  awk -F, '{ m = ($4 + $9 + $14 + $19) / 4; if ($1 != $21 || m - $24 > 2e-6 || $24 - m > 2e-6) { print $1 ": mean " m ", ensemble " $24; bad = 1 } }
+           END { exit bad }' || fail "predict --model CV is not the mean of its models, each at its own size"
 
 cp "$cv/cv_report.json" "$work/first.json"
 for per_fold in 1 3; do
