@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -10,7 +12,9 @@
 #include "app/run_dir.h"
 #include "data/dataset.h"
 #include "data/folds.h"
+#include "keys.h"
 #include "tandem/config/config.h"
+#include "tandem/config/load.h"
 #include "tandem/data/csv.h"
 #include "tandem/dist/seed.h"
 #include "tandem/dist/world.h"
@@ -59,6 +63,28 @@ void check_models_per_fold(const std::string& cv_dir, int64_t fold, int64_t per_
                      (one ? std::string("one model in models/") : std::to_string(several) + " model-m/ folders") +
                      ", not cv.models_per_fold = " + std::to_string(per_fold) +
                      ": continue it with the value it started with, or give a new --run-dir");
+}
+
+// A continued cv keeps the models it finished and resumes those it began, so
+// each must have begun with the train.seed and data.image_size this start
+// gives it; else a fold would average two recipes' models unnoticed. The
+// config.toml a run writes when it starts says how it began.
+void check_model_began_alike(const std::string& dir, int64_t seed, int64_t size) {
+  const fs::path path = fs::path(dir) / "config.toml";
+  std::ifstream in(path);
+  if (!in) return;
+  std::ostringstream text;
+  text << in.rdbuf();
+  tandem::Config began(carotid_schema());
+  tandem::merge_text(began, text.str(), path.string());
+  const int64_t their_seed = began.get_int("train.seed");
+  const int64_t their_size = began.get_int("data.image_size");
+  if (their_seed != seed || their_size != size)
+    throw UsageError(path.string() + ": this model began with train.seed " + std::to_string(their_seed) + " at " +
+                     std::to_string(their_size) + " pixels, this cv gives it train.seed " + std::to_string(seed) +
+                     " at " + std::to_string(size) +
+                     " pixels: continue with the seed and cv.image_sizes (or data.image_size) it started with, "
+                     "or give a new --run-dir");
 }
 
 // The folds of a cross-validation folder, from its folds.csv.
@@ -139,7 +165,20 @@ int run_cv(tandem::World& world, const tandem::Config& c) {
   }
   world.barrier();
 
-  for (int64_t fold = 0; fold < k; ++fold) check_models_per_fold(cv_dir, fold, per_fold);
+  const auto model_dir = [&](int64_t fold, int64_t m) {
+    return per_fold == 1 ? fold_dir(cv_dir, fold) : fold_model_dir(cv_dir, fold, m);
+  };
+  // Model m differs from model 0 only in its initial weights, batch order and
+  // augmentation (train.seed + m), and in its image size when cv.image_sizes
+  // gives one.
+  const auto model_seed = [&](int64_t m) {
+    return static_cast<int64_t>((train_seed + static_cast<uint64_t>(m)) & INT64_MAX);
+  };
+  const auto model_size = [&](int64_t m) { return sizes.empty() ? c.get_int("data.image_size") : sizes[m]; };
+  for (int64_t fold = 0; fold < k; ++fold) {
+    check_models_per_fold(cv_dir, fold, per_fold);
+    for (int64_t m = 0; m < per_fold; ++m) check_model_began_alike(model_dir(fold, m), model_seed(m), model_size(m));
+  }
   for (int64_t fold = 0; fold < k; ++fold) {
     if (only >= 0 && fold != only) continue;
     if (fold_done(cv_dir, fold)) {
@@ -147,7 +186,7 @@ int run_cv(tandem::World& world, const tandem::Config& c) {
       continue;
     }
     for (int64_t m = 0; m < per_fold; ++m) {
-      const std::string dir = per_fold == 1 ? fold_dir(cv_dir, fold) : fold_model_dir(cv_dir, fold, m);
+      const std::string dir = model_dir(fold, m);
       const std::string name = "fold " + std::to_string(fold) + (per_fold == 1 ? "" : " model " + std::to_string(m));
       if (run_done(dir)) {
         if (world.is_main()) log::info(name, ": done before, in ", dir);
@@ -161,19 +200,16 @@ int run_cv(tandem::World& world, const tandem::Config& c) {
                         fold_parts(dataset.persons(), folds, fold, val_share, seed));
       }
       world.barrier();
-      // Model m differs from model 0 only in its initial weights, batch order
-      // and augmentation (train.seed + m); data.seed pins the images each
-      // model sees, which data.max_imgs_per_person would otherwise redraw.
-      const auto model_seed = static_cast<int64_t>((train_seed + static_cast<uint64_t>(m)) & INT64_MAX);
       tandem::Config run_config = c;
       run_config.set("cmd.run_dir", dir, "cv " + name);
-      run_config.set("train.seed", model_seed, "cv " + name);
+      run_config.set("train.seed", model_seed(m), "cv " + name);
       if (!sizes.empty()) run_config.set("data.image_size", sizes[m], "cv.image_sizes");
       if (world.is_main())
         log::info("fold ", fold, " of ", k,
                   per_fold == 1 ? "" : ", model " + std::to_string(m) + " of " + std::to_string(per_fold),
-                  ": training in ", dir, " (train.seed ", model_seed, ", ", run_config.get_int("data.image_size"),
-                  " pixels)");
+                  ": training in ", dir, " (train.seed ", model_seed(m), ", ", model_size(m), " pixels)");
+      // data.seed pins the images each model sees, which
+      // data.max_imgs_per_person would otherwise redraw.
       run_config.set("data.seed", static_cast<int64_t>(seed & INT64_MAX), "cv");
       const int status = run_train(world, run_config);
       if (status != tandem::kExitOk) return status;

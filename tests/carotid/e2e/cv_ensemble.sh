@@ -7,7 +7,8 @@
 # models', the report shows one model's mean beside the ensembles', and
 # predict --model CV averages all four models, each at its size. A
 # folder started with two models per fold refuses to go on with one or
-# three. data.seed keeps the folds while train.seed changes the weights.
+# three, or with other image sizes. data.seed keeps the folds while
+# train.seed changes the weights.
 # jobs/carotid-scratch.toml (train.best_metric = "none") judges and ships the
 # final models.
 set -euo pipefail
@@ -75,6 +76,13 @@ for per_fold in 1 3; do
   grep -q "fold-0 holds 2 model-m/ folders, not cv.models_per_fold = $per_fold" "$work/again-$per_fold.log" ||
     fail "continued with $per_fold models per fold: $(tail -2 "$work/again-$per_fold.log")"
 done
+# Continued with model 1 at 64 pixels instead of the 32 it was trained at.
+status=0
+"$carotid" cv --folds 2 --models-per-fold 2 --set "cv.image_sizes=[28, 64]" "${common[@]}" --run-dir "$cv" \
+  >"$work/again-64.log" 2>&1 || status=$?
+[ "$status" = 2 ] || fail "continued with other image sizes: exit $status, expected 2"
+grep -q "fold-0/model-1/config.toml: this model began with train.seed 1338 at 32 pixels, this cv gives it train.seed 1338 at 64 pixels" \
+  "$work/again-64.log" || fail "continued with other image sizes: $(tail -2 "$work/again-64.log")"
 cmp "$work/first.json" "$cv/cv_report.json" || fail "a refused cv changed cv_report.json"
 
 # data.seed 1337 with train.seed 5: the folds of train.seed 1337, other weights.
