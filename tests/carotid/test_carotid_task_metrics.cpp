@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include "app/carotid_task.h"
 
 namespace carotid {
@@ -50,6 +52,25 @@ TEST(CarotidMetrics, ThreeClassesUseMacroAuc) {
   EXPECT_DOUBLE_EQ(m.at("person_auc"), 1.0);
   EXPECT_DOUBLE_EQ(m.at("image_accuracy"), 1.0);
   EXPECT_EQ(m.count("person_f1"), 0u);
+}
+
+// train.best_metric is checked against these names before training, and the
+// Trainer refuses an evaluation that gives others.
+TEST(CarotidMetrics, NamesKnownBeforeEvaluationAreThoseItGives) {
+  for (int64_t classes : {2, 3}) {
+    const std::vector<Sample> samples = {{0, 0, 0}, {1, 1, 1}, {2, 2, classes - 1}};
+    const auto labels = torch::tensor({int64_t{0}, int64_t{1}, classes - 1}, torch::kLong);
+    tandem::EvalRows rows = {{"prob", torch::eye(3).narrow(1, 0, classes).contiguous()},
+                             {"label", labels},
+                             {"sample", torch::tensor({0, 1, 2}, torch::kLong)},
+                             {"loss", torch::zeros({3})}};
+    std::vector<std::string> given;
+    for (const auto& [name, value] : classification_metrics(rows, samples, {"a", "b", "c"})) given.push_back(name);
+    auto declared = classification_metric_names(classes);
+    std::sort(declared.begin(), declared.end());
+    EXPECT_EQ(given, declared) << classes << " classes";
+    EXPECT_NE(std::find(declared.begin(), declared.end(), "person_auc"), declared.end());
+  }
 }
 
 }  // namespace

@@ -36,6 +36,10 @@ void add_named(tandem::Metrics& out, const std::string& prefix,
     if (!is_count(k) && k != "loss") out[prefix + k] = v;
 }
 
+// Scores of images and of persons, each under its level's prefix.
+constexpr const char* kImageLevel = "image_";
+constexpr const char* kPersonLevel = "person_";
+
 void add_scores(tandem::Metrics& out, const std::string& prefix, const std::vector<std::vector<double>>& probs,
                 const std::vector<int64_t>& labels, int64_t classes) {
   if (classes == 2) {
@@ -152,6 +156,19 @@ tandem::Metrics CarotidTask::eval_metrics(const tandem::EvalRows& rows) {
   return classification_metrics(rows, eval_, persons_);
 }
 
+std::vector<std::string> CarotidTask::metric_names() const {
+  return classification_metric_names(options_.model.resnet.num_classes);
+}
+
+std::vector<std::string> classification_metric_names(int64_t classes) {
+  tandem::Metrics scores;
+  add_named(scores, "", classes == 2 ? BinaryMetrics{}.named() : MulticlassMetrics{}.named());
+  std::vector<std::string> names = {"loss"};
+  for (const char* level : {kImageLevel, kPersonLevel})
+    for (const auto& [name, value] : scores) names.push_back(level + name);
+  return names;
+}
+
 tandem::Metrics classification_metrics(const tandem::EvalRows& rows, const std::vector<Sample>& samples,
                                        const std::vector<std::string>& persons) {
   const auto probs = table_rows(rows.at("prob"));
@@ -160,9 +177,9 @@ tandem::Metrics classification_metrics(const tandem::EvalRows& rows, const std::
   const std::vector<int64_t> labels(label_values.begin(), label_values.end());
   tandem::Metrics out;
   if (rows.count("loss")) out["loss"] = rows.at("loss").to(at::kDouble).mean().item<double>();
-  add_scores(out, "image_", probs, labels, classes);
+  add_scores(out, kImageLevel, probs, labels, classes);
   const auto scores = person_scores(rows, samples, persons);
-  add_scores(out, "person_", scores.probs, scores.labels, classes);
+  add_scores(out, kPersonLevel, scores.probs, scores.labels, classes);
   return out;
 }
 

@@ -55,6 +55,7 @@ class CarotidTask : public tandem::Task {
   // and "sample": the report's confusion matrix and ROC curve come from them.
   tandem::EvalRows eval_rows(torch::nn::Module& model, const tandem::Batch& batch) override;
   tandem::Metrics eval_metrics(const tandem::EvalRows& rows) override;
+  std::vector<std::string> metric_names() const override;
 
  private:
   TaskOptions options_;
@@ -77,5 +78,8 @@ PersonScores person_scores(const tandem::EvalRows& rows, const std::vector<Sampl
 // auc and, for two classes, precision, recall, specificity, f1 of class 1).
 tandem::Metrics classification_metrics(const tandem::EvalRows& rows, const std::vector<Sample>& samples,
                                        const std::vector<std::string>& persons);
+// The names classification_metrics gives for `classes` classes, before any
+// evaluation (rows with a "loss").
+std::vector<std::string> classification_metric_names(int64_t classes);
 
 }  // namespace carotid

@@ -125,19 +125,21 @@ int run_train(tandem::World& world, tandem::Config c) {
   Parts parts = samples_of(dataset);
   const ImageStore store(world, parts.paths, store_options);
   fill_samples(dataset, store, parts);
-  if (world.is_main()) {
-    create_run_dir(c, run_dir);
-    if (reuse != (fs::path(run_dir) / "split.csv").string())
-      write_split_csv((fs::path(run_dir) / "split.csv").string(), dataset.persons(), dataset.parts);
-    log::info("run folder: ", run_dir, " (to continue it after a preemption: --run-dir ", run_dir, ")");
-  }
   if (c.get_string("train.class_weights") == "balanced")
     task_options.class_weights = balanced_class_weights(parts.train, dataset.num_classes());
 
   std::vector<std::string> persons;
   for (const auto& p : dataset.persons()) persons.push_back(p.id);
   CarotidTask task(task_options, store, persons, parts.train, parts.val);
+  // The Trainer checks its settings (train.best_metric among them) before
+  // the run folder exists, so a refused run leaves none behind.
   tandem::Trainer trainer(world, c, task, settings);
+  if (world.is_main()) {
+    create_run_dir(c, run_dir);
+    if (reuse != (fs::path(run_dir) / "split.csv").string())
+      write_split_csv((fs::path(run_dir) / "split.csv").string(), dataset.persons(), dataset.parts);
+    log::info("run folder: ", run_dir, " (to continue it after a preemption: --run-dir ", run_dir, ")");
+  }
   const int status = trainer.run();
   if (status != tandem::kExitOk) return status;
   if (parts.test.empty()) {

@@ -45,4 +45,6 @@ tandem::Metrics ClassifierTask::eval_metrics(const tandem::EvalRows& rows) {
           {"accuracy", tandem::classification_accuracy(rows)}};
 }
 
+std::vector<std::string> ClassifierTask::metric_names() const { return {"loss", "accuracy"}; }
+
 }  // namespace vavae

@@ -28,6 +28,7 @@ class ClassifierTask : public tandem::Task {
   tandem::EvalRows eval_rows(torch::nn::Module& model, const tandem::Batch& batch) override;
   // "loss" and "accuracy".
   tandem::Metrics eval_metrics(const tandem::EvalRows& rows) override;
+  std::vector<std::string> metric_names() const override;
 
  private:
   tandem::nn::ResNetOptions model_;

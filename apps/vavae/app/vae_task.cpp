@@ -98,4 +98,6 @@ tandem::Metrics VaeTask::eval_metrics(const tandem::EvalRows& rows) {
           {"l1", rows.at("l1").to(at::kDouble).mean().item<double>()}};
 }
 
+std::vector<std::string> VaeTask::metric_names() const { return {"loss", "l1"}; }
+
 }  // namespace vavae

@@ -47,6 +47,7 @@ class VaeTask : public tandem::Task {
   // "loss" (the training loss of each sample) and "l1" (its mean |x - x_rec|).
   tandem::EvalRows eval_rows(torch::nn::Module& model, const tandem::Batch& batch) override;
   tandem::Metrics eval_metrics(const tandem::EvalRows& rows) override;
+  std::vector<std::string> metric_names() const override;
 
  private:
   VaeTaskOptions options_;

@@ -48,7 +48,7 @@ EvalRows gather_eval_rows(Task& task, torch::nn::Module& model, const EvalContex
 Metrics evaluate(Task& task, torch::nn::Module& model, const EvalContext& ctx) {
   if (task.eval_size() == 0) return {};
   Metrics out;
-  for (const auto& [k, v] : task.eval_metrics(gather_eval_rows(task, model, ctx))) out["eval_" + k] = v;
+  for (const auto& [k, v] : task.eval_metrics(gather_eval_rows(task, model, ctx))) out[kEvalPrefix + k] = v;
   return out;
 }
 

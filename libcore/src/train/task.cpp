@@ -13,6 +13,8 @@ Metrics Task::eval_metrics(const EvalRows& rows) {
   return {{"loss", rows.at("loss").to(torch::kDouble).mean().item<double>()}};
 }
 
+std::vector<std::string> Task::metric_names() const { return {"loss"}; }
+
 bool Task::decays(const std::string&, const at::Tensor& param) const { return param.dim() >= 2; }
 
 }  // namespace tandem

@@ -7,11 +7,13 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 
 #include "tandem/config/config.h"
 #include "tandem/data/sampler.h"
@@ -109,6 +111,7 @@ struct Trainer::Impl {
   double best = std::nan("");
   int64_t skipped = 0, bad_in_row = 0;
   Metrics last_eval;
+  std::vector<std::string> metric_names;  // the task's, prefixed as evaluate gives them
 
   // Rank 0's outputs while training.
   std::unique_ptr<MetricsWriter> metrics;
@@ -185,6 +188,16 @@ void Trainer::Impl::check_settings() {
   precision = resolve_precision(s.precision, placement.cuda, cc_major);
 
   if (task.train_size() <= 0) throw UsageError("the training set is empty");
+  for (const auto& name : task.metric_names()) metric_names.push_back(kEvalPrefix + name);
+  // A misspelt metric would leave the run without a best model and its
+  // readers silently on the final one.
+  if (s.best_metric != kNoBestMetric &&
+      std::find(metric_names.begin(), metric_names.end(), s.best_metric) == metric_names.end()) {
+    std::string names;
+    for (const auto& name : metric_names) names += (names.empty() ? "" : ", ") + name;
+    throw UsageError(s.key("best_metric") + " = \"" + s.best_metric + "\" is not a metric this evaluation gives (" +
+                     names + "), nor \"" + kNoBestMetric + "\" (keep the final model)");
+  }
   accum = s.global_batch > 0 ? derive_grad_accum(s.global_batch, s.micro_batch, world.size(), s.key) : s.grad_accum;
   SamplerOptions so;
   so.dataset_size = task.train_size();
@@ -338,17 +351,14 @@ bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
   log::info("eval at step ", steps_done, ":", line);
   if (metrics) metrics->write(row);
   if (tensorboard) tensorboard->row(row);
+  std::vector<std::string> given;
+  for (const auto& [k, v] : last_eval) given.push_back(k);
+  std::vector<std::string> declared = metric_names;
+  std::sort(declared.begin(), declared.end());
+  if (given != declared)
+    throw std::logic_error("the task's metric_names() do not name the metrics its eval_metrics gives");
   if (s.best_metric == kNoBestMetric) return false;
   auto it = last_eval.find(s.best_metric);
-  // A misspelt metric would otherwise leave the run without a best model and
-  // its readers silently on the final one. The names exist only once the task
-  // has evaluated, so this is the first moment it can be told.
-  if (it == last_eval.end()) {
-    std::string names;
-    for (const auto& [k, v] : last_eval) names += (names.empty() ? "" : ", ") + k;
-    throw UsageError(s.key("best_metric") + " = \"" + s.best_metric + "\" is not a metric this evaluation gives (" +
-                     names + "), nor \"" + kNoBestMetric + "\" (keep the final model)");
-  }
   const bool better = std::isnan(best) || (s.best_mode == "min" ? it->second < best : it->second > best);
   if (better) {
     best = it->second;

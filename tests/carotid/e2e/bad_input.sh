@@ -35,6 +35,9 @@ case $case in
   threshold)
     set -- "${args[@]}" --set model.threshold=sensitivity=2
     want="model.threshold = 'sensitivity=2': expected youden, sensitivity=S" ;;
+  best-metric)
+    set -- "${args[@]}" --set train.best_metric=eval_person_aux
+    want='train.best_metric = "eval_person_aux" is not a metric this evaluation gives \(eval_loss, eval_image_accuracy, eval_image_auc, .*eval_person_auc, .*\), nor "none"' ;;
   ema-bn-without-ema)
     set -- "${args[@]}" --set train.ema_bn_batches=4
     want="train.ema_bn_batches = 4 gives the weights' average batch-norm statistics of its own, but there is no average: set train.ema_decay > 0" ;;

@@ -26,8 +26,11 @@ struct EvalContext {
 // Empty when the task has no evaluation set.
 EvalRows gather_eval_rows(Task& task, torch::nn::Module& model, const EvalContext& ctx);
 
-// The task's metrics over those rows, each prefixed "eval_". Empty when the
-// task has no evaluation set.
+// What evaluate puts before each of the task's metric names.
+inline constexpr const char* kEvalPrefix = "eval_";
+
+// The task's metrics over those rows, each prefixed kEvalPrefix. Empty when
+// the task has no evaluation set.
 Metrics evaluate(Task& task, torch::nn::Module& model, const EvalContext& ctx);
 
 }  // namespace tandem

@@ -50,6 +50,11 @@ class Task {
   // Metrics from every rank's rows, in dataset order, padding removed. The
   // default is {"loss": mean of rows["loss"]}.
   virtual Metrics eval_metrics(const EvalRows& rows);
+  // The names eval_metrics gives, known before training, so that a misspelt
+  // train.best_metric stops the run at the door rather than at the first
+  // evaluation; the Trainer holds every evaluation to them. The default is
+  // the default eval_metrics' {"loss"}: a task overriding one overrides both.
+  virtual std::vector<std::string> metric_names() const;
 
   // Tokens in a batch's valid samples (its host tensors, before the copy to
   // the device), for tokens_per_s; 0 when the task does not count tokens.
