@@ -38,6 +38,7 @@
 #include "tandem/train/autocast_guard.h"
 #include "tandem/train/batch_norm_stats.h"
 #include "tandem/train/ema.h"
+#include "tandem/text/first_few.h"
 #include "tandem/train/evaluate.h"
 #include "tandem/train/loss_scaler.h"
 #include "tandem/train/preemption.h"
@@ -193,10 +194,9 @@ void Trainer::Impl::check_settings() {
   // readers silently on the final one.
   if (s.best_metric != kNoBestMetric &&
       std::find(metric_names.begin(), metric_names.end(), s.best_metric) == metric_names.end()) {
-    std::string names;
-    for (const auto& name : metric_names) names += (names.empty() ? "" : ", ") + name;
     throw UsageError(s.key("best_metric") + " = \"" + s.best_metric + "\" is not a metric this evaluation gives (" +
-                     names + "), nor \"" + kNoBestMetric + "\" (keep the final model)");
+                     first_few(metric_names, metric_names.size()) + "), nor \"" + kNoBestMetric +
+                     "\" (keep the final model)");
   }
   accum = s.global_batch > 0 ? derive_grad_accum(s.global_batch, s.micro_batch, world.size(), s.key) : s.grad_accum;
   SamplerOptions so;
@@ -353,9 +353,7 @@ bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
   if (tensorboard) tensorboard->row(row);
   std::vector<std::string> given;
   for (const auto& [k, v] : last_eval) given.push_back(k);
-  std::vector<std::string> declared = metric_names;
-  std::sort(declared.begin(), declared.end());
-  if (given != declared)
+  if (!std::is_permutation(given.begin(), given.end(), metric_names.begin(), metric_names.end()))
     throw std::logic_error("the task's metric_names() do not name the metrics its eval_metrics gives");
   if (s.best_metric == kNoBestMetric) return false;
   auto it = last_eval.find(s.best_metric);
