@@ -12,6 +12,8 @@ quiet=(--set obs.gpu_every_s=0)
 run() { local n=$1; shift; "$mpiexec" -n "$n" "$toy" "${quiet[@]}" "$@"; }
 status() { set +e; "$@" >"$work/out.log" 2>&1; local s=$?; set -e; echo $s; }
 fail() { echo "FAIL: $*"; cat "$work/out.log" 2>/dev/null | tail -30; exit 1; }
+# The keys a resume in out.log named as changed since its checkpoint, sorted.
+changed_keys() { grep -oP 'WARN {4}\K\S+(?= .* -> )' "$work/out.log" | sort | xargs; }
 
 case $case in
 invariance)
@@ -35,7 +37,9 @@ resume)
   s=$(status run 2 "${common[@]}" --set train.out_dir=split --set toy.signal_at_call=10)
   [ "$s" = 75 ] || fail "preempted run exited $s, wanted 75"
   [ -f split/checkpoints/step-00000010.h5 ] || fail "no checkpoint at step 10"
-  run 2 "${common[@]}" --set train.out_dir=split >/dev/null
+  run 2 "${common[@]}" --set train.out_dir=split >"$work/out.log" 2>&1
+  # Only the test's own stop differs from the checkpoint's settings.
+  [ "$(changed_keys)" = "toy.signal_at_call" ] || fail "changed settings named: $(changed_keys)"
   "$compare" models straight/models/final_model.h5 split/models/final_model.h5 0
   ;;
 ema)
@@ -93,7 +97,12 @@ preempt_one_rank)
       --set toy.signal_rank=1)
   [ "$s" = 75 ] || fail "exited $s, wanted 75"
   [ -f p/checkpoints/step-00000007.h5 ] || fail "no checkpoint at step 7: $(ls p/checkpoints)"
-  run 2 --set train.max_steps=30 --set train.out_dir=p >/dev/null
+  # Resumed with another rate: the log names the setting, both values and where
+  # the new one came from.
+  run 2 --set train.max_steps=30 --set train.out_dir=p --set train.lr=0.0123 >"$work/out.log" 2>&1
+  grep -q "step-00000007.h5 was written with other settings" "$work/out.log" || fail "no warning of other settings"
+  grep -q "train.lr 0.01 -> 0.0123 (--set)" "$work/out.log" || fail "the changed rate is not named"
+  [ "$(changed_keys)" = "toy.signal_at_call toy.signal_rank train.lr" ] || fail "changed settings named: $(changed_keys)"
   [ -f p/models/final_model.h5 ] || fail "resumed run did not finish"
   [ -f p/checkpoints/step-00000030.h5 ] || fail "no final checkpoint"
   ;;

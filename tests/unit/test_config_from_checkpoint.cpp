@@ -93,5 +93,24 @@ TEST_F(ConfigFromCheckpointTest, AMissingFileIsNamed) {
             path("gone.h5") + ": no such file");
 }
 
+TEST_F(ConfigFromCheckpointTest, ChangedSettingsGiveBothValuesAndWhereTheNewOneCameFrom) {
+  Schema schema = model_schema();
+  schema.add("cmd.out", "", "output folder");
+  Config trained(schema);
+  trained.set("model.classes", Strings{"benign", "malignant"});
+  save_model(path("step.h5"), {{"config", trained.to_toml()}});
+  const Config before = config_from_checkpoint(schema, path("step.h5"));
+
+  Config now = before;
+  EXPECT_TRUE(changed_settings(before, now, {}).empty());
+  now.set("train.lr", 1e-3, "--set");
+  now.set("model.classes", Strings{"a", "b"}, "job.toml:4");
+  now.set("cmd.out", std::string("elsewhere"), "--out");
+  EXPECT_EQ(changed_settings(before, now, {"cmd"}),
+            (Strings{"train.lr 0.0003 -> 0.001 (--set)",
+                     R"(model.classes ["benign", "malignant"] -> ["a", "b"] (job.toml:4))"}));
+  EXPECT_EQ(changed_settings(before, now, {"train.lr", "model"}), (Strings{R"(cmd.out "" -> "elsewhere" (--out))"}));
+}
+
 }  // namespace
 }  // namespace tandem

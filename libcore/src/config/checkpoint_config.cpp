@@ -1,5 +1,7 @@
 #include "tandem/config/checkpoint_config.h"
 
+#include <algorithm>
+
 #include "tandem/config/load.h"
 #include "tandem/error.h"
 #include "tandem/io/checkpoint.h"
@@ -38,6 +40,21 @@ Config config_from_checkpoint(const Schema& schema, const std::string& path) {
   const H5File file(path);
   if (!file.has_attr("", kConfigKey)) throw_no_config(path);
   return parse(schema, file.attr_string("", kConfigKey), path);
+}
+
+std::vector<std::string> changed_settings(const Config& before, const Config& now,
+                                          const std::vector<std::string>& ignore) {
+  const auto ignored = [&](const std::string& key) {
+    return std::any_of(ignore.begin(), ignore.end(),
+                       [&](const std::string& i) { return key == i || key.rfind(i + ".", 0) == 0; });
+  };
+  std::vector<std::string> changed;
+  for (const KeySpec& spec : now.schema().keys()) {
+    if (ignored(spec.key) || before.get(spec.key) == now.get(spec.key)) continue;
+    changed.push_back(spec.key + " " + to_toml_literal(before.get(spec.key)) + " -> " +
+                      to_toml_literal(now.get(spec.key)) + " (" + now.source(spec.key) + ")");
+  }
+  return changed;
 }
 
 }  // namespace tandem

@@ -15,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "tandem/config/checkpoint_config.h"
 #include "tandem/config/config.h"
 #include "tandem/data/sampler.h"
 #include "tandem/dist/communicator.h"
@@ -282,6 +283,16 @@ void Trainer::Impl::restore(const Checkpoint& ckpt) {
   if (ckpt.get_int("seed") != static_cast<int64_t>(seed))
     throw UsageError(path + ": trained with train.seed " + std::to_string(ckpt.get_int("seed")) + ", this run has " +
                      std::to_string(seed));
+  if (has_config(ckpt)) {
+    try {
+      const auto changed =
+          changed_settings(config_from_checkpoint(config.schema(), ckpt), config, {"cmd", s.key("resume")});
+      if (!changed.empty()) log::warn(path, " was written with other settings; this run continues with:");
+      for (const std::string& line : changed) log::warn("  ", line);
+    } catch (const UsageError& e) {
+      log::warn("the settings ", path, " was written with cannot be compared with this run's: ", e.what());
+    }
+  }
   tandem::restore(ckpt, "model", weights);
   optimizer->load_state(ckpt.set("optim"));
   scaler->load_state(ckpt.state);
