@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The shared training loop, end to end, on the toy task:
 #   train_loop.sh TOY COMPARE MPIEXEC CASE
-# CASE is one of: invariance, resume, ema, ema_bn, resume_other_world, preempt_one_rank,
+# CASE is one of: invariance, resume, resume_drawn_seed, ema, ema_bn, resume_other_world, preempt_one_rank,
 # bad_input, nonfinite, damaged_checkpoint. Each runs in a fresh directory and cleans up.
 set -euo pipefail
 toy=$1 compare=$2 mpiexec=$3 case=$4
@@ -40,6 +40,20 @@ resume)
   run 2 "${common[@]}" --set train.out_dir=split >"$work/out.log" 2>&1
   # Only the test's own stop differs from the checkpoint's settings.
   [ "$(changed_keys)" = "toy.signal_at_call" ] || fail "changed settings named: $(changed_keys)"
+  "$compare" models straight/models/final_model.h5 split/models/final_model.h5 0
+  ;;
+resume_drawn_seed)
+  # train.seed = -1 draws a seed; a requeued run continues with the drawn one
+  # (not a new draw that refuses the checkpoint), bitwise as a straight run
+  # given that seed.
+  common=(--set train.max_steps=20 --set train.global_batch=8)
+  s=$(status run 2 "${common[@]}" --set train.seed=-1 --set train.out_dir=split --set toy.signal_at_call=10)
+  [ "$s" = 75 ] || fail "preempted run exited $s, wanted 75"
+  s=$(status run 2 "${common[@]}" --set train.seed=-1 --set train.out_dir=split)
+  [ "$s" = 0 ] || fail "the requeued run exited $s"
+  drawn=$(grep -oP 'train.seed = -1: continuing with the seed the run drew, \K[0-9]+' out.log) ||
+    fail "the resume did not say it kept the drawn seed"
+  run 2 "${common[@]}" --set train.seed="$drawn" --set train.out_dir=straight >/dev/null
   "$compare" models straight/models/final_model.h5 split/models/final_model.h5 0
   ;;
 ema)

@@ -280,9 +280,20 @@ void Trainer::Impl::restore(const Checkpoint& ckpt) {
                      std::to_string(sampler->global_batch()) + " (" + s.key("micro_batch") +
                      " x grad_accum x ranks); resuming needs the same global "
                      "batch to continue the same sample order");
-  if (ckpt.get_int("seed") != static_cast<int64_t>(seed))
-    throw UsageError(path + ": trained with train.seed " + std::to_string(ckpt.get_int("seed")) + ", this run has " +
+  const auto their_seed = static_cast<uint64_t>(ckpt.get_int("seed"));
+  if (s.seed < 0 && their_seed != seed) {
+    // train.seed = -1 drew a seed when the run began. A requeued job draws
+    // again, so it continues with the checkpoint's, or it would refuse its own
+    // checkpoint. The model built from the new draw is overwritten just below.
+    seed = their_seed;
+    SamplerOptions so = sampler->options();
+    so.seed = seed;
+    sampler = std::make_unique<Sampler>(so);
+    log::info(s.key("seed"), " = -1: continuing with the seed the run drew, ", seed);
+  } else if (their_seed != seed) {
+    throw UsageError(path + ": trained with train.seed " + std::to_string(their_seed) + ", this run has " +
                      std::to_string(seed));
+  }
   if (has_config(ckpt)) {
     try {
       const auto changed =
