@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -69,14 +70,24 @@ void check_models_per_fold(const std::string& cv_dir, int64_t fold, int64_t per_
 // each must have begun with the train.seed and data.image_size this start
 // gives it; else a fold would average two recipes' models unnoticed. The
 // config.toml a run writes when it starts says how it began.
-void check_model_began_alike(const std::string& dir, int64_t seed, int64_t size) {
-  const fs::path path = fs::path(dir) / "config.toml";
+// The settings in a config.toml a start wrote, none if there is none. Read
+// as text and merged, since merge_file refuses keys retired since, and a
+// folder written by an older build must still be read.
+std::optional<tandem::Config> began_with(const fs::path& path) {
   std::ifstream in(path);
-  if (!in) return;
+  if (!in) return std::nullopt;
   std::ostringstream text;
   text << in.rdbuf();
   tandem::Config began(carotid_schema());
   tandem::merge_text(began, text.str(), path.string());
+  return began;
+}
+
+void check_model_began_alike(const std::string& dir, int64_t seed, int64_t size) {
+  const fs::path path = fs::path(dir) / "config.toml";
+  const auto began_opt = began_with(path);
+  if (!began_opt) return;
+  const tandem::Config& began = *began_opt;
   const int64_t their_seed = began.get_int("train.seed");
   const int64_t their_size = began.get_int("data.image_size");
   if (their_seed != seed || their_size != size)
@@ -85,6 +96,18 @@ void check_model_began_alike(const std::string& dir, int64_t seed, int64_t size)
                      " at " + std::to_string(size) +
                      " pixels: continue with the seed and cv.image_sizes (or data.image_size) it started with, "
                      "or give a new --run-dir");
+}
+
+// train.seed = -1 draws a seed when a cross-validation starts; a continued
+// one takes it from the config.toml the first start wrote, or its folds and
+// models would be refused as another seed's. Kept below 2^63, as the models'
+// own train.seed is.
+uint64_t cv_seed(tandem::World& world, const tandem::Config& c, const std::string& cv_dir) {
+  const int64_t configured = c.get_int("train.seed");
+  if (configured < 0)
+    if (const auto began = began_with(fs::path(cv_dir) / "config.toml"))
+      return static_cast<uint64_t>(began->get_int("train.seed"));
+  return tandem::shared_seed(world, configured) & INT64_MAX;
 }
 
 // The folds of a cross-validation folder, from its folds.csv.
@@ -149,16 +172,22 @@ int run_cv(tandem::World& world, const tandem::Config& c) {
   const std::vector<int64_t> sizes = model_image_sizes(c, per_fold);
   const DataSettings data = data_settings(c);
   const tandem::TrainSettings train = tandem::train_settings(c);
-  const uint64_t train_seed = tandem::shared_seed(world, train.seed);
+  const std::string cv_dir = choose_run_dir(world, c, "cv");
+  const uint64_t train_seed = cv_seed(world, c, cv_dir);
   const uint64_t seed = data_seed(data, train_seed);
   const Dataset dataset = read_dataset(data, seed);
   const std::vector<int64_t> folds = assign_folds(dataset.persons(), k, seed);
   // The validation share of the persons a fold trains on, as a single run's
   // split has it: data.val_ratio of train + val.
   const double val_share = data.ratios.val / (data.ratios.train + data.ratios.val);
-  const std::string cv_dir = choose_run_dir(world, c, "cv");
   if (world.is_main()) {
     create_run_dir(c, cv_dir);
+    const fs::path config_file = fs::path(cv_dir) / "config.toml";
+    if (!fs::exists(config_file)) {
+      tandem::Config began = c;
+      if (c.get_int("train.seed") < 0) began.set("train.seed", static_cast<int64_t>(train_seed), "drawn");
+      began.write(config_file.string());
+    }
     keep_folds((fs::path(cv_dir) / "folds.csv").string(), dataset.persons(), folds);
     log::info("cross-validation: ", k, " person-level folds of ", dataset.persons().size(), " persons in ", cv_dir,
               " (to continue it: --run-dir ", cv_dir, ")");

@@ -10,7 +10,7 @@
 # three, or with other image sizes. data.seed keeps the folds while
 # train.seed changes the weights.
 # jobs/carotid-scratch.toml (train.best_metric = "none") judges and ships the
-# final models.
+# final models. A seed drawn by train.seed = -1 holds for every fold's job.
 set -euo pipefail
 carotid=$1 mpiexec=$2 data=$3 work=$4
 source "$(dirname "${BASH_SOURCE[0]}")/breast_lib.sh"
@@ -106,4 +106,14 @@ grep -q '"model": ".*/fold-0/models/final_model.h5"' "$work/final/fold-0/test_re
   fail "fold 0 was not judged by its final model"
 "$carotid" predict --model "$work/final" --input "$work/some" >"$work/predict-final.log" 2>&1 ||
   fail "predict --model CV over final models failed: $(tail -3 "$work/predict-final.log")"
+# train.seed = -1: the first start draws a seed and keeps it in the folder's
+# config.toml; another fold's job (an array task, a requeue) goes on with it,
+# where a fresh draw would deal other folds and be refused.
+for k in 0 1; do
+  "$carotid" cv --folds 2 --fold $k --set train.seed=-1 "${common[@]}" --run-dir "$work/drawn" \
+    >"$work/drawn-$k.log" 2>&1 || fail "cv --fold $k with train.seed -1: $(tail -3 "$work/drawn-$k.log")"
+done
+drawn=$(grep -oP '^seed = \K[0-9]+(?=  # drawn)' "$work/drawn/config.toml") ||
+  fail "the folder's config.toml does not keep the drawn seed"
+grep -q "^seed = $drawn  # cv fold 1" "$work/drawn/fold-1/config.toml" || fail "fold 1 trained with another seed"
 pass
