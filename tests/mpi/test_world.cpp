@@ -32,6 +32,8 @@ TEST(Seeds, AnUnsetSeedIsDrawnOnceAndSharedByEveryRank) {
   std::vector<uint64_t> all(world.size());
   world.allgather_bytes(&seed, sizeof seed, all.data());
   for (auto s : all) EXPECT_EQ(s, all[0]);
+  // train.seed must be able to take it back.
+  for (int i = 0; i < 64; ++i) EXPECT_LE(tandem::shared_seed(world, -1), uint64_t{INT64_MAX});
   EXPECT_EQ(tandem::shared_seed(world, 1234), 1234u);
 }
 

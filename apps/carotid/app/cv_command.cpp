@@ -100,14 +100,13 @@ void check_model_began_alike(const std::string& dir, int64_t seed, int64_t size)
 
 // train.seed = -1 draws a seed when a cross-validation starts; a continued
 // one takes it from the config.toml the first start wrote, or its folds and
-// models would be refused as another seed's. Kept below 2^63, as the models'
-// own train.seed is.
+// models would be refused as another seed's.
 uint64_t cv_seed(tandem::World& world, const tandem::Config& c, const std::string& cv_dir) {
   const int64_t configured = c.get_int("train.seed");
   if (configured < 0)
     if (const auto began = began_with(fs::path(cv_dir) / "config.toml"))
       return static_cast<uint64_t>(began->get_int("train.seed"));
-  return tandem::shared_seed(world, configured) & INT64_MAX;
+  return tandem::shared_seed(world, configured);
 }
 
 // The folds of a cross-validation folder, from its folds.csv.

@@ -10,7 +10,7 @@ namespace tandem {
 uint64_t shared_seed(World& world, int64_t configured) {
   uint64_t seed = static_cast<uint64_t>(configured);
   if (configured < 0) {
-    if (world.rank() == 0) seed = (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+    if (world.rank() == 0) seed = ((uint64_t{std::random_device{}()} << 32) | std::random_device{}()) & INT64_MAX;
     world.broadcast_bytes(&seed, sizeof seed, 0);
   }
   return seed;
