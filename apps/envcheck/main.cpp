@@ -45,15 +45,29 @@ int run(tandem::World& world, int argc, char** argv) {
   if (iters < 1) throw tandem::UsageError("envcheck.iters must be at least 1");
   world.watchdog().set_timeout(dist.timeout_s);
 
-  const auto placement = tandem::place_rank(world, dist.device, dist.backend);
+  tandem::Placement placement;
+  try {
+    placement = tandem::place_rank(world, dist.device, dist.backend);
+  } catch (const tandem::UsageError&) {
+    // A GPU the driver sees and LibTorch does not, for one: what each of
+    // them reports is what the user needs beside the refusal.
+    envcheck::print_report(world, tandem::Placement{});
+    throw;
+  }
   envcheck::print_report(world, placement);
   if (!cfg.get_bool("envcheck.test")) return 0;
 
   auto comm = tandem::make_communicator(world, placement);
-  const int failures = envcheck::run_selftest(world, *comm, placement, max_mb);
-  envcheck::print_bandwidth(world, *comm, placement, max_mb, iters);
-  envcheck::print_node_bandwidth(world, max_mb, iters);
-  return failures == 0 ? 0 : 1;
+  try {
+    const int failures = envcheck::run_selftest(world, *comm, placement, max_mb);
+    envcheck::print_bandwidth(world, *comm, placement, max_mb, iters);
+    envcheck::print_node_bandwidth(world, max_mb, iters);
+    return failures == 0 ? 0 : 1;
+  } catch (const std::exception& e) {
+    // Before the communicator's teardown: see report_error.
+    tandem::report_error(world, e);
+    throw;
+  }
 }
 
 }  // namespace

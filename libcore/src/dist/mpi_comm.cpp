@@ -32,14 +32,17 @@ MPI_Datatype mpi_type(c10::ScalarType type) {
 
 bool is_half(c10::ScalarType type) { return type == c10::ScalarType::Half || type == c10::ScalarType::BFloat16; }
 
-// The tensor MPI works on: `t` itself when it is a contiguous CPU tensor of a
-// type MPI knows, else a host copy (pinned when it comes from a GPU, so the
-// copies run at full PCIe speed).
+// The tensor MPI works on: `t` itself when it is a CPU tensor of a type MPI
+// knows (dense by the contract, so its elements lie in one block, in any
+// memory format), else a host copy with the same strides (pinned when it
+// comes from a GPU, so the copies run at full PCIe speed), so the copies in
+// and out are straight ones.
 at::Tensor host_buffer(const at::Tensor& t, bool copy_values) {
   const auto type = is_half(t.scalar_type()) ? c10::ScalarType::Float : t.scalar_type();
   mpi_type(type);
-  if (t.is_cpu() && t.is_contiguous() && type == t.scalar_type()) return t;
-  auto host = at::empty(t.sizes(), t.options().device(c10::kCPU).dtype(type).pinned_memory(t.is_cuda()));
+  if (t.is_cpu() && type == t.scalar_type()) return t;
+  auto host = at::empty_strided(t.sizes(), t.strides(),
+                                t.options().device(c10::kCPU).dtype(type).pinned_memory(t.is_cuda()));
   if (copy_values) host.copy_(t);
   return host;
 }
@@ -57,22 +60,11 @@ std::function<void()> copy_back(const at::Tensor& target, const at::Tensor& buff
 
 }  // namespace
 
-std::string to_string(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Sum:
-      return "sum";
-    case ReduceOp::Avg:
-      return "avg";
-    case ReduceOp::Max:
-      return "max";
-  }
-  return "?";
-}
-
 int MpiComm::rank() const { return world_.rank(); }
 int MpiComm::size() const { return world_.size(); }
 
 WorkHandle MpiComm::allreduce_async(const at::Tensor& tensor, ReduceOp op) {
+  require_collective_tensor("allreduce", tensor, device_);
   auto buf = host_buffer(tensor, true);
   const int count = count_of(buf);
   const int size = world_.size();
@@ -91,6 +83,7 @@ WorkHandle MpiComm::allreduce_async(const at::Tensor& tensor, ReduceOp op) {
 }
 
 WorkHandle MpiComm::broadcast_async(const at::Tensor& tensor, int root) {
+  require_collective_tensor("broadcast", tensor, device_);
   auto buf = host_buffer(tensor, true);
   const int count = count_of(buf);
   auto job = [buf, count, root] {
@@ -100,10 +93,7 @@ WorkHandle MpiComm::broadcast_async(const at::Tensor& tensor, int root) {
 }
 
 WorkHandle MpiComm::allgather_async(const at::Tensor& input, const at::Tensor& output) {
-  if (output.numel() != input.numel() * world_.size() || output.scalar_type() != input.scalar_type())
-    throw std::invalid_argument(
-        "allgather: output must hold world size x input elements of the "
-        "input's dtype");
+  require_allgather_pair(input, output, world_.size(), device_);
   auto in = host_buffer(input, true);
   auto out = host_buffer(output, false);
   const int count = count_of(in);

@@ -4,6 +4,7 @@
 #include <nccl.h>
 #include <torch/torch.h>
 
+#include <atomic>
 #include <future>
 #include <mutex>
 #include <stdexcept>
@@ -61,12 +62,6 @@ ncclDataType_t nccl_type(c10::ScalarType type) {
   }
 }
 
-void require_cuda(const at::Tensor& t, int device, const char* op) {
-  if (!t.is_cuda() || t.get_device() != device || !t.is_contiguous())
-    throw std::invalid_argument(std::string("NcclComm ") + op +
-                                ": needs a contiguous tensor on cuda:" + std::to_string(device));
-}
-
 // NCCL's own words on a communicator's error: the code's name, and the last
 // error's text when NCCL kept one.
 std::string nccl_error_text(ncclResult_t rc, ncclComm_t comm) {
@@ -76,16 +71,48 @@ std::string nccl_error_text(ncclResult_t rc, ncclComm_t comm) {
   return text;
 }
 
+// What a communicator's works share with it: the handle, whether any work
+// failed (the teardown then aborts), and whether it has ended, so that the
+// watchdog's abort and the destructor end it once between them.
+struct CommHandle {
+  ncclComm_t comm = nullptr;
+  std::atomic<bool> failed{false};
+  // Held while the communicator is used from the watchdog's side (polled,
+  // aborted) and while it ends: a poll never reads a freed communicator, and
+  // a destructor that comes while the watchdog aborts waits for the abort.
+  std::mutex mu;
+  bool ended = false;
+  void end(Teardown how) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!comm || ended) return;
+    ended = true;
+    if (how == Teardown::Abort)
+      ncclCommAbort(comm);
+    else
+      ncclCommDestroy(comm);
+  }
+  // NCCL's error for the communicator, or "" while there is none (or it has ended).
+  std::string async_error() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (ended) return "";
+    ncclResult_t async = ncclSuccess;
+    if (ncclCommGetAsyncError(comm, &async) != ncclSuccess || async == ncclSuccess || async == ncclInProgress)
+      return "";
+    return "NCCL: " + nccl_error_text(async, comm);
+  }
+};
+
 class NcclWork : public Work {
  public:
-  NcclWork(std::string what, int device, ncclComm_t comm, std::vector<at::Tensor> keep, std::function<void()> then,
-           bool host_blocking)
+  NcclWork(std::string what, int device, std::shared_ptr<CommHandle> handle, std::vector<at::Tensor> keep,
+           std::function<void()> then, bool host_blocking)
       : Work(std::move(what)),
         device_(device),
-        comm_(comm),
+        handle_(std::move(handle)),
         keep_(std::move(keep)),
         then_(std::move(then)),
         host_blocking_(host_blocking) {
+    launched_ = false;
     cuda_check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate");
   }
   // The last reference may go on the watchdog thread, whose current device
@@ -96,6 +123,14 @@ class NcclWork : public Work {
   }
 
   cudaEvent_t event() const { return event_; }
+  // After the launch and the event's record: until then the event has
+  // nothing to say (an unrecorded event reads as done).
+  void mark_launched() { launched_ = true; }
+  // The launch failed and threw: nothing is in flight to watch.
+  void mark_failed() {
+    handle_->failed = true;
+    launch_failed_ = true;
+  }
 
   void wait() override {
     cuda_check(cudaSetDevice(device_), "cudaSetDevice");
@@ -116,6 +151,8 @@ class NcclWork : public Work {
   // communicator (a peer's network fault, a failed proxy), is kept for
   // failure(), as PyTorch's ProcessGroupNCCL watchdog does.
   bool done() override {
+    if (launch_failed_) return true;
+    if (!launched_) return false;
     cudaSetDevice(device_);
     const cudaError_t rc = cudaEventQuery(event_);
     if (rc == cudaSuccess) return true;
@@ -124,10 +161,9 @@ class NcclWork : public Work {
       cudaGetLastError();  // a sticky error stays; a transient one must not resurface elsewhere
       failure_ = std::string("cudaEventQuery: ") + cudaGetErrorString(rc);
     } else {
-      ncclResult_t async = ncclSuccess;
-      if (ncclCommGetAsyncError(comm_, &async) == ncclSuccess && async != ncclSuccess && async != ncclInProgress)
-        failure_ = "NCCL: " + nccl_error_text(async, comm_);
+      failure_ = handle_->async_error();
     }
+    if (!failure_.empty()) handle_->failed = true;
     return false;
   }
   std::string failure() override {
@@ -136,11 +172,15 @@ class NcclWork : public Work {
   }
   // Unblocks kernels and host threads waiting on the communicator; it cannot
   // be used afterwards, and the job ends right after.
-  void abort() override { ncclCommAbort(comm_); }
+  void abort() override {
+    handle_->failed = true;
+    handle_->end(Teardown::Abort);
+  }
 
  private:
   int device_;
-  ncclComm_t comm_;
+  std::shared_ptr<CommHandle> handle_;
+  std::atomic<bool> launch_failed_{false};
   std::mutex mu_;
   std::string failure_;
   std::vector<at::Tensor> keep_;
@@ -155,26 +195,36 @@ struct NcclComm::State {
   int device = 0;
   int rank = 0;
   int size = 1;
-  ncclComm_t comm = nullptr;
+  std::shared_ptr<CommHandle> handle = std::make_shared<CommHandle>();
   cudaStream_t stream = nullptr;
   void* scratch = nullptr;  // one float for barriers: NCCL has no barrier of its own
+  Watchdog* watchdog = nullptr;
 
   // Enqueue `launch` on the NCCL stream after everything already queued on
-  // the compute stream.
+  // the compute stream. The work is watched before it is launched: with
+  // NCCL's lazy connection set-up the first collective between two ranks can
+  // block the host inside the launch itself, waiting for a peer.
   std::shared_ptr<NcclWork> enqueue(std::string what, std::vector<at::Tensor> keep,
                                     const std::function<ncclResult_t()>& launch, std::function<void()> then = {},
                                     bool host_blocking = false) {
     cuda_check(cudaSetDevice(device), "cudaSetDevice");
-    cudaEvent_t ready;
-    cuda_check(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "cudaEventCreate");
-    cuda_check(cudaEventRecord(ready, compute_stream(device)), "cudaEventRecord");
-    cuda_check(cudaStreamWaitEvent(stream, ready, 0), "cudaStreamWaitEvent");
-    cudaEventDestroy(ready);
-    auto work =
-        std::make_shared<NcclWork>(std::move(what), device, comm, std::move(keep), std::move(then), host_blocking);
-    const ncclResult_t rc = launch();
-    if (rc != ncclSuccess) throw std::runtime_error(work->what() + ": " + nccl_error_text(rc, comm));
-    cuda_check(cudaEventRecord(work->event(), stream), "cudaEventRecord");
+    auto work = std::make_shared<NcclWork>(std::move(what), device, handle, std::move(keep), std::move(then),
+                                           host_blocking);
+    watchdog->watch(work);
+    try {
+      cudaEvent_t ready;
+      cuda_check(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "cudaEventCreate");
+      cuda_check(cudaEventRecord(ready, compute_stream(device)), "cudaEventRecord");
+      cuda_check(cudaStreamWaitEvent(stream, ready, 0), "cudaStreamWaitEvent");
+      cudaEventDestroy(ready);
+      const ncclResult_t rc = launch();
+      if (rc != ncclSuccess) throw std::runtime_error(work->what() + ": " + nccl_error_text(rc, handle->comm));
+      cuda_check(cudaEventRecord(work->event(), stream), "cudaEventRecord");
+    } catch (...) {
+      work->mark_failed();
+      throw;
+    }
+    work->mark_launched();
     return work;
   }
 };
@@ -183,6 +233,7 @@ NcclComm::NcclComm(World& world, int device_index) : world_(world), s_(std::make
   s_->device = device_index;
   s_->rank = world.rank();
   s_->size = world.size();
+  s_->watchdog = &world.watchdog();
   ncclUniqueId id{};
   if (world.rank() == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
   world.broadcast_bytes(&id, sizeof id, 0);
@@ -196,7 +247,7 @@ NcclComm::NcclComm(World& world, int device_index) : world_(world), s_(std::make
   State* s = s_.get();
   auto init = std::async(std::launch::async, [s, id] {
     cuda_check(cudaSetDevice(s->device), "cudaSetDevice");
-    nccl_check(ncclCommInitRank(&s->comm, s->size, id, s->rank), "ncclCommInitRank");
+    nccl_check(ncclCommInitRank(&s->handle->comm, s->size, id, s->rank), "ncclCommInitRank");
   });
   auto work = std::make_shared<FutureWork>("ncclCommInitRank", std::move(init));
   world.watchdog().watch(work);
@@ -205,16 +256,17 @@ NcclComm::NcclComm(World& world, int device_index) : world_(world), s_(std::make
 
 NcclComm::~NcclComm() {
   cudaSetDevice(s_->device);
-  if (s_->comm) ncclCommDestroy(s_->comm);
+  s_->handle->end(teardown_for(s_->handle->failed));
   if (s_->stream) cudaStreamDestroy(s_->stream);
   if (s_->scratch) cudaFree(s_->scratch);
 }
 
 int NcclComm::rank() const { return s_->rank; }
 int NcclComm::size() const { return s_->size; }
+c10::Device NcclComm::device() const { return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(s_->device)); }
 
 WorkHandle NcclComm::allreduce_async(const at::Tensor& tensor, ReduceOp op) {
-  require_cuda(tensor, s_->device, "allreduce");
+  require_collective_tensor("allreduce", tensor, device());
   const auto type = nccl_type(tensor.scalar_type());
   // ncclAvg divides in the reduction type; for integers we want truncation
   // that matches the MPI backend, so sum and divide on the compute stream.
@@ -227,47 +279,38 @@ WorkHandle NcclComm::allreduce_async(const at::Tensor& tensor, ReduceOp op) {
   if (int_avg) then = [tensor, s]() mutable { tensor.div_(s->size, "trunc"); };
   auto work = s->enqueue(
       describe("allreduce(" + to_string(op) + ")", tensor), {tensor},
-      [=] { return ncclAllReduce(ptr, ptr, count, type, nop, s->comm, s->stream); }, then);
-  world_.watchdog().watch(work);
+      [=] { return ncclAllReduce(ptr, ptr, count, type, nop, s->handle->comm, s->stream); }, then);
   return work;
 }
 
 WorkHandle NcclComm::broadcast_async(const at::Tensor& tensor, int root) {
-  require_cuda(tensor, s_->device, "broadcast");
+  require_collective_tensor("broadcast", tensor, device());
   const auto type = nccl_type(tensor.scalar_type());
   State* s = s_.get();
   void* ptr = tensor.data_ptr();
   const size_t count = tensor.numel();
   auto work = s->enqueue(describe("broadcast(root " + std::to_string(root) + ")", tensor), {tensor},
-                         [=] { return ncclBroadcast(ptr, ptr, count, type, root, s->comm, s->stream); });
-  world_.watchdog().watch(work);
+                         [=] { return ncclBroadcast(ptr, ptr, count, type, root, s->handle->comm, s->stream); });
   return work;
 }
 
 WorkHandle NcclComm::allgather_async(const at::Tensor& input, const at::Tensor& output) {
-  require_cuda(input, s_->device, "allgather");
-  require_cuda(output, s_->device, "allgather");
-  if (output.numel() != input.numel() * s_->size || output.scalar_type() != input.scalar_type())
-    throw std::invalid_argument(
-        "allgather: output must hold world size x input elements of the "
-        "input's dtype");
+  require_allgather_pair(input, output, s_->size, device());
   const auto type = nccl_type(input.scalar_type());
   State* s = s_.get();
   const void* in = input.data_ptr();
   void* out = output.data_ptr();
   const size_t count = input.numel();
   auto work = s->enqueue(describe("allgather", input), {input, output},
-                         [=] { return ncclAllGather(in, out, count, type, s->comm, s->stream); });
-  world_.watchdog().watch(work);
+                         [=] { return ncclAllGather(in, out, count, type, s->handle->comm, s->stream); });
   return work;
 }
 
 WorkHandle NcclComm::barrier_async() {
   State* s = s_.get();
   auto work = s->enqueue(
-      "barrier", {}, [s] { return ncclAllReduce(s->scratch, s->scratch, 1, ncclFloat32, ncclSum, s->comm, s->stream); },
+      "barrier", {}, [s] { return ncclAllReduce(s->scratch, s->scratch, 1, ncclFloat32, ncclSum, s->handle->comm, s->stream); },
       {}, /*host_blocking=*/true);
-  world_.watchdog().watch(work);
   return work;
 }
 

@@ -2,6 +2,30 @@
 // Collectives over all ranks, on tensors, whatever moves the bytes (MPI for
 // CPU tensors, NCCL for CUDA ones). Every rank must issue the same collectives
 // in the same order, as with torch.distributed.
+//
+// The contract: what every backend accepts, and refuses, alike. A CPU run
+// that breaks it stops as the GPU run would, with the same message, instead
+// of passing on the MPI backend (which could quietly stage any tensor through
+// a copy) and crashing on the first GPU. Checked by require_collective_tensor
+// and require_allgather_pair, which each backend calls before it touches a
+// tensor:
+// - Dense: a strided tensor contiguous in its own suggested memory format
+//   (row-major, or channels-last for 4-D and 5-D tensors such as carotid's
+//   convolution weights), as PyTorch's ProcessGroupNCCL check_gpu_single_tensor
+//   has it. Its numel() elements then lie in one block from data_ptr(), which
+//   is what NCCL reads and writes. A strided view (a transpose, a slice with
+//   a step) is refused: call .contiguous() and copy the result back.
+// - On the communicator's device(): cuda:N for NCCL, the CPU or the rank's GPU
+//   for MPI (which stages a GPU tensor through pinned host memory).
+// - Of a type both backends reduce: f32, f64, f16, bf16, i64, i32, u8, i8.
+// - The same dtype, numel and memory format on every rank. No rank can check
+//   that alone without a collective of its own; breaking it reduces the
+//   elements of one rank with other elements of another (or, for sizes, makes
+//   MPI fail or NCCL hang), so it is the caller's to keep.
+// - allgather: the output holds size() x the input's elements, of its dtype,
+//   on the same device, dense, and shares no memory with the input.
+#include <c10/core/Device.h>
+
 #include <memory>
 #include <string>
 
@@ -23,12 +47,15 @@ class Communicator {
   virtual std::string backend() const = 0;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // Where the tensors it is given must live.
+  virtual c10::Device device() const = 0;
 
   // In place on `tensor`. Avg of integer tensors truncates toward zero.
   virtual WorkHandle allreduce_async(const at::Tensor& tensor, ReduceOp op) = 0;
   // In place: every rank ends with root's values.
   virtual WorkHandle broadcast_async(const at::Tensor& tensor, int root) = 0;
-  // `output` holds size() blocks shaped like `input`, rank r's at block r.
+  // `output` holds size() blocks of the input's elements in the input's
+  // memory order, rank r's at block r.
   virtual WorkHandle allgather_async(const at::Tensor& input, const at::Tensor& output) = 0;
   virtual WorkHandle barrier_async() = 0;
 
@@ -39,5 +66,20 @@ class Communicator {
 };
 
 std::string to_string(ReduceOp op);
+
+// Throws std::invalid_argument naming `op`, the tensor's type, shape and
+// strides, and what was expected, when `t` breaks the contract above.
+void require_collective_tensor(const std::string& op, const at::Tensor& t, c10::Device device);
+// The same for both of allgather's tensors, and their sizes and overlap.
+void require_allgather_pair(const at::Tensor& input, const at::Tensor& output, int size, c10::Device device);
+
+// How a communicator's destructor ends it. Destroy waits until the work of
+// every rank is done (ncclCommDestroy); Abort cancels what is in flight and
+// returns (ncclCommAbort). One torn down while an exception unwinds, or after
+// any of its works failed, must abort: the peers it would wait for may be
+// waiting for this rank, and the error that is unwinding would never reach
+// the user. PyTorch's ~ProcessGroupNCCL aborts likewise.
+enum class Teardown { Destroy, Abort };
+Teardown teardown_for(bool any_work_failed);
 
 }  // namespace tandem

@@ -1,15 +1,19 @@
 #pragma once
 // Collectives through MPI. CPU tensors are reduced where they lie; CUDA
 // tensors and 16-bit floats (which MPI has no type for) go through a host
-// staging copy, reduced in float32 so halves lose nothing in the sum.
+// staging copy, reduced in float32 so halves lose nothing in the sum. The
+// tensors it takes are those of the contract in communicator.h.
 #include "tandem/dist/communicator.h"
 
 namespace tandem {
 
 class MpiComm : public Communicator {
  public:
-  explicit MpiComm(World& world) : world_(world) {}
+  // `device`: where the tensors it is given live (a GPU rank on the MPI
+  // backend gives its GPU tensors).
+  explicit MpiComm(World& world, c10::Device device = c10::Device(c10::kCPU)) : world_(world), device_(device) {}
   std::string backend() const override { return "mpi"; }
+  c10::Device device() const override { return device_; }
   int rank() const override;
   int size() const override;
 
@@ -20,6 +24,7 @@ class MpiComm : public Communicator {
 
  private:
   World& world_;
+  c10::Device device_;
 };
 
 }  // namespace tandem

@@ -3,7 +3,10 @@
 // NCCL alone (raw pointers and streams), so it builds wherever the toolkit is,
 // whatever LibTorch is linked. Work runs on a stream of its own, ordered after
 // the caller's compute stream by an event, so backward keeps computing while
-// gradients travel; wait() orders the compute stream after the result.
+// gradients travel; wait() orders the compute stream after the result. The
+// tensors it takes are those of the contract in communicator.h; its
+// destructor aborts rather than waits after a failure or while an exception
+// unwinds (teardown_for).
 #include <memory>
 #include <string>
 
@@ -19,6 +22,7 @@ class NcclComm : public Communicator {
   std::string backend() const override { return "nccl"; }
   int rank() const override;
   int size() const override;
+  c10::Device device() const override;
 
   WorkHandle allreduce_async(const at::Tensor& tensor, ReduceOp op) override;
   WorkHandle broadcast_async(const at::Tensor& tensor, int root) override;

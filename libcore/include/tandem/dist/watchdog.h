@@ -3,6 +3,24 @@
 // A rank that died or stopped issuing collectives leaves its peers blocked
 // inside MPI or NCCL forever; a thread that watches every operation in flight
 // can still name the operation, the rank and the time waited, and end the job.
+//
+// Nothing the watchdog calls may keep it from ending the job, since any of
+// it can block when a GPU or a peer is in trouble: polling a work (done(),
+// failure(): cudaEventQuery, ncclCommGetAsyncError), aborting it
+// (ncclCommAbort), even the launch that is being watched. So, as PyTorch's
+// ProcessGroupNCCL does with its watchdog and heartbeat monitor:
+// - works are polled without the watchdog's lock held, so watch() from a
+//   launching thread never waits for a poll;
+// - a work is watched from before its launch (Work::launched()), so a launch
+//   that blocks the host times out like a collective that never finishes;
+// - on a timeout or a library error the message is reported first, the
+//   work's abort() runs on a thread of its own, and the job ends when it
+//   returns or after abort_grace_s, whichever comes first;
+// - a second thread watches the first: a poll that has not returned after
+//   the timeout reports that, naming the work polled, and ends the job.
+// A job therefore ends within timeout + a poll tick (at most 1 s) +
+// abort_grace_s of a stuck operation's start, whatever blocks.
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -14,17 +32,21 @@
 
 namespace tandem {
 
+struct WatchdogHooks {
+  // Says why the job ends; called once, before anything is aborted. The
+  // default logs it as an error.
+  std::function<void(const std::string& message)> report;
+  // Ends the job; called once, after report. The default calls MPI_Abort
+  // with status 3 (kExitWatchdog), which makes the launcher end every rank.
+  std::function<void()> end_job;
+  // How long a work's abort() may run before the job ends anyway.
+  double abort_grace_s = 10.0;
+};
+
 class Watchdog {
  public:
-  // Called once, from the watchdog thread, for the first operation that ran
-  // past the timeout. The default logs and calls MPI_Abort.
-  using OnTimeout = std::function<void(const Work& work, double waited_s)>;
-  // Called once, from the watchdog thread, for the first operation whose
-  // library reported an error (Work::failure()). The default logs and calls
-  // MPI_Abort. Either way the work's abort() has run first.
-  using OnFailure = std::function<void(const Work& work, const std::string& why)>;
-
-  Watchdog(int rank, double timeout_s, OnTimeout on_timeout = {}, OnFailure on_failure = {});
+  Watchdog(int rank, double timeout_s, WatchdogHooks hooks = {});
+  // Stops both threads; in a job that ended, the process is gone before.
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -35,16 +57,28 @@ class Watchdog {
 
  private:
   void loop();
+  void monitor();
+  // Checks the works of one tick: those done go to `finished`; returns the
+  // message for the first that failed or ran past the timeout, with that
+  // work in `bad`, or "" when none did.
+  std::string poll(const std::vector<WorkHandle>& works, double timeout_s, WorkHandle& bad,
+                   std::vector<WorkHandle>& finished);
+  void fire(const std::string& message, WorkHandle bad);
+
   int rank_;
-  OnTimeout on_timeout_;
-  OnFailure on_failure_;
-  mutable std::mutex mu_;
+  WatchdogHooks hooks_;
+  mutable std::mutex mu_;  // in_flight_, timeout_s_, stop_; never held while polling
   std::condition_variable cv_;
   std::vector<WorkHandle> in_flight_;
   double timeout_s_;
   bool stop_ = false;
-  bool fired_ = false;
+  // The poll under way, for the monitor: what, and since when.
+  std::mutex poll_mu_;
+  std::string polling_;
+  Work::Clock::time_point polling_since_;
+  std::atomic<bool> fired_{false};
   std::thread thread_;
+  std::thread monitor_;
 };
 
 }  // namespace tandem

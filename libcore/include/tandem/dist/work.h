@@ -1,5 +1,6 @@
 #pragma once
 // A collective in flight: what async communicator calls return.
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -26,6 +27,13 @@ class Work {
   using Clock = std::chrono::steady_clock;
   const std::string& what() const { return what_; }
   Clock::time_point started() const { return started_; }
+  // False while a work watched before its launch is still inside the launch
+  // (which may block the host, as NCCL's first collective between two ranks
+  // does while it connects them).
+  bool launched() const { return launched_; }
+
+ protected:
+  std::atomic<bool> launched_{true};
 
  private:
   std::string what_;

@@ -1,0 +1,167 @@
+// The collective contract of communicator.h, held on the MPI backend as NCCL
+// holds it: what NCCL accepts works here (channels-last tensors, which
+// carotid's convolution weights are), and what NCCL refuses stops here too,
+// with the same message, before any rank enters a collective.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "tandem/dist/mpi_comm.h"
+#include "tandem/dist/world.h"
+#include "tandem/program.h"
+#include "world_fixture.h"
+
+using tandem::MpiComm;
+using tandem::ReduceOp;
+
+namespace {
+
+int64_t triangle(int size) { return static_cast<int64_t>(size) * (size + 1) / 2; }
+
+// N, C, H, W = 2, 3, 4, 5 with every element distinct, channels-last in memory.
+torch::Tensor channels_last(c10::ScalarType type) {
+  return torch::arange(120, torch::kFloat).reshape({2, 3, 4, 5}).to(type).contiguous(at::MemoryFormat::ChannelsLast);
+}
+
+// The message `op` throws, or "" when it does not.
+template <class F>
+std::string refusal(F&& op) {
+  try {
+    op();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+class ContractChannelsLast : public ::testing::TestWithParam<c10::ScalarType> {};
+
+TEST_P(ContractChannelsLast, AllreduceAndBroadcastKeepValuesAndLayout) {
+  auto& world = test_world();
+  MpiComm comm(world);
+  const auto type = GetParam();
+  auto t = channels_last(type) * (world.rank() + 1);
+  ASSERT_FALSE(t.is_contiguous());
+  const void* where = t.data_ptr();
+  comm.allreduce(t, ReduceOp::Sum);
+  EXPECT_TRUE(torch::equal(t, channels_last(type) * triangle(world.size())));
+  EXPECT_TRUE(t.is_contiguous(at::MemoryFormat::ChannelsLast));
+  EXPECT_EQ(t.data_ptr(), where) << "reduced in place";
+
+  const int root = world.size() - 1;
+  auto b = channels_last(type) * (world.rank() + 1);
+  comm.broadcast(b, root);
+  EXPECT_TRUE(torch::equal(b, channels_last(type) * (root + 1)));
+  EXPECT_TRUE(b.is_contiguous(at::MemoryFormat::ChannelsLast));
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, ContractChannelsLast, ::testing::Values(torch::kFloat32, torch::kFloat16),
+                         [](const auto& info) { return std::string(c10::toString(info.param)); });
+
+TEST(ContractRefusals, AStridedViewIsRefusedAsNcclRefusesIt) {
+  auto& world = test_world();
+  MpiComm comm(world);
+  auto m = torch::arange(12, torch::kFloat).reshape({3, 4});
+  const std::string why = refusal([&] { comm.allreduce(m.t(), ReduceOp::Sum); });
+  EXPECT_EQ(why,
+            "allreduce: f32[4, 3] with strides [1, 4] is not dense in its memory format (contiguous, or "
+            "channels-last for 4-D and 5-D): a collective moves one block of memory, so pass .contiguous() and "
+            "copy the result back");
+  EXPECT_NE(refusal([&] { comm.broadcast(m.narrow(1, 0, 2), 0); }), "");
+  EXPECT_TRUE(torch::equal(m, torch::arange(12, torch::kFloat).reshape({3, 4}))) << "nothing was touched";
+}
+
+TEST(ContractRefusals, ATensorOnAnotherDeviceOrOfAnotherTypeIsRefused) {
+  auto& world = test_world();
+  // A GPU rank on the MPI backend: its communicator takes that GPU's tensors.
+  MpiComm on_gpu(world, c10::Device("cuda:0"));
+  EXPECT_EQ(refusal([&] { on_gpu.allreduce(torch::ones({4}), ReduceOp::Sum); }),
+            "allreduce: f32[4] with strides [1] is on cpu, but this communicator works on cuda:0");
+  MpiComm comm(world);
+  EXPECT_NE(refusal([&] { comm.allreduce(torch::ones({4}, torch::kBool), ReduceOp::Max); })
+                .find("has a type collectives do not take"),
+            std::string::npos);
+}
+
+TEST(ContractRefusals, AllgatherOutputMustFitAndNotOverlapTheInput) {
+  auto& world = test_world();
+  MpiComm comm(world);
+  auto out = torch::zeros({world.size() * 4});
+  EXPECT_NE(refusal([&] { comm.allgather(out.narrow(0, 0, 4), out); }).find("shares memory with the input"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] { comm.allgather(torch::ones({4}), torch::zeros({world.size() * 4 + 1})); })
+                .find("must hold " + std::to_string(world.size()) + " (world size) x 4 elements"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] { comm.allgather(torch::ones({4}), out.to(torch::kDouble)); }), "");
+}
+
+// A communicator whose teardown behaves as NcclComm's: destroying waits for
+// the peers (here a while, standing for "until they come"), aborting does not.
+class FakeComm : public tandem::Communicator {
+ public:
+  ~FakeComm() override {
+    const bool abort = tandem::teardown_for(failed) == tandem::Teardown::Abort;
+    std::cerr << "teardown: " << (abort ? "abort" : "destroy") << std::endl;
+    if (!abort) std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
+  std::string backend() const override { return "fake"; }
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  c10::Device device() const override { return c10::Device(c10::kCPU); }
+  tandem::WorkHandle allreduce_async(const at::Tensor&, ReduceOp) override { return nullptr; }
+  tandem::WorkHandle broadcast_async(const at::Tensor&, int) override { return nullptr; }
+  tandem::WorkHandle allgather_async(const at::Tensor&, const at::Tensor&) override { return nullptr; }
+  tandem::WorkHandle barrier_async() override { return nullptr; }
+  bool failed = false;
+};
+
+// What a Trainer is to its communicator: it owns it, and reports an error
+// before rethrowing it.
+struct Owner {
+  FakeComm comm;
+  void run() {
+    try {
+      throw std::runtime_error("CUDA out of memory. Tried to allocate 2.00 GiB");
+    } catch (const std::exception& e) {
+      tandem::report_error(test_world(), e);
+      throw;
+    }
+  }
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+TEST(ContractTeardown, TheErrorComesOutBeforeATeardownThatDoesNotWait) {
+  testing::internal::CaptureStderr();
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    Owner owner;
+    owner.run();
+  } catch (const std::runtime_error&) {
+  }
+  const double took = seconds_since(t0);
+  const std::string err = testing::internal::GetCapturedStderr();
+  const auto error_at = err.find("CUDA out of memory");
+  const auto teardown_at = err.find("teardown: abort");
+  ASSERT_NE(error_at, std::string::npos) << err;
+  ASSERT_NE(teardown_at, std::string::npos) << err;
+  EXPECT_LT(error_at, teardown_at) << err;
+  EXPECT_LT(took, 1.0);
+}
+
+TEST(ContractTeardown, AFailedWorkAbortsAndAQuietEndDestroys) {
+  testing::internal::CaptureStderr();
+  {
+    FakeComm comm;
+    comm.failed = true;
+  }
+  { FakeComm comm; }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "teardown: abort\nteardown: destroy\n");
+}
+
+}  // namespace
