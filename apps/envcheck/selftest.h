@@ -15,7 +15,7 @@ struct Placement;
 namespace envcheck {
 
 // Whether `got` is `want` as an allreduce of `op` over `ranks` can deliver it:
-// exactly, but for floating-point averages (see selftest.cpp).
+// exactly, but for floating-point sums and averages (see selftest.cpp).
 bool reduced_as_expected(const at::Tensor& got, const at::Tensor& want, tandem::ReduceOp op, int ranks);
 
 // Returns the number of failed checks summed over all ranks (0: all passed).

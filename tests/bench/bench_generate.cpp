@@ -49,15 +49,17 @@ Rows generate_no_cache(summarize::GPT& model, const Rows& prompts, const summari
   std::vector<at::Tensor> rows;
   for (const auto& prompt : prompts) rows.push_back(torch::tensor(prompt, torch::kLong));
   at::Tensor idx = torch::stack(rows).to(device);
-  Rows out(prompts.size());
-  std::vector<bool> done(prompts.size(), false);
-  int64_t running = batch;
-  for (int64_t step = 0; step < options.max_new_tokens && running > 0; ++step) {
+  at::Tensor done = torch::zeros({batch}, torch::TensorOptions(torch::kBool).device(device));
+  std::vector<at::Tensor> steps;
+  for (int64_t step = 0; step < options.max_new_tokens; ++step) {
     const at::Tensor next = model->forward(idx).select(1, -1).argmax(-1);
-    running = summarize::append_step(next.to(torch::kCPU), options.eot_token, out, done);
+    steps.push_back(next);
+    done |= next == options.eot_token;
+    if (done.all().item<bool>()) break;
     idx = torch::cat({idx, next.view({batch, 1})}, 1);
   }
-  return out;
+  if (steps.empty()) return Rows(prompts.size());
+  return summarize::tokens_until(torch::stack(steps, 1).cpu(), options.eot_token);
 }
 
 int64_t count(const Rows& rows) {

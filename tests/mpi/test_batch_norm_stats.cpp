@@ -83,6 +83,26 @@ TEST(BatchNormStats, MeanAndPooledVarianceOverEveryBatchOfEveryRank) {
   }
 }
 
+TEST(BatchNormStats, BitwiseAsLibTorchWithUnsetMomentum) {
+  // The cumulative average LibTorch keeps with momentum unset (reading
+  // num_batches_tracked on the host each forward) is what the recomputation
+  // gives with its momentum set on the host, to the bit.
+  torch::manual_seed(2);
+  Net net, reference;
+  net.to(torch::kFloat);
+  reference.to(torch::kFloat);
+  torch::NoGradGuard no_grad;
+  for (auto* bn : {&reference.bn2->options.momentum(), &reference.bn1->options.momentum()}) *bn = std::nullopt;
+  reference.train(true);
+  for (int64_t i = 0; i < 5; ++i) reference.forward(batch(0, i).to(torch::kFloat));
+  tandem::recompute_batch_norm_stats(
+      net, 5, [&](int64_t i) { net.forward(batch(0, i).to(torch::kFloat)); }, nullptr);
+  for (const auto& [mine, theirs] :
+       {std::pair{net.bn2->running_mean, reference.bn2->running_mean}, {net.bn2->running_var, reference.bn2->running_var},
+        {net.bn1->running_mean, reference.bn1->running_mean}, {net.bn1->running_var, reference.bn1->running_var}})
+    EXPECT_TRUE(torch::equal(mine, theirs)) << mine << theirs;
+}
+
 TEST(BatchNormStats, ModelWithoutBatchNormRunsNothing) {
   torch::nn::Linear net(2, 2);
   int64_t calls = 0;

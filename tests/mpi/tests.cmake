@@ -21,4 +21,7 @@ tandem_mpi_test(mpi_world ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=World*:Se
 # World size 1 on one GPU, as the issue asks; skips where no GPU is visible.
 tandem_mpi_test(mpi_nccl RANKS 1 ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=Nccl*)
 set_tests_properties(mpi_nccl PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
-tandem_mpi_test(mpi_grad_sync ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=*GradSync*:BatchNormStats*)
+tandem_mpi_test(mpi_grad_sync ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=*GradSync*:BatchNormStats*:TrainerBuffers*)
+# The collective contract (communicator.h), on the MPI backend as on NCCL.
+tandem_mpi_test(mpi_contract ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=Contract*:*/Contract*)
+set_tests_properties(mpi_contract PROPERTIES LABELS "mpi;contract")

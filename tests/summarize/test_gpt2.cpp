@@ -270,16 +270,27 @@ TEST(Gpt2, SamplingIsSeededAndNarrowsToGreedy) {
   EXPECT_TRUE(contains(message_of([&] { summarize::generate(model, prompts, bad); }), "top_p"));
 }
 
-TEST(Gpt2, AppendStepEndsRowsAtEot) {
+TEST(Gpt2, TokensUntilEndEachRowAtItsFirstEot) {
   const int64_t eot = 50256;
-  std::vector<std::vector<int64_t>> out{{1}, {2}, {3}};
-  std::vector<bool> done{false, false, true};
-  // Row 0 continues, row 1 ends (eot not kept), row 2 was done: its token is ignored.
-  EXPECT_EQ(summarize::append_step(torch::tensor(std::vector<int64_t>{5, eot, 7}), eot, out, done), 1);
-  EXPECT_EQ(out, (std::vector<std::vector<int64_t>>{{1, 5}, {2}, {3}}));
-  EXPECT_EQ(done, (std::vector<bool>{false, true, true}));
-  EXPECT_EQ(summarize::append_step(torch::tensor(std::vector<int64_t>{eot, 9, 9}), eot, out, done), 0);
-  EXPECT_EQ(out, (std::vector<std::vector<int64_t>>{{1, 5}, {2}, {3}}));
+  const at::Tensor tokens = torch::tensor(std::vector<int64_t>{5, 6, eot, 7, eot, 9, eot, eot, 1, 2, 3, 4}).view({3, 4});
+  EXPECT_EQ(summarize::tokens_until(tokens, eot), (std::vector<std::vector<int64_t>>{{5, 6}, {}, {1, 2, 3, 4}}));
+}
+
+TEST(Gpt2, RowsThatEndLeaveTheBatchWithoutChangingTheOthers) {
+  // What a GPU does by default, forced on the CPU: every row's tokens are
+  // those of the batch that keeps its ended rows.
+  GPT model = small_model(4);
+  const Tokens prompts = {{1, 2, 3}, {7, 8}, {900, 45, 12, 7}, {42}};
+  const Tokens plain = summarize::generate(model, prompts, greedy(8));
+  ASSERT_EQ(plain[1].size(), 8u);
+  GenerateOptions options = greedy(8);
+  options.eot_token = plain[1][2];  // ends row 1 within three tokens, perhaps others
+  options.drop_finished = false;
+  const Tokens kept = summarize::generate(model, prompts, options);
+  options.drop_finished = true;
+  const Tokens dropped = summarize::generate(model, prompts, options);
+  EXPECT_LE(kept[1].size(), 2u);
+  EXPECT_EQ(dropped, kept);
 }
 
 TEST(Gpt2, GenerateLeavesTrainingModeAsItWas) {

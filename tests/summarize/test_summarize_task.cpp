@@ -40,9 +40,7 @@ TokenSet two_examples() {
 SummarizeTask make_task() { return SummarizeTask(small_config(), "scratch", two_examples(), TokenSet{}, kEot); }
 
 tandem::Batch batch_of(SummarizeTask& task, std::vector<uint8_t> valid) {
-  tandem::Batch batch = task.make_batch({0, 1}, true, 0);
-  batch["valid"] = tandem::valid_mask(valid);
-  return batch;
+  return tandem::make_loop_batch(task, {0, 1}, valid, true, 0);
 }
 
 TEST(SummarizeTask, BatchesPadWithTheEndTokenAndMaskTheSummary) {
@@ -51,6 +49,11 @@ TEST(SummarizeTask, BatchesPadWithTheEndTokenAndMaskTheSummary) {
   EXPECT_TRUE(torch::equal(batch.at("idx"), torch::tensor({5, 6, 7, 10, 11, 49, 8, 9, 12, 49, 49, 49}).view({2, 6})));
   EXPECT_TRUE(torch::equal(batch.at("loss_mask"),
                            torch::tensor({0, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0, 0}).view({2, 6}).to(torch::kBool)));
+  // The positions (of the 2 x 5 that predict a next token) whose next token
+  // is a summary's: made on the host, so the loss needs no nonzero on the
+  // device; a padding row predicts nothing.
+  EXPECT_TRUE(torch::equal(batch.at("predict_at"), torch::tensor({2, 3, 4, 6, 7}, torch::kLong)));
+  EXPECT_TRUE(torch::equal(batch_of(task, {1, 0}).at("predict_at"), torch::tensor({2, 3, 4}, torch::kLong)));
 }
 
 TEST(SummarizeTask, CountsTheTokensAndFlopsOfValidRowsOnly) {

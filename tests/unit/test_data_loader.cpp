@@ -148,4 +148,28 @@ TEST(Loader, CudaBatchesArePinnedAndCopied) {
   EXPECT_EQ(back.at("x").sum().item<float>(), 3.0f);
 }
 
+// The feed's batches, in order, with host and device copies; `device` from
+// a Loader of 5 batches whose "x" is i in 64 elements.
+void check_feed(const c10::Device& device) {
+  tandem::Loader loader(
+      tandem::pinned_for([](int64_t i) { return tandem::Batch{{"x", torch::full({64}, i)}}; }, device), 0, 5, 2);
+  tandem::DeviceFeed feed(loader, device);
+  for (int64_t i = 0; i < 5; ++i) {
+    auto [host, on_device] = feed.next();
+    EXPECT_TRUE(host.at("x").device().is_cpu());
+    EXPECT_EQ(on_device.at("x").device(), device);
+    // Read on the caller's stream, which the feed ordered after the copy.
+    EXPECT_EQ(on_device.at("x").sum().item<int64_t>(), 64 * i);
+    EXPECT_EQ(host.at("x").sum().item<int64_t>(), 64 * i);
+  }
+  EXPECT_THROW(feed.next(), std::logic_error);
+}
+
+TEST(DeviceFeed, CpuBatchesInOrderThenItEnds) { check_feed(c10::Device("cpu")); }
+
+TEST(DeviceFeed, CudaBatchesCopiedOnTheirOwnStreamInOrder) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  check_feed(c10::Device("cuda:0"));
+}
+
 }  // namespace

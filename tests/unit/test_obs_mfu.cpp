@@ -47,6 +47,19 @@ TEST(Mfu, IsUnknownOnCpuUnknownGpusAndPrecisionsWithoutAFastPath) {
   EXPECT_FALSE(mfu(1e12, "Tesla V100-SXM2-16GB", "tf32"));
 }
 
+TEST(Mfu, AMigSliceComparesWithItsShareOfTheSms) {
+  // Before, the name's "A100" gave the whole GPU's 312 TFLOP/s to a slice of
+  // 42 of its 108 SMs.
+  const std::string slice = "NVIDIA A100-SXM4-40GB MIG 3g.20gb";
+  EXPECT_DOUBLE_EQ(*peak_flops(slice, "bf16", 42), 312e12 * 42 / 108);
+  EXPECT_DOUBLE_EQ(*mfu(312e12 * 42 / 108 / 2, slice, "bf16", 42), 0.5);
+  EXPECT_DOUBLE_EQ(*peak_flops("NVIDIA H100 80GB HBM3 MIG 1g.10gb", "bf16", 16), 989.4e12 * 16 / 132);
+  // No SM count, no telling which share: no MFU rather than a wrong one.
+  EXPECT_FALSE(peak_flops(slice, "bf16"));
+  // A whole GPU is unaffected by its SM count.
+  EXPECT_DOUBLE_EQ(*peak_flops("NVIDIA A100-SXM4-80GB", "bf16", 108), 312e12);
+}
+
 TEST(Mfu, RejectsAPrecisionItDoesNotKnow) { EXPECT_THROW(peak_flops("Tesla T4", "auto"), std::invalid_argument); }
 
 }  // namespace

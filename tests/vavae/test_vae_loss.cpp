@@ -2,10 +2,13 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "model/posterior.h"
+#include "model/vae.h"
 #include "model/vae_loss.h"
+#include "tandem/train/autocast_guard.h"
 
 namespace {
 
@@ -70,6 +73,41 @@ TEST(VavaeVaeLoss, AdaptiveWeightIsRatioOfGradientNorms) {
   // A loss that does not reach the layer is an error, not a silent 1e4.
   const at::Tensor other = torch::ones({2}).set_requires_grad(true);
   EXPECT_THROW(vavae::adaptive_weight(rec2, (other * other).sum(), w2), std::invalid_argument);
+}
+
+TEST(VavaeVaeLoss, AdaptiveWeightOfGradientsBeyondHalfRangeIsTheFp32One) {
+  // Gradient elements of 1e6 overflow fp16 (65504) and 1e-6 lies in its
+  // subnormals; at the fp32 weight they are exact, and so is the ratio.
+  const at::Tensor w = torch::ones({64}).set_requires_grad(true);
+  const at::Tensor weight = vavae::adaptive_weight((w * 1e6).sum(), (w * 1e-6).sum(), w, 1e12);
+  ASSERT_TRUE(std::isfinite(weight.item<double>()));
+  EXPECT_NEAR(weight.item<double>(), 8e6 / (8e-6 + 1e-4), 1e-6 * 8e6 / (8e-6 + 1e-4));
+}
+
+TEST(VavaeVaeLoss, ANonFiniteOrZeroNormKeepsTheLastFiniteWeight) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto norm = [](double v) { return torch::tensor(v, torch::kDouble); };
+  vavae::AdaptiveWeight weigh(1e8);
+  // None yet: the VF term sits the step out.
+  EXPECT_EQ(weigh.from_norms(norm(inf), norm(1.0)).item<double>(), 0.0);
+  const double good = weigh.from_norms(norm(2.0), norm(1.0)).item<double>();
+  EXPECT_NEAR(good, 2.0 / (1.0 + 1e-4), 1e-6);
+  // inf / inf (both sides overflowed), a NaN, a VF gradient flushed to zero.
+  EXPECT_EQ(weigh.from_norms(norm(inf), norm(inf)).item<double>(), good);
+  EXPECT_EQ(weigh.from_norms(norm(std::nan("")), norm(1.0)).item<double>(), good);
+  EXPECT_EQ(weigh.from_norms(norm(3.0), norm(0.0)).item<double>(), good);
+  EXPECT_EQ(weigh.kept(), 4);
+  EXPECT_NEAR(weigh.from_norms(norm(5.0), norm(1.0)).item<double>(), 5.0 / (1.0 + 1e-4), 1e-6);
+}
+
+TEST(VavaeVaeLoss, TheEncodersLastLayerComputesInFp32UnderAutocast) {
+  // Its weight's gradient is the adaptive weight's numerator: a half
+  // convolution's backward would sum it into infinity.
+  torch::manual_seed(0);
+  vavae::Vae vae(vavae::VaeOptions::preset("tiny"));
+  tandem::AutocastGuard autocast(tandem::Precision::BF16, /*cuda=*/false);
+  const at::Tensor moments = vae->encoder->forward(torch::rand({1, 3, 32, 32}));
+  EXPECT_EQ(moments.scalar_type(), at::kFloat);
 }
 
 }  // namespace

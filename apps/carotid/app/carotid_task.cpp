@@ -103,6 +103,14 @@ tandem::Batch CarotidTask::make_batch(const std::vector<int64_t>& indices, bool 
     partner_labels.push_back(train_[m.partner].label);
   }
   const auto raw = store_.images(images);
+  if (!augment) {
+    // Unaugmented (evaluation, prediction, training without augmentation):
+    // the images go to the device as the uint8 they are, a quarter of the
+    // bytes of float32, and are normalised there (image_of), to the same bits.
+    return {{"image_u8", torch::stack(raw)},
+            {"label", torch::tensor(labels, torch::kLong)},
+            {"sample", torch::tensor(indices, torch::kLong)}};
+  }
   // Seeded by the sample, not by its place in a batch, so an image is
   // augmented alike on any number of ranks.
   const auto view = [&](int64_t slot, int64_t sample) {
@@ -132,19 +140,36 @@ tandem::Batch CarotidTask::make_batch(const std::vector<int64_t>& indices, bool 
   return batch;
 }
 
+at::Tensor CarotidTask::image_of(const tandem::Batch& batch) {
+  const auto u8 = batch.find("image_u8");
+  if (u8 == batch.end()) return batch.at("image");
+  const at::Tensor& raw = u8->second;
+  if (!device_mean_.defined() || device_mean_.device() != raw.device()) {
+    device_mean_ = mean_.to(raw.device());
+    device_std_ = std_.to(raw.device());
+  }
+  return raw.to(at::kFloat).div_(255).sub_(device_mean_).div_(device_std_);
+}
+
 at::Tensor CarotidTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {
   tandem::MixedTargets mixed;
   if (batch.count("lam")) mixed = {batch.at("partner_label"), batch.at("lam")};
-  return tandem::classification_loss(tandem::resnet_logits(model, batch.at("image")), batch.at("label"),
-                                     batch.at("valid"), class_weights_, options_.label_smoothing, mixed);
+  const at::Tensor image = image_of(batch);
+  // Moved to the model's device once and kept there: a pageable host tensor
+  // copied every micro-step makes the host wait for the device each time.
+  if (class_weights_.defined() && class_weights_.device() != image.device())
+    class_weights_ = class_weights_.to(image.device());
+  return tandem::classification_loss(tandem::resnet_logits(model, image), batch.at("label"), batch.at("valid"),
+                                     class_weights_, options_.label_smoothing, mixed);
 }
 
 tandem::EvalRows CarotidTask::eval_rows(torch::nn::Module& model, const tandem::Batch& batch) {
-  at::Tensor logits = tandem::resnet_logits(model, batch.at("image"));
+  const at::Tensor image = image_of(batch);
+  at::Tensor logits = tandem::resnet_logits(model, image);
   if (options_.eval_hflip) {
     // The log of the mean probabilities: its softmax is that mean, so the
     // rows' probabilities and loss are those of the averaged prediction.
-    const at::Tensor mirrored = tandem::resnet_logits(model, batch.at("image").flip({3}));
+    const at::Tensor mirrored = tandem::resnet_logits(model, image.flip({3}));
     logits = ((logits.softmax(1) + mirrored.softmax(1)) / 2).log();
   }
   tandem::EvalRows rows = tandem::classification_rows(logits, batch.at("label"));

@@ -47,6 +47,7 @@ class CarotidTask : public tandem::Task {
   void set_eval(std::vector<Sample> eval);
 
   std::shared_ptr<torch::nn::Module> build_model() override;
+  bool fixed_shapes() const override { return true; }  // images of one size
   int64_t train_size() const override { return static_cast<int64_t>(train_.size()); }
   int64_t eval_size() const override { return static_cast<int64_t>(eval_.size()); }
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
@@ -63,6 +64,13 @@ class CarotidTask : public tandem::Task {
   std::vector<std::string> persons_;
   std::vector<Sample> train_, eval_;
   at::Tensor mean_, std_, class_weights_;
+  // The normalisation's mean and std on the model's device, for the batches
+  // that travel as uint8 (image_of); mean_ and std_ stay on the host for the
+  // loader threads.
+  at::Tensor device_mean_, device_std_;
+  // The batch's normalised float images: batch["image"], or batch["image_u8"]
+  // normalised where it lies.
+  at::Tensor image_of(const tandem::Batch& batch);
 };
 
 // A [N, K] tensor as N rows of K doubles.

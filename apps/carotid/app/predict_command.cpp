@@ -28,6 +28,7 @@
 #include "tandem/obs/log.h"
 #include "tandem/text/first_few.h"
 #include "tandem/train/evaluate.h"
+#include "tandem/train/inference_setup.h"
 #include "tandem/train/trainer.h"
 
 namespace carotid {
@@ -251,10 +252,12 @@ int run_predict(tandem::World& world, const tandem::Config& c) {
   if (in.samples.empty())
     throw UsageError("cmd.input: none of the " + std::to_string(in.paths.size()) + " images can be read");
 
-  const c10::Device device = tandem::rank_device(world, c);
+  const tandem::InferenceSetup setup = tandem::inference_setup(world, c, /*fixed_shapes=*/true);
+  const c10::Device device = setup.device;
   tandem::EvalContext ctx;
   ctx.world = &world;
   ctx.device = device;
+  ctx.precision = setup.precision;
   ctx.micro_batch = c.get_int("train.micro_batch");
   std::vector<tandem::EvalRows> each;
   for (size_t m = 0; m < files.size(); ++m) {

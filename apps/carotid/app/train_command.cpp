@@ -18,6 +18,7 @@
 #include "tandem/io/checkpoint.h"
 #include "tandem/obs/log.h"
 #include "tandem/train/evaluate.h"
+#include "tandem/train/inference_setup.h"
 #include "tandem/train/train_keys.h"
 #include "tandem/train/trainer.h"
 
@@ -155,6 +156,7 @@ int run_train(tandem::World& world, tandem::Config c) {
   tandem::EvalContext ctx;
   ctx.world = &world;
   ctx.device = model.parameters().front().device();
+  ctx.precision = tandem::inference_setup(world, c, /*fixed_shapes=*/true).precision;
   ctx.micro_batch = settings.micro_batch;
   ctx.seed = seed;
   const double threshold =

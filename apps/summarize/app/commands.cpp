@@ -23,6 +23,7 @@
 #include "tandem/io/atomic_file.h"
 #include "tandem/io/checkpoint.h"
 #include "tandem/obs/log.h"
+#include "tandem/train/inference_setup.h"
 #include "tandem/train/trainer.h"
 #include "tokenizer/tokenize_command.h"
 
@@ -33,8 +34,9 @@ namespace {
 
 std::string out_dir(const tandem::Config& c) { return c.get_string("train.out_dir"); }
 
-InferenceSettings inference_settings(const tandem::Config& c, int64_t eot) {
+InferenceSettings inference_settings(tandem::World& world, const tandem::Config& c, int64_t eot) {
   InferenceSettings s;
+  s.generate.precision = tandem::inference_setup(world, c, /*fixed_shapes=*/false).precision;
   s.format = PromptTemplate::parse(c.get_string("data.prompt_template"));
   s.generate.max_new_tokens = c.get_int("gen.max_new_tokens");
   s.generate.temperature = c.get_double("gen.temperature");
@@ -50,12 +52,20 @@ InferenceSettings inference_settings(const tandem::Config& c, int64_t eot) {
   return s;
 }
 
+// Where every command's model goes, whatever it was read from: the device the
+// dist.* keys put this rank on.
+GPT on_rank_device(tandem::World& world, const tandem::Config& c, GPT model) {
+  const auto setup = tandem::inference_setup(world, c, /*fixed_shapes=*/false);
+  model->to(setup.device);
+  tandem::log::info("model on ", setup.device.str(), ", ", tandem::to_string(setup.precision));
+  return model;
+}
+
 // The model of a checkpoint or models/*.h5 file, on the rank's device.
 GPT load_model(tandem::World& world, const tandem::Config& c, const GPTConfig& shape, const std::string& path) {
   GPT model(shape);
   tandem::restore(tandem::load_checkpoint(path), "model", tandem::module_state(*model));
-  model->to(tandem::rank_device(world, c));
-  return model;
+  return on_rank_device(world, c, model);
 }
 
 std::string default_checkpoint(const tandem::Config& c) {
@@ -69,7 +79,7 @@ std::string default_checkpoint(const tandem::Config& c) {
 
 int evaluate_and_predict(tandem::World& world, const tandem::Config& c, GPT& model, const Gpt2Tokenizer& tok,
                          const Corpus& corpus) {
-  const auto settings = inference_settings(c, tok.eot());
+  const auto settings = inference_settings(world, c, tok.eot());
   const bool stem = c.get_bool("rouge.stemmer");
   const fs::path out = out_dir(c);
   if (!corpus.val.empty()) {
@@ -193,8 +203,9 @@ int run_generate(tandem::World& world, const tandem::Config& c) {
   if (prompt.empty()) throw tandem::UsageError("generate needs --prompt TEXT or --prompt-file F");
   const std::string hf = c.get_string("cmd.hf");
   const std::string path = default_checkpoint(c);
-  GPT model = hf.empty() ? load_model(world, c, trained_shape(c, path), path) : load_hf(hf);
-  auto options = inference_settings(c, tok.eot()).generate;
+  GPT model =
+      hf.empty() ? load_model(world, c, trained_shape(c, path), path) : on_rank_device(world, c, load_hf(hf));
+  auto options = inference_settings(world, c, tok.eot()).generate;
   const auto out = generate(model, {tok.encode(prompt)}, options);
   if (world.rank() == 0) std::cout << tok.decode(out.front()) << std::endl;
   return tandem::kExitOk;

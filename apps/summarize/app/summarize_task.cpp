@@ -43,17 +43,33 @@ tandem::Batch SummarizeTask::make_batch(const std::vector<int64_t>& indices, boo
   return {{"idx", idx}, {"loss_mask", mask}};
 }
 
+// Where the loss predicts, as indices into the [n, len - 1] positions that
+// predict a next token: the summary's, in valid rows. Made here on the host,
+// since a boolean mask index on the device waits for it (a nonzero per
+// micro-step), which would keep the host from queueing the head and backward.
+void SummarizeTask::complete_batch(tandem::Batch& batch) const {
+  const auto mask = batch.at("loss_mask").accessor<bool, 2>();
+  const auto valid = batch.at("valid").accessor<bool, 1>();
+  const int64_t width = mask.size(1) - 1;
+  std::vector<int64_t> at;
+  for (int64_t r = 0; r < mask.size(0); ++r) {
+    if (!valid[r]) continue;
+    for (int64_t t = 1; t <= width; ++t)
+      if (mask[r][t]) at.push_back(r * width + t - 1);
+  }
+  batch["predict_at"] = torch::tensor(at, torch::kLong);
+}
+
 at::Tensor SummarizeTask::loss(torch::nn::Module& module, const tandem::Batch& batch) {
   auto& model = static_cast<GPTImpl&>(module);
   const auto& idx = batch.at("idx");
-  auto mask = batch.at("loss_mask") & batch.at("valid").unsqueeze(1);
+  const auto& at = batch.at("predict_at");
   // The head runs only where a summary token is predicted: with GPT-2's 50257
   // outputs it is most of the work, and the prompt's logits are never used.
   auto hidden = model.features(idx);
-  auto predicts = mask.narrow(1, 1, mask.size(1) - 1);
-  auto h = hidden.narrow(1, 0, hidden.size(1) - 1).index({predicts});
-  auto targets = idx.narrow(1, 1, idx.size(1) - 1).index({predicts});
-  if (targets.numel() == 0) return hidden.sum() * 0;
+  if (at.numel() == 0) return hidden.sum() * 0;
+  auto h = hidden.narrow(1, 0, hidden.size(1) - 1).reshape({-1, hidden.size(2)}).index_select(0, at);
+  auto targets = idx.narrow(1, 1, idx.size(1) - 1).reshape({-1}).index_select(0, at);
   return torch::nn::functional::cross_entropy(model.head(h).to(torch::kFloat), targets);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tandem/error.h"
+#include "tandem/train/autocast_guard.h"
 
 namespace summarize {
 namespace {
@@ -27,11 +28,12 @@ class EvalMode {
   bool was_training_;
 };
 
-// The next token of each row, [B] on the CPU, from last-position logits [B,V].
+// The next token of each row, [B] on the logits' device, from last-position
+// logits [B,V]: the whole choice runs where the logits are, so a GPU never
+// sends [B, 50257] logits to the host to be sorted there.
 at::Tensor choose(const at::Tensor& logits, const GenerateOptions& options, at::Generator& generator) {
-  if (!options.sample) return logits.argmax(-1).to(torch::kCPU);
-  // Drawn on the CPU, so that a seed gives the same draws on every device.
-  at::Tensor scores = logits.to(torch::kCPU, torch::kFloat) / options.temperature;
+  if (!options.sample) return logits.argmax(-1);
+  at::Tensor scores = logits.to(torch::kFloat) / options.temperature;
   if (options.top_k > 0 && options.top_k < scores.size(-1)) {
     const at::Tensor kth = std::get<0>(scores.topk(options.top_k)).narrow(-1, options.top_k - 1, 1);
     scores = scores.masked_fill(scores < kth, -kInf);
@@ -45,6 +47,90 @@ at::Tensor choose(const at::Tensor& logits, const GenerateOptions& options, at::
   }
   return at::multinomial(scores.softmax(-1), 1, /*replacement=*/false, generator).squeeze(-1);
 }
+
+// Draws on the device that samples, from `seed` alone: on the CPU the same
+// draws as ever; a GPU draws its own (a seed gives the same draws on a given
+// kind of device).
+at::Generator generator_for(const at::Device& device, uint64_t seed) {
+  if (device.is_cpu()) return at::detail::createCPUGenerator(seed);
+  at::Generator generator = at::globalContext().defaultGenerator(device).clone();
+  generator.set_current_seed(seed);
+  return generator;
+}
+
+// How many steps pass between looks at which rows have ended: on a GPU each
+// look reads flags copied to the host without waiting (the copy of the look
+// before, if it has arrived), so the host keeps queueing steps; on the CPU
+// there is nothing to wait for, and every step looks.
+constexpr int64_t kGpuStepsPerLook = 8;
+
+// The decoding state: every row's tokens so far on the device ([steps, B]
+// for the original B rows, eot after a row's end), and the rows still in the
+// batch.
+class Decoding {
+ public:
+  Decoding(int64_t batch, int64_t steps, int64_t eot, const at::Device& device)
+      : eot_(eot),
+        tokens_(torch::full({steps, batch}, eot, torch::TensorOptions(torch::kLong).device(device))),
+        rows_(torch::arange(batch, tokens_.options())),
+        done_(torch::zeros({batch}, tokens_.options().dtype(torch::kBool))),
+        gpu_(device.is_cuda()) {}
+
+  // The step's tokens for the rows in the batch, eot for those already ended.
+  at::Tensor record(at::Tensor next, int64_t step) {
+    next = next.masked_fill(done_, eot_);
+    tokens_[step].index_copy_(0, rows_, next);
+    done_ |= next == eot_;
+    return next;
+  }
+
+  // Whether every row has ended, as far as the host knows at `step`; also
+  // which rows of the batch had (as a host bool tensor), in `ended`.
+  bool all_ended(int64_t step, at::Tensor& ended) {
+    if (!gpu_) {
+      ended = done_;
+      return done_.all().item<bool>();
+    }
+    if (step % kGpuStepsPerLook != kGpuStepsPerLook - 1) return false;
+    const bool have = look_ && look_->query();
+    if (have) ended = seen_;
+    if (!look_ || have) {
+      seen_ = torch::empty(done_.sizes(), done_.options().device(torch::kCPU).pinned_memory(true));
+      seen_.copy_(done_, /*non_blocking=*/true);
+      const auto* guard = c10::impl::getDeviceGuardImpl(done_.device().type());
+      look_.emplace(done_.device().type());
+      look_->record(guard->getStream(done_.device()));
+    }
+    return have && ended.all().item<bool>();
+  }
+
+  // The rows of the batch that are still running, as host indices.
+  at::Tensor running(const at::Tensor& ended) const {
+    const at::Tensor keep = (~ended).nonzero().squeeze(1);
+    if (!rows_.is_cuda()) return keep;
+    return keep.pin_memory().to(rows_.device(), keep.scalar_type(), /*non_blocking=*/true);
+  }
+
+  // Keeps only `keep` (indices into the batch) of the batch's rows.
+  void keep(const at::Tensor& keep) {
+    rows_ = rows_.index_select(0, keep);
+    done_ = done_.index_select(0, keep);
+    look_.reset();  // a look in flight was of the old rows
+  }
+
+  // Each original row's tokens up to its end, on the host.
+  std::vector<std::vector<int64_t>> outputs() const {
+    const at::Tensor host = tokens_.t().contiguous().cpu();
+    return tokens_until(host, eot_);
+  }
+
+ private:
+  int64_t eot_;
+  at::Tensor tokens_, rows_, done_;
+  bool gpu_;
+  at::Tensor seen_;                // pinned copy of done_, once look_ has happened
+  std::optional<c10::Event> look_;  // recorded after seen_'s copy
+};
 
 }  // namespace
 
@@ -103,39 +189,45 @@ std::vector<std::vector<int64_t>> generate(GPT& model, const std::vector<std::ve
   pad = pad.to(device);
   // Without padding, no mask: attention keeps its fastest kernels.
   key_mask = padded ? key_mask.to(device) : at::Tensor();
-  const auto keys_upto = [&](int64_t end) { return padded ? key_mask.narrow(1, 0, end) : at::Tensor(); };
   EvalMode eval(model);
   torch::NoGradGuard no_grad;
-  at::Generator generator = at::detail::createCPUGenerator(options.seed);
+  tandem::AutocastGuard autocast(options.precision, device.is_cuda());
+  at::Generator generator = generator_for(device, options.seed);
   KVCache cache(config.n_layer, total);
 
   const at::Tensor positions = (torch::arange(width, idx.options()).unsqueeze(0) - pad).clamp_min(0);
-  at::Tensor last = model->features(idx, &cache, positions, keys_upto(width)).select(1, -1);
-  std::vector<bool> done(prompts.size(), false);
+  at::Tensor last =
+      model->features(idx, &cache, positions, padded ? key_mask.narrow(1, 0, width) : at::Tensor()).select(1, -1);
+  const bool drop = options.drop_finished.value_or(device.is_cuda());
+  Decoding decoding(batch, options.max_new_tokens, options.eot_token, device);
   for (int64_t step = 0;; ++step) {
-    const at::Tensor next = choose(model->head(last), options, generator);
-    const int64_t running = append_step(next, options.eot_token, out, done);
-    if (running == 0 || step + 1 == options.max_new_tokens) break;
+    at::Tensor next = decoding.record(choose(model->head(last), options, generator), step);
+    if (step + 1 == options.max_new_tokens) break;
+    at::Tensor ended;
+    if (decoding.all_ended(step, ended)) break;
+    if (drop && ended.defined() && ended.any().item<bool>()) {
+      // Ended rows leave the batch, their cache and padding with them.
+      const at::Tensor keep = decoding.running(ended);
+      decoding.keep(keep);
+      cache.keep_rows(keep);
+      next = next.index_select(0, keep);
+      pad = pad.index_select(0, keep);
+      if (padded) key_mask = key_mask.index_select(0, keep);
+    }
     const int64_t column = width + step;
-    last = model->features(next.to(device).view({batch, 1}), &cache, column - pad, keys_upto(column + 1)).select(1, -1);
+    last = model->features(next.view({-1, 1}), &cache, column - pad, padded ? key_mask.narrow(1, 0, column + 1)
+                                                                            : at::Tensor())
+               .select(1, -1);
   }
-  return out;
+  return decoding.outputs();
 }
 
-int64_t append_step(const at::Tensor& tokens, int64_t eot_token, std::vector<std::vector<int64_t>>& out,
-                    std::vector<bool>& done) {
-  const int64_t* t = tokens.data_ptr<int64_t>();
-  int64_t running = 0;
-  for (size_t b = 0; b < done.size(); ++b) {
-    if (done[b]) continue;
-    if (t[b] == eot_token) {
-      done[b] = true;
-    } else {
-      out[b].push_back(t[b]);
-      ++running;
-    }
-  }
-  return running;
+std::vector<std::vector<int64_t>> tokens_until(const at::Tensor& tokens, int64_t eot_token) {
+  const auto rows = tokens.accessor<int64_t, 2>();
+  std::vector<std::vector<int64_t>> out(static_cast<size_t>(rows.size(0)));
+  for (int64_t b = 0; b < rows.size(0); ++b)
+    for (int64_t s = 0; s < rows.size(1) && rows[b][s] != eot_token; ++s) out[b].push_back(rows[b][s]);
+  return out;
 }
 
 }  // namespace summarize

@@ -2,9 +2,11 @@
 // Text continuation with a GPT-2: many prompts in one batch, a KV cache, and
 // greedy choice or sampling (temperature, top-k, nucleus).
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "model/gpt2.h"
+#include "tandem/train/precision.h"
 
 namespace summarize {
 
@@ -16,6 +18,14 @@ struct GenerateOptions {
   double top_p = 1.0;         // from the likeliest tokens that make up p of the probability; 1: from all
   int64_t eot_token = 50256;  // <|endoftext|>: ends a row, not returned
   uint64_t seed = 0;          // draws depend on this, the model and the batch only
+  // The forward passes run under autocast in this precision on a GPU (the
+  // run's train.precision, inference_setup); fp32 changes nothing.
+  tandem::Precision precision = tandem::Precision::FP32;
+  // Rows that have ended leave the batch (with their cache rows) when the
+  // host next looks, so the others compute on fewer rows. Unset: on a GPU
+  // only, since on the CPU a smaller batch can take another GEMM path and
+  // round otherwise, and the CPU's tokens stay what they always were.
+  std::optional<bool> drop_finished;
 
   // Throws UsageError naming the first field out of range.
   void validate() const;
@@ -25,17 +35,17 @@ struct GenerateOptions {
 // fewer where the row produced eot. Prompts are left-padded to one length;
 // the padding is masked out and each row's positions start at its first
 // token, so a greedy row's tokens do not depend on the rows beside it (up to
-// float rounding). A prompt longer than block_size - max_new_tokens keeps its
+// float rounding). Tokens stay on the device: the host looks at which rows
+// have ended every few steps, through a copy it does not wait for, and reads
+// the tokens once at the end. A prompt longer than block_size - max_new_tokens keeps its
 // last block_size - max_new_tokens tokens; an empty prompt starts from eot,
 // GPT-2's start of text. Runs in eval mode without gradients and gives the
 // model its mode back.
 std::vector<std::vector<int64_t>> generate(GPT& model, const std::vector<std::vector<int64_t>>& prompts,
                                            const GenerateOptions& options = {});
 
-// One step of a batch: appends tokens[b] (CPU int64 [batch]) to out[b] for
-// each row not yet done, and marks a row done when its token is eot (which
-// is not appended). Returns how many rows are still running.
-int64_t append_step(const at::Tensor& tokens, int64_t eot_token, std::vector<std::vector<int64_t>>& out,
-                    std::vector<bool>& done);
+// Each row of `tokens` (CPU int64 [B, steps]) up to its first eot_token,
+// which is left out.
+std::vector<std::vector<int64_t>> tokens_until(const at::Tensor& tokens, int64_t eot_token);
 
 }  // namespace summarize

@@ -87,7 +87,7 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& config, int64_
   resid_dropout = register_module("resid_dropout", torch::nn::Dropout(config.dropout));
 }
 
-at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x, KVCache* cache, const at::Tensor& key_mask) {
+at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask) {
   const int64_t b = x.size(0), t = x.size(1), c = x.size(2);
   const auto heads = [&](const at::Tensor& y) { return y.view({b, t, n_head_, c / n_head_}).transpose(1, 2); };
   const std::vector<at::Tensor> qkv = summarize::linear(x, c_attn->weight, c_attn->bias, &c_attn_packed_).split(c, 2);
@@ -95,7 +95,7 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x, KVCache* cache,
   if (cache != nullptr) std::tie(k, v) = cache->append(layer_, k, v);
 
   tandem::nn::AttentionOptions options;
-  options.key_mask = key_mask;
+  options.mask = mask;
   options.dropout_p = dropout_;
   options.training = is_training();
   const at::Tensor y = tandem::nn::attention(q, k, v, options).transpose(1, 2).reshape({b, t, c});
@@ -122,8 +122,8 @@ BlockImpl::BlockImpl(const GPTConfig& config, int64_t layer) {
   mlp = register_module("mlp", MLP(config));
 }
 
-at::Tensor BlockImpl::forward(const at::Tensor& x, KVCache* cache, const at::Tensor& key_mask) {
-  const at::Tensor y = x + attn(ln_1(x), cache, key_mask);
+at::Tensor BlockImpl::forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask) {
+  const at::Tensor y = x + attn(ln_1(x), cache, mask);
   return y + mlp(ln_2(y));
 }
 
@@ -168,7 +168,8 @@ at::Tensor GPTImpl::features(const at::Tensor& idx, KVCache* cache, const at::Te
   const at::Tensor pos =
       positions.defined() ? positions : torch::arange(past, past + t, idx.options().dtype(torch::kLong)).unsqueeze(0);
   at::Tensor x = transformer->drop(transformer->wte(idx) + transformer->wpe(pos));
-  for (auto& block : *transformer->h) x = block->as<Block>()->forward(x, cache, key_mask);
+  const at::Tensor mask = tandem::nn::attention_mask(t, past + t, /*causal=*/true, key_mask, idx.device());
+  for (auto& block : *transformer->h) x = block->as<Block>()->forward(x, cache, mask);
   return transformer->ln_f(x);
 }
 

@@ -71,8 +71,10 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
   // `layer` picks this block's slot in a KV cache.
   CausalSelfAttentionImpl(const GPTConfig& config, int64_t layer);
-  // x [B,T,C] -> [B,T,C]; see GPTImpl::forward for the cache and key mask.
-  at::Tensor forward(const at::Tensor& x, KVCache* cache, const at::Tensor& key_mask);
+  // x [B,T,C] -> [B,T,C]; see GPTImpl::forward for the cache. `mask` is the
+  // step's attention mask (tandem::nn::attention_mask), built once for every
+  // layer by GPTImpl::features.
+  at::Tensor forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask);
 
   torch::nn::Linear c_attn{nullptr};  // q, k and v of every head at once
   torch::nn::Linear c_proj{nullptr};
@@ -101,7 +103,7 @@ TORCH_MODULE(MLP);
 class BlockImpl : public torch::nn::Module {
  public:
   BlockImpl(const GPTConfig& config, int64_t layer);
-  at::Tensor forward(const at::Tensor& x, KVCache* cache, const at::Tensor& key_mask);
+  at::Tensor forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask);
 
   LayerNorm ln_1{nullptr};
   CausalSelfAttention attn{nullptr};

@@ -33,4 +33,12 @@ std::pair<at::Tensor, at::Tensor> KVCache::append(int64_t layer, const at::Tenso
   return {cache.k.narrow(2, 0, cache.length), cache.v.narrow(2, 0, cache.length)};
 }
 
+void KVCache::keep_rows(const at::Tensor& rows) {
+  for (Layer& layer : layers_) {
+    if (!layer.k.defined()) continue;
+    layer.k = layer.k.index_select(0, rows);
+    layer.v = layer.v.index_select(0, rows);
+  }
+}
+
 }  // namespace summarize

@@ -26,6 +26,10 @@ class KVCache {
   // buffers). Throws std::length_error past the capacity.
   std::pair<at::Tensor, at::Tensor> append(int64_t layer, const at::Tensor& k, const at::Tensor& v);
 
+  // Keeps only the batch rows `rows` (int64 indices, on the cache's device),
+  // in that order, in every layer: rows that ended generating leave.
+  void keep_rows(const at::Tensor& rows);
+
  private:
   struct Layer {
     at::Tensor k, v;

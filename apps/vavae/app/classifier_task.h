@@ -20,6 +20,7 @@ class ClassifierTask : public tandem::Task {
   void set_eval(std::vector<ImageItem> eval) { eval_ = std::move(eval); }
 
   std::shared_ptr<torch::nn::Module> build_model() override;
+  bool fixed_shapes() const override { return true; }  // images of one size
   int64_t train_size() const override { return static_cast<int64_t>(train_.size()); }
   int64_t eval_size() const override { return static_cast<int64_t>(eval_.size()); }
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;

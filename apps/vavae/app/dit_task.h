@@ -27,6 +27,7 @@ class DitTask : public tandem::Task {
           at::Tensor val_labels);
 
   std::shared_ptr<torch::nn::Module> build_model() override;
+  bool fixed_shapes() const override { return true; }  // images of one size
   int64_t train_size() const override { return train_x_.size(0); }
   int64_t eval_size() const override { return val_x_.defined() ? val_x_.size(0) : 0; }
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;

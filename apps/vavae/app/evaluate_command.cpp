@@ -19,6 +19,7 @@
 #include "tandem/obs/log.h"
 #include "tandem/train/classification.h"
 #include "tandem/train/evaluate.h"
+#include "tandem/train/inference_setup.h"
 #include "tandem/train/trainer.h"
 
 namespace vavae {
@@ -96,6 +97,7 @@ int run_evaluate(tandem::World& world, const tandem::Config& c) {
   tandem::EvalContext ctx;
   ctx.world = &world;
   ctx.device = net.parameters().front().device();
+  ctx.precision = tandem::inference_setup(world, c, /*fixed_shapes=*/true).precision;
   ctx.micro_batch = stage.micro_batch;
   ctx.seed = tandem::shared_seed(world, c.get_int("train.seed"));
   const tandem::EvalRows real_rows = tandem::gather_eval_rows(task, net, ctx);

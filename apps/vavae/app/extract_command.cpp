@@ -98,6 +98,9 @@ int run_extract(tandem::World& world, const tandem::Config& c) {
   const int64_t batch = c.get_int("extract.batch");
   if (batch < 1) throw tandem::UsageError("extract.batch must be >= 1");
   const std::string vae_path = resolve_vae_path(c);
+  // In fp32 on purpose, whatever train.precision says: the latents are the
+  // DiT's training data, written once and read for every epoch, so their
+  // rounding is paid for by every later stage.
   ExtractJob e{load_vae(vae_path, c.get_string("vae.preset")),
                tandem::rank_device(world, c),
                c.get_int("data.image_size"),

@@ -25,6 +25,8 @@
 #include "tandem/io/checkpoint.h"
 #include "tandem/obs/log.h"
 #include "tandem/obs/tensorboard.h"
+#include "tandem/train/autocast_guard.h"
+#include "tandem/train/inference_setup.h"
 #include "tandem/train/trainer.h"
 
 namespace vavae {
@@ -116,7 +118,8 @@ int run_sample(tandem::World& world, const tandem::Config& c) {
                      "): decode with that one, or run extract and train-dit again");
   Dit dit = load_dit(dit_path, latents);
   const SamplerOptions options = sampler_options(c, dit->null_class());
-  const c10::Device device = tandem::rank_device(world, c);
+  const tandem::InferenceSetup setup = tandem::inference_setup(world, c, /*fixed_shapes=*/true);
+  const c10::Device device = setup.device;
   dit->to(device);
   vae.vae->to(device);
 
@@ -133,8 +136,15 @@ int run_sample(tandem::World& world, const tandem::Config& c) {
       mine.push_back({users[k / per_user], static_cast<int64_t>(k % per_user)});
   const uint64_t seed = static_cast<uint64_t>(c.get_int("sample.seed"));
   const auto shape = latents.latents.sizes().slice(1).vec();
+  // The DiT and the decoder in the run's precision; the sampler integrates
+  // in fp32.
   const VelocityFn velocity = [&](const at::Tensor& x, const at::Tensor& t, const at::Tensor& y) {
-    return dit->forward(x, t, y);
+    tandem::AutocastGuard autocast(setup.precision, device.is_cuda());
+    return dit->forward(x, t, y).to(at::kFloat);
+  };
+  const auto decode = [&](const at::Tensor& z) {
+    tandem::AutocastGuard autocast(setup.precision, device.is_cuda());
+    return vae.vae->decode(z).to(at::kFloat);
   };
   const auto t0 = std::chrono::steady_clock::now();
   torch::NoGradGuard no_grad;
@@ -149,7 +159,7 @@ int run_sample(tandem::World& world, const tandem::Config& c) {
     }
     const at::Tensor z =
         sample_euler(velocity, torch::stack(noise).to(device), torch::tensor(labels, torch::kLong).to(device), options);
-    const at::Tensor images = vae.vae->decode(denormalise(z, latents)).cpu();
+    const at::Tensor images = decode(denormalise(z, latents)).cpu();
     for (size_t k = begin; k < end; ++k)
       tandem::image::write_png((fs::path(out) / image_name(mine[k].user, mine[k].index)).string(),
                                to_unit_range(images[static_cast<int64_t>(k - begin)]));

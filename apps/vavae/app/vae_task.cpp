@@ -7,11 +7,9 @@
 #include "model/vae_loss.h"
 #include "model/vf_vae.h"
 #include "tandem/nn/init_from.h"
+#include "tandem/train/autocast_guard.h"
 
 namespace vavae {
-
-VaeTask::VaeTask(VaeTaskOptions options, std::vector<ImageItem> train, std::vector<ImageItem> val)
-    : options_(std::move(options)), train_(std::move(train)), val_(std::move(val)) {}
 
 namespace {
 
@@ -20,16 +18,26 @@ constexpr double kMaxVfWeight = 1e8;
 
 }  // namespace
 
+VaeTask::VaeTask(VaeTaskOptions options, std::vector<ImageItem> train, std::vector<ImageItem> val)
+    : options_(std::move(options)), train_(std::move(train)), val_(std::move(val)), vf_weigh_(kMaxVfWeight) {}
+
 at::Tensor vae_training_loss(VaeImpl& vae, const at::Tensor& images, const at::Tensor& noise,
-                             const at::Tensor& features, const VaeTaskOptions& options) {
+                             const at::Tensor& features, const VaeTaskOptions& options, AdaptiveWeight* weigh) {
   const VaeOutput out = vae.forward(images, noise);
   const VaeLossTerms terms = vae_loss(images, out.reconstruction.to(at::kFloat), out.posterior, options.kl_weight);
   if (!features.defined()) return terms.total;
   // Upstream aligns the sampled latents, the ones the decoder saw.
-  const at::Tensor z = dynamic_cast<VfVaeImpl&>(vae).linear_proj(out.latents).to(at::kFloat);
+  // The VF loss's path back to the encoder's last layer, in fp32 as that
+  // layer is: its gradient's elements (about 1e-6) would round to zero in half.
+  at::Tensor z;
+  {
+    tandem::AutocastOff fp32;
+    z = dynamic_cast<VfVaeImpl&>(vae).linear_proj(out.latents.to(at::kFloat));
+  }
   const at::Tensor f = features.to(at::kFloat);
   const at::Tensor vf = vf_cosine_margin_loss(z, f) + vf_distance_matrix_loss(z, f);
-  const at::Tensor weight = adaptive_weight(terms.reconstruction, vf, vae.encoder_last_layer(), kMaxVfWeight);
+  AdaptiveWeight fresh(kMaxVfWeight);
+  const at::Tensor weight = (weigh ? *weigh : fresh)(terms.reconstruction, vf, vae.encoder_last_layer());
   return terms.total + options.vf_weight * weight * vf;
 }
 
@@ -81,7 +89,7 @@ tandem::Batch VaeTask::make_batch(const std::vector<int64_t>& indices, bool trai
 at::Tensor VaeTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {
   const auto vf = batch.find("vf");
   return vae_training_loss(dynamic_cast<VaeImpl&>(model), batch.at("image"), batch.at("noise"),
-                           vf == batch.end() ? at::Tensor() : vf->second, options_);
+                           vf == batch.end() ? at::Tensor() : vf->second, options_, &vf_weigh_);
 }
 
 tandem::EvalRows VaeTask::eval_rows(torch::nn::Module& model, const tandem::Batch& batch) {

@@ -12,6 +12,7 @@
 
 #include "data/user_folders.h"
 #include "model/vae.h"
+#include "model/vae_loss.h"
 #include "tandem/train/task.h"
 
 namespace vavae {
@@ -31,15 +32,19 @@ struct VaeTaskOptions {
 
 // The training loss of one batch: vae_loss's total, plus
 // vf_weight * adaptive_weight * (cosine-margin + distance-matrix VF losses)
-// when `features` is defined (then `vae` must be a VfVaeImpl).
+// when `features` is defined (then `vae` must be a VfVaeImpl). `weigh`
+// carries the adaptive weight from step to step (the last finite one); null
+// gives each call a fresh one.
 at::Tensor vae_training_loss(VaeImpl& vae, const at::Tensor& images, const at::Tensor& noise,
-                             const at::Tensor& features, const VaeTaskOptions& options);
+                             const at::Tensor& features, const VaeTaskOptions& options,
+                             AdaptiveWeight* weigh = nullptr);
 
 class VaeTask : public tandem::Task {
  public:
   VaeTask(VaeTaskOptions options, std::vector<ImageItem> train, std::vector<ImageItem> val);
 
   std::shared_ptr<torch::nn::Module> build_model() override;
+  bool fixed_shapes() const override { return true; }  // images of one size
   int64_t train_size() const override { return static_cast<int64_t>(train_.size()); }
   int64_t eval_size() const override { return static_cast<int64_t>(val_.size()); }
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
@@ -52,6 +57,7 @@ class VaeTask : public tandem::Task {
  private:
   VaeTaskOptions options_;
   std::vector<ImageItem> train_, val_;
+  AdaptiveWeight vf_weigh_;
 };
 
 }  // namespace vavae

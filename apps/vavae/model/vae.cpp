@@ -8,6 +8,7 @@
 
 #include "tandem/nn/attention.h"
 #include "tandem/error.h"
+#include "tandem/train/autocast_guard.h"
 
 namespace vavae {
 namespace {
@@ -180,7 +181,12 @@ EncoderImpl::EncoderImpl(const VaeOptions& options) {
 at::Tensor EncoderImpl::forward(const at::Tensor& x) {
   at::Tensor h = conv_in(x);
   for (const auto& level : *down) h = level->as<Level>()->forward(h);
-  return conv_out(torch::silu(norm_out(mid(h))));
+  h = torch::silu(norm_out(mid(h)));
+  // In fp32 under any autocast: VA-VAE's adaptive weight is the norm of this
+  // layer's weight gradient, which a half convolution's backward sums over
+  // N x h x w positions into infinity (vae_loss.h, adaptive_weight).
+  tandem::AutocastOff fp32;
+  return conv_out(h.to(at::kFloat));
 }
 
 DecoderImpl::DecoderImpl(const VaeOptions& options) {

@@ -2,8 +2,11 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
+
+#include "tandem/obs/log.h"
 
 namespace vavae {
 namespace {
@@ -29,6 +32,12 @@ at::Tensor gradient_at(const at::Tensor& loss, const at::Tensor& weight, const c
                                 " loss does not depend on the given layer (the VF loss reaches the encoder only)");
   }
   return grads[0];
+}
+
+at::Tensor norm_of(const at::Tensor& grad) { return grad.detach().norm(); }
+
+at::Tensor weight_of(const at::Tensor& rec_norm, const at::Tensor& vf_norm, double max_weight) {
+  return (rec_norm / (vf_norm + 1e-4)).clamp(0.0, max_weight);
 }
 
 }  // namespace
@@ -64,7 +73,27 @@ at::Tensor adaptive_weight(const at::Tensor& reconstruction_loss, const at::Tens
                            const at::Tensor& last_layer, double max_weight) {
   const at::Tensor rec_grad = gradient_at(reconstruction_loss, last_layer, "reconstruction");
   const at::Tensor vf_grad = gradient_at(vf_loss, last_layer, "VF");
-  return (rec_grad.norm() / (vf_grad.norm() + 1e-4)).clamp(0.0, max_weight).detach();
+  return weight_of(norm_of(rec_grad), norm_of(vf_grad), max_weight);
+}
+
+at::Tensor AdaptiveWeight::operator()(const at::Tensor& reconstruction_loss, const at::Tensor& vf_loss,
+                                      const at::Tensor& last_layer) {
+  return from_norms(norm_of(gradient_at(reconstruction_loss, last_layer, "reconstruction")),
+                    norm_of(gradient_at(vf_loss, last_layer, "VF")));
+}
+
+at::Tensor AdaptiveWeight::from_norms(const at::Tensor& reconstruction_norm, const at::Tensor& vf_norm) {
+  const at::Tensor both = torch::stack({reconstruction_norm.to(at::kDouble), vf_norm.to(at::kDouble)}).cpu();
+  const double rec = both[0].item<double>(), vf = both[1].item<double>();
+  if (std::isfinite(rec) && std::isfinite(vf) && rec > 0 && vf > 0) {
+    last_ = weight_of(reconstruction_norm, vf_norm, max_weight_);
+    return last_;
+  }
+  ++kept_;
+  tandem::log::warn("VF loss: gradient norms at the encoder's last layer of ", rec, " (reconstruction) and ", vf,
+                    " (VF) give no weight; keeping ", last_.defined() ? "the last one" : "0 (none yet)", " (",
+                    kept_, " step(s) so far)");
+  return last_.defined() ? last_ : torch::zeros({}, reconstruction_norm.options());
 }
 
 }  // namespace vavae

@@ -46,7 +46,34 @@ at::Tensor vf_distance_matrix_loss(const at::Tensor& z, const at::Tensor& featur
 // max_weight 1e8, VQGAN's GAN weight 1e4. Keeps both graphs
 // (retain_graph), for the backward of the total that follows. Throws
 // std::invalid_argument when either loss does not reach W.
+// W is an fp32 parameter, so its gradients and their norms are fp32. For
+// them to be finite and nonzero under fp16 autocast, W's layer and every
+// layer between it and the VF loss run in fp32 (the encoder's conv_out and
+// linear_proj do): only the loss scale would otherwise keep a half gradient
+// from overflowing (the weight gradient sums N x h x w products) or
+// underflowing (the VF gradient's elements are about 1e-6), and these two
+// backward passes are not scaled.
 at::Tensor adaptive_weight(const at::Tensor& reconstruction_loss, const at::Tensor& vf_loss,
                            const at::Tensor& last_layer, double max_weight = 1e4);
+
+// The adaptive weight from step to step. A step whose gradient norms are not
+// finite, or zero (half precision overflowing or underflowing upstream of W,
+// where inf / inf would be NaN on every step and skip them all), keeps the
+// last finite weight, or 0 before there is one (the VF term sits that step
+// out); each such step is counted and warned about. Reading the norms is one
+// wait for the device per call.
+class AdaptiveWeight {
+ public:
+  explicit AdaptiveWeight(double max_weight) : max_weight_(max_weight) {}
+  at::Tensor operator()(const at::Tensor& reconstruction_loss, const at::Tensor& vf_loss, const at::Tensor& last_layer);
+  // The same from the two norms (0-dim tensors).
+  at::Tensor from_norms(const at::Tensor& reconstruction_norm, const at::Tensor& vf_norm);
+  int64_t kept() const { return kept_; }  // steps that kept the last weight
+
+ private:
+  double max_weight_;
+  at::Tensor last_;
+  int64_t kept_ = 0;
+};
 
 }  // namespace vavae

@@ -2,9 +2,17 @@
 
 #include <torch/torch.h>
 
+#include <optional>
+#include <stdexcept>
 #include <utility>
 
 #include "tandem/dist/cuda_info.h"
+
+#if TANDEM_TORCH_HAS_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 namespace tandem {
 
@@ -41,6 +49,70 @@ Loader::Make pinned_for(Loader::Make make, const c10::Device& target) {
     select_gpu(index);
     return pin(make(i));
   };
+}
+
+struct DeviceFeed::InFlight {
+  Batch host, device;
+#if TANDEM_TORCH_HAS_CUDA
+  std::optional<at::cuda::CUDAEvent> copied;  // on the copy stream, after the batch's copies
+#endif
+};
+
+DeviceFeed::DeviceFeed(Loader& loader, c10::Device device) : loader_(loader), device_(device) {
+#if TANDEM_TORCH_HAS_CUDA
+  // One stream for every copy: the caching allocator reuses a freed block
+  // only on the stream that allocated it, so copies spread over the pool's
+  // streams would each keep batches' worth of memory reserved.
+  if (device_.is_cuda()) copies_ = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device_.index()).unwrap();
+#endif
+  start();
+}
+
+DeviceFeed::~DeviceFeed() = default;
+
+void DeviceFeed::start() {
+  std::optional<Batch> host;
+  try {
+    host = loader_.next();
+  } catch (...) {
+    failed_ = std::current_exception();
+  }
+  if (!host) {
+    ahead_.reset();
+    return;
+  }
+  ahead_ = std::make_unique<InFlight>();
+  ahead_->host = std::move(*host);
+#if TANDEM_TORCH_HAS_CUDA
+  if (copies_) {
+    const c10::cuda::CUDAStream copies(*copies_);
+    c10::cuda::CUDAStreamGuard on_copies(copies);
+    ahead_->device = to_device(ahead_->host, device_);
+    ahead_->copied.emplace();
+    ahead_->copied->record(copies);
+    return;
+  }
+#endif
+  ahead_->device = to_device(ahead_->host, device_);
+}
+
+DeviceFeed::Item DeviceFeed::next() {
+  if (!ahead_) {
+    if (failed_) std::rethrow_exception(failed_);
+    throw std::logic_error("DeviceFeed::next() after the loader's last batch");
+  }
+  std::unique_ptr<InFlight> now = std::move(ahead_);
+#if TANDEM_TORCH_HAS_CUDA
+  if (now->copied) {
+    const c10::cuda::CUDAStream compute = c10::cuda::getCurrentCUDAStream(device_.index());
+    now->copied->block(compute);
+    for (auto& [name, tensor] : now->device)
+      if (tensor.defined() && tensor.is_cuda()) tensor.record_stream(compute.unwrap());
+  }
+#endif
+  // Started before the caller computes on this one: that is the overlap.
+  start();
+  return {std::move(now->host), std::move(now->device)};
 }
 
 at::Tensor valid_mask(const std::vector<uint8_t>& valid) {

@@ -38,6 +38,7 @@ std::vector<GpuInfo> visible_gpus() {
     g.total_bytes = static_cast<int64_t>(prop.totalGlobalMem);
     g.cc_major = prop.major;
     g.cc_minor = prop.minor;
+    g.sm_count = prop.multiProcessorCount;
     gpus.push_back(g);
   }
   return gpus;

@@ -9,6 +9,7 @@
 #include "tandem/dist/mpi_comm.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
+#include "tandem/obs/gpu_monitor.h"
 #include "tandem/obs/log.h"
 
 #if TANDEM_HAVE_NCCL
@@ -49,8 +50,38 @@ Placement choose_placement(int local_rank, int visible_gpus, const std::string& 
   return p;
 }
 
+std::string gpus_unseen(int torch_gpus, int driver_gpus, const char* visible_env, const std::string& driver_cuda,
+                        const std::string& runtime_cuda) {
+  if (torch_gpus > 0 || driver_gpus == 0) return "";
+  if (visible_env) {
+    const std::string visible = visible_env;
+    if (visible.empty() || visible.rfind("-1", 0) == 0 || visible == "NoDevFiles") return "";
+  }
+  return log::cat("the NVIDIA driver sees ", driver_gpus, " GPU(s)",
+                  visible_env ? std::string(" (CUDA_VISIBLE_DEVICES=") + visible_env + ")" : std::string(),
+                  " but LibTorch sees none: its CUDA runtime is ", runtime_cuda,
+                  " and the driver supports CUDA up to ", driver_cuda,
+                  ". A driver older than the runtime cannot run it (PyPI's CUDA 13 torch needs an R580 driver or "
+                  "newer): update the driver, or use a torch built for the driver's CUDA (TANDEM_PYTHON), or set "
+                  "dist.device = \"cpu\" to train on the CPU on purpose");
+}
+
+std::string shared_gpu(const std::vector<std::string>& gpus) {
+  for (size_t a = 0; a < gpus.size(); ++a)
+    for (size_t b = a + 1; b < gpus.size(); ++b)
+      if (gpus[a] == gpus[b])
+        return log::cat("ranks ", a, " and ", b, " would share ", gpus[a], ": NCCL needs one GPU per rank");
+  return "";
+}
+
 Placement place_rank(const World& world, const std::string& device, const std::string& backend) {
   const int visible = static_cast<int>(torch::cuda::device_count());
+  if (device != "cpu" && cuda_built()) {
+    const std::string why = gpus_unseen(visible, visible == 0 ? driver_gpu_count() : 0,
+                                        std::getenv("CUDA_VISIBLE_DEVICES"), cuda_driver_version(),
+                                        cuda_runtime_version());
+    if (!why.empty()) throw UsageError(why);
+  }
   Placement p = choose_placement(world.local_rank(), visible, device, backend, TANDEM_HAVE_NCCL != 0);
   // Before anything allocates: LibTorch, NCCL and cudart calls that name no
   // device all use the thread's current one.
@@ -70,17 +101,15 @@ void refuse_shared_gpus(World& world, const Placement& placement) {
   mine.resize(kLen, '\0');
   std::string all(kLen * world.size(), '\0');
   world.allgather_bytes(mine.data(), kLen, all.data());
-  for (int a = 0; a < world.size(); ++a) {
-    for (int b = a + 1; b < world.size(); ++b) {
-      if (all.compare(a * kLen, kLen, all, b * kLen, kLen) != 0) continue;
-      const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-      throw UsageError(log::cat("ranks ", a, " and ", b, " would share ", all.c_str() + a * kLen,
-                                ": NCCL needs one GPU per rank. ", world.local_size(), " ranks run on ", world.host(),
-                                " with CUDA_VISIBLE_DEVICES=", visible ? visible : "(unset)",
-                                ". Start at most one rank per visible GPU (mpirun -np, srun --ntasks-per-node), make "
-                                "more GPUs visible, or set dist.backend = \"mpi\""));
-    }
-  }
+  std::vector<std::string> gpus;
+  for (int r = 0; r < world.size(); ++r) gpus.emplace_back(all.c_str() + r * kLen);
+  const std::string why = shared_gpu(gpus);
+  if (why.empty()) return;
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  throw UsageError(log::cat(why, ". ", world.local_size(), " ranks run on ", world.host(),
+                            " with CUDA_VISIBLE_DEVICES=", visible ? visible : "(unset)",
+                            ". Start at most one rank per visible GPU (mpirun -np, srun --ntasks-per-node), make "
+                            "more GPUs visible, or set dist.backend = \"mpi\""));
 }
 
 }  // namespace
@@ -93,7 +122,7 @@ std::unique_ptr<Communicator> make_communicator(World& world, const Placement& p
     return std::make_unique<NcclComm>(world, placement.device_index);
   }
 #endif
-  return std::make_unique<MpiComm>(world);
+  return std::make_unique<MpiComm>(world, c10::Device(placement.torch_device()));
 }
 
 c10::Device rank_device(const World& world, const Config& config) {

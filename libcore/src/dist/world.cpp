@@ -30,6 +30,13 @@ World::World(int& argc, char**& argv) {
   // CPU run) that polling starves the ranks still computing. Yielding costs
   // nothing measurable on dedicated cores. A user's own setting wins.
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
+  // Before any CUDA allocation, which reads it once. summarize's sequence
+  // lengths change from batch to batch, and fixed-size segments would
+  // fragment the caching allocator into blocks that fit no later batch;
+  // growable segments map more memory into the same range instead. A
+  // user's own setting wins, under either of the names LibTorch reads.
+  if (!std::getenv("PYTORCH_CUDA_ALLOC_CONF") && !std::getenv("PYTORCH_ALLOC_CONF"))
+    setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", /*overwrite=*/0);
   // SERIALIZED: calls come from one thread at a time (the MPI thread after
   // start-up), which Open MPI supports without the cost of THREAD_MULTIPLE.
   char host[256] = {};

@@ -14,6 +14,11 @@ std::vector<GpuSample> sample_gpus_once() {
   return session ? session->sample() : std::vector<GpuSample>{};
 }
 
+int driver_gpu_count() {
+  const auto session = nvml::Session::open();
+  return session ? static_cast<int>(session->device_count()) : 0;
+}
+
 std::string format(const GpuSample& s) {
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   std::string out = "gpu" + std::to_string(s.index) + " util ";

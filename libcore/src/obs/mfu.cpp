@@ -1,5 +1,6 @@
 #include "tandem/obs/mfu.h"
 
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
 
@@ -13,20 +14,21 @@ namespace {
 struct Peak {
   const char* name;  // matched as whole words, so "A10" is not "A100"
   double fp32, tf32, fp16, bf16;
+  int sms = 0;  // the whole GPU's SMs, for the GPUs MIG can slice
 };
 
 // More specific names first: "H100 PCIe" before "H100".
 constexpr Peak kPeaks[] = {
-    {"GH200", 67, 494.7, 989.4, 989.4},
-    {"H200 NVL", 60, 417.5, 835.5, 835.5},
-    {"H200", 67, 494.7, 989.4, 989.4},
-    {"H100 NVL", 60, 417.5, 835.5, 835.5},
-    {"H100 PCIe", 51, 378, 756.5, 756.5},
-    {"H100", 67, 494.7, 989.4, 989.4},  // SXM ("NVIDIA H100 80GB HBM3")
-    {"A100", 19.5, 156, 312, 312},      // SXM and PCIe alike
+    {"GH200", 67, 494.7, 989.4, 989.4, 132},
+    {"H200 NVL", 60, 417.5, 835.5, 835.5, 132},
+    {"H200", 67, 494.7, 989.4, 989.4, 132},
+    {"H100 NVL", 60, 417.5, 835.5, 835.5, 132},
+    {"H100 PCIe", 51, 378, 756.5, 756.5, 114},
+    {"H100", 67, 494.7, 989.4, 989.4, 132},  // SXM ("NVIDIA H100 80GB HBM3")
+    {"A100", 19.5, 156, 312, 312, 108},      // SXM and PCIe alike
     {"A10G", 35, 35, 70, 70},           // AWS's variant: AWS's figures, no NVIDIA datasheet
     {"A10", 31.2, 62.5, 125, 125},
-    {"A30", 10.3, 82, 165, 165},
+    {"A30", 10.3, 82, 165, 165, 56},
     {"A40", 37.4, 74.8, 149.7, 149.7},
     {"L40S", 91.6, 183, 362, 362},
     {"L40", 90.5, 90.5, 181, 181},
@@ -60,7 +62,7 @@ bool contains_word(const std::string& text, const std::string& needle) {
 
 }  // namespace
 
-std::optional<double> peak_flops(const std::string& gpu_name, const std::string& precision) {
+std::optional<double> peak_flops(const std::string& gpu_name, const std::string& precision, int sm_count) {
   double Peak::*rate = nullptr;
   if (precision == "fp32")
     rate = &Peak::fp32;
@@ -77,13 +79,18 @@ std::optional<double> peak_flops(const std::string& gpu_name, const std::string&
     if (!contains_word(name, upper(peak.name))) continue;
     const double tflops = peak.*rate;
     if (tflops <= 0) return std::nullopt;
-    return tflops * 1e12;
+    if (!contains_word(name, "MIG")) return tflops * 1e12;
+    // A MIG slice computes on its share of the SMs ("3g.20gb": 42 of the
+    // A100's 108); without its SM count there is no telling which share.
+    if (peak.sms <= 0 || sm_count <= 0) return std::nullopt;
+    return tflops * 1e12 * std::min(1.0, static_cast<double>(sm_count) / peak.sms);
   }
   return std::nullopt;
 }
 
-std::optional<double> mfu(double flops_per_second_per_gpu, const std::string& gpu_name, const std::string& precision) {
-  const auto peak = peak_flops(gpu_name, precision);
+std::optional<double> mfu(double flops_per_second_per_gpu, const std::string& gpu_name, const std::string& precision,
+                          int sm_count) {
+  const auto peak = peak_flops(gpu_name, precision, sm_count);
   if (!peak) return std::nullopt;
   return flops_per_second_per_gpu / *peak;
 }

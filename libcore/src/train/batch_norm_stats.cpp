@@ -53,14 +53,18 @@ int64_t recompute_batch_norm_stats(torch::nn::Module& model, int64_t batches,
   {
     MomentumBack back{layers};
     torch::NoGradGuard no_grad;
-    for (auto& l : layers) {
-      l.reset();
-      // Unset momentum: the running statistics become the mean over every
-      // batch since the reset, not a decaying average that forgets the first.
-      *l.momentum = std::nullopt;
-    }
+    for (auto& l : layers) l.reset();
     model.train(true);
-    for (int64_t i = 0; i < batches; ++i) forward(i);
+    for (int64_t i = 0; i < batches; ++i) {
+      // A momentum of 1/(i+1) for batch i makes the running statistics the
+      // mean over every batch since the reset, not a decaying average that
+      // forgets the first. It is what an unset momentum gives, bitwise, but
+      // set here on the host: with it unset, LibTorch's BatchNorm reads
+      // num_batches_tracked.item() in every layer's forward, a wait for the
+      // device per layer per batch.
+      for (auto& l : layers) *l.momentum = 1.0 / static_cast<double>(i + 1);
+      forward(i);
+    }
   }
   model.train(was_training);
   if (comm != nullptr && comm->size() > 1) {

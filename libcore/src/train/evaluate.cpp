@@ -22,9 +22,7 @@ EvalRows gather_eval_rows(Task& task, torch::nn::Module& model, const EvalContex
   {
     torch::NoGradGuard no_grad;
     for (const auto& mb : shard.micro_batches(ctx.micro_batch)) {
-      auto batch = task.make_batch(mb.indices, false, ctx.seed);
-      batch["valid"] = valid_mask(mb.valid);
-      batch = to_device(batch, ctx.device);
+      auto batch = to_device(make_loop_batch(task, mb.indices, mb.valid, false, ctx.seed), ctx.device);
       EvalRows rows;
       {
         AutocastGuard autocast(ctx.precision, ctx.device.is_cuda());

@@ -78,7 +78,8 @@ void each_setting(Settings& t, Visit&& visit) {
   visit(Table::Run, "keep_last", t.keep_last, "checkpoints kept in checkpoints/; 0 keeps all", at_least(0));
   visit(Table::Run, "log_every", t.log_every, "write a step line (loss, lr, ms) to the log file every N steps",
         at_least(1));
-  visit(Table::Run, "max_bad_steps", t.max_bad_steps, "non-finite steps in a row (fp32/bf16) before the run stops",
+  visit(Table::Run, "max_bad_steps", t.max_bad_steps, "skipped steps in a row before the run stops: non-finite gradients under fp32/bf16; under fp16 a "
+        "non-finite loss or a loss scale below 2^-10",
         at_least(1));
   visit(Table::Run, "resume", t.resume,
         "\"auto\": continue from the latest checkpoint in out_dir if any; \"none\": start fresh "

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <stdexcept>
 
 #include "tandem/config/checkpoint_config.h"
@@ -21,6 +22,7 @@
 #include "tandem/dist/communicator.h"
 #include "tandem/dist/cuda_info.h"
 #include "tandem/dist/dist_keys.h"
+#include "tandem/dist/gpu_math.h"
 #include "tandem/dist/grad_sync.h"
 #include "tandem/dist/layout.h"
 #include "tandem/dist/placement.h"
@@ -34,9 +36,11 @@
 #include "tandem/obs/mfu.h"
 #include "tandem/obs/progress.h"
 #include "tandem/obs/tensorboard.h"
+#include "tandem/program.h"
 #include "tandem/random.h"
 #include "tandem/train/adamw.h"
 #include "tandem/train/autocast_guard.h"
+#include "tandem/train/bad_steps.h"
 #include "tandem/train/batch_norm_stats.h"
 #include "tandem/train/ema.h"
 #include "tandem/text/first_few.h"
@@ -111,7 +115,8 @@ struct Trainer::Impl {
   Schedule schedule;
   int64_t accum = 1, total_steps = 0, start_step = 0;
   double best = std::nan("");
-  int64_t skipped = 0, bad_in_row = 0;
+  int64_t skipped = 0;
+  std::unique_ptr<BadSteps> bad_steps;
   Metrics last_eval;
   std::vector<std::string> metric_names;  // the task's, prefixed as evaluate gives them
 
@@ -122,6 +127,8 @@ struct Trainer::Impl {
   std::atomic<int64_t> reported_step{0};
   std::unique_ptr<Progress> progress;
   std::string gpu_name;  // for MFU; empty on CPU
+  int gpu_sms = 0;       // for MFU on a MIG slice
+  std::string mfu_precision;  // the peak MFU compares with: tf32 for fp32 with TF32 on
 
   Impl(World& w, const Config& c, Task& t, TrainSettings settings)
       : world(w), config(c), task(t), s(std::move(settings)) {}
@@ -135,6 +142,7 @@ struct Trainer::Impl {
   bool evaluate_and_track(int64_t steps_done);
 
   void recompute_ema_bn_stats(int64_t steps_done);
+  void average_buffers();
 
   // While alive, the model holds the weights a run is judged by: the EMA when
   // there is one (with batch-norm statistics of its own under
@@ -170,11 +178,12 @@ struct Trainer::Impl {
   };
   std::unique_ptr<Loader> make_loader();
   void start_reporting();
-  StepFigures forward_backward(Loader& loader);
+  StepFigures forward_backward(DeviceFeed& feed);
   void reduce(StepFigures& f, const std::vector<at::Tensor>& grads);
   void update(int64_t step, const StepFigures& f, const std::vector<at::Tensor>& grads, double lr);
   void report(int64_t done, const StepFigures& f, double lr, double ms);
   int loop();
+  int run();
 };
 
 void Trainer::Impl::check_settings() {
@@ -188,6 +197,8 @@ void Trainer::Impl::check_settings() {
       if (g.index == placement.device_index) cc_major = g.cc_major;
   }
   precision = resolve_precision(s.precision, placement.cuda, cc_major);
+  if (placement.cuda) set_gpu_math(dist, task.fixed_shapes());
+  mfu_precision = precision == Precision::FP32 && tf32_active(dist, cc_major) ? "tf32" : to_string(precision);
 
   if (task.train_size() <= 0) throw UsageError("the training set is empty");
   for (const auto& name : task.metric_names()) metric_names.push_back(kEvalPrefix + name);
@@ -228,6 +239,10 @@ void Trainer::Impl::check_settings() {
     if (!fs::is_regular_file(s.resume)) throw UsageError("train.resume: checkpoint '" + s.resume + "' not found");
     resume_from = s.resume;
   }
+  // Last of the checks, and before the model takes any memory: two ranks on
+  // one GPU are refused here (make_communicator), where they would otherwise
+  // run out of memory with a large model before the refusal could speak.
+  comm = make_communicator(world, placement);
 }
 
 void Trainer::Impl::build() {
@@ -250,7 +265,7 @@ void Trainer::Impl::build() {
   optimizer = std::make_unique<AdamW>(params, opt,
                                       [this](const std::string& n, const at::Tensor& p) { return task.decays(n, p); });
   scaler = std::make_unique<LossScaler>(precision == Precision::FP16);
-  comm = make_communicator(world, placement);
+  bad_steps = std::make_unique<BadSteps>(s.max_bad_steps, s.key("max_bad_steps"));
   std::optional<Checkpoint> resume;
   if (resume_from && s.resume == "auto") {
     resume = checkpoints->load_latest([](const std::string& path, const std::string& why) {
@@ -317,7 +332,38 @@ void Trainer::Impl::restore(const Checkpoint& ckpt) {
             world.size(), ")");
 }
 
+// Batch-norm running statistics (the floating buffers) follow each rank's own
+// shard: only gradients are averaged. Left so, an evaluation would score each
+// rank's shard with its own statistics, a checkpoint and a model file would
+// hold rank 0's, and the EMA would copy the local ones. PyTorch's DDP
+// broadcasts rank 0's buffers before every forward (broadcast_buffers=True),
+// which makes them rank 0's everywhere and costs a collective per step. Here
+// the ranks' buffers are averaged where they are read instead: before every
+// evaluation, checkpoint and model file. A running statistic is a linear
+// recursion over batch statistics (r <- (1 - m) r + m b), so the mean of the
+// ranks' values, whenever it is taken, is the running statistic of the
+// ranks' mean batch statistics: every rank's data counts, nothing is paid
+// per step, and training, which normalises with batch statistics, is
+// untouched. The EMA's copies of the buffers are averaged alike.
+void Trainer::Impl::average_buffers() {
+  if (world.size() == 1) return;
+  std::set<std::string> buffer_names;
+  std::vector<at::Tensor> floating;
+  for (const auto& b : model->named_buffers()) {
+    buffer_names.insert(b.key());
+    if (b.value().is_floating_point()) floating.push_back(b.value());
+  }
+  if (ema)
+    for (const auto& [name, t] : ema->named_tensors())
+      if (buffer_names.count(name) && t.is_floating_point()) floating.push_back(t);
+  torch::NoGradGuard no_grad;
+  std::vector<WorkHandle> works;
+  for (const auto& t : floating) works.push_back(comm->allreduce_async(t, ReduceOp::Avg));
+  for (auto& w : works) w->wait();
+}
+
 void Trainer::Impl::save(int64_t steps_done) {
+  average_buffers();
   if (world.rank() == 0) {
     CheckpointState state = scaler->state();
     state["step"] = steps_done;
@@ -355,6 +401,7 @@ void Trainer::Impl::save_model(const std::string& name, int64_t steps_done) {
 // it is the smoother of the two on small, noisy validation sets, and the one
 // that is sampled from.
 bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
+  average_buffers();
   JudgedWeights judged(*this, steps_done);
   EvalContext ctx;
   ctx.world = &world;
@@ -396,9 +443,7 @@ void Trainer::Impl::recompute_ema_bn_stats(int64_t steps_done) {
   const int64_t batches = std::min(s.ema_bn_batches, spe * accum);
   auto forward = [&](int64_t i) {
     const auto mb = sampler->micro_batch(epoch, i / accum, static_cast<int>(i % accum));
-    auto batch = task.make_batch(mb.indices, true, epoch_seed(seed, epoch));
-    batch["valid"] = valid_mask(mb.valid);
-    batch = to_device(batch, device);
+    auto batch = to_device(make_loop_batch(task, mb.indices, mb.valid, true, epoch_seed(seed, epoch)), device);
     AutocastGuard autocast(precision, placement.cuda);
     task.loss(*model, batch);
   };
@@ -412,9 +457,7 @@ std::unique_ptr<Loader> Trainer::Impl::make_loader() {
     const int64_t step = i / accum;
     const int a = static_cast<int>(i % accum);
     const auto mb = sampler->micro_batch(step / spe, step % spe, a);
-    auto batch = task.make_batch(mb.indices, true, epoch_seed(seed, step / spe));
-    batch["valid"] = valid_mask(mb.valid);
-    return batch;
+    return make_loop_batch(task, mb.indices, mb.valid, true, epoch_seed(seed, step / spe));
   };
   return std::make_unique<Loader>(pinned_for(make, device), start_step * accum, total_steps * accum,
                                   static_cast<int>(2 * accum));
@@ -427,21 +470,23 @@ void Trainer::Impl::start_reporting() {
     reported_step = start_step;
     progress = std::make_unique<Progress>("train", total_steps, std::cerr, console_redraws(), 10.0);
   }
-  for (const auto& g : visible_gpus())
-    if (placement.cuda && g.index == placement.device_index) gpu_name = g.name;
+  for (const auto& g : visible_gpus()) {
+    if (!placement.cuda || g.index != placement.device_index) continue;
+    gpu_name = g.name;
+    gpu_sms = g.sm_count;
+  }
 }
 
 // The step's micro-batches forward and backward, gradients accumulating (and
 // synchronising between ranks during the last backward).
-Trainer::Impl::StepFigures Trainer::Impl::forward_backward(Loader& loader) {
+Trainer::Impl::StepFigures Trainer::Impl::forward_backward(DeviceFeed& feed) {
   StepFigures f;
   f.loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
   for (int64_t a = 0; a < accum; ++a) {
-    auto host_batch = *loader.next();
+    auto [host_batch, batch] = feed.next();
     // Counted on the host copy: on a GPU the count would wait for the device.
     f.tokens += task.tokens_in(host_batch);
     f.flops += task.flops_in(host_batch);
-    auto batch = to_device(host_batch, device);
     at::Tensor loss;
     {
       AutocastGuard autocast(precision, placement.cuda);
@@ -478,7 +523,8 @@ void Trainer::Impl::reduce(StepFigures& f, const std::vector<at::Tensor>& grads)
 }
 
 // Clips, then steps the optimizer, or skips a step whose gradients are not
-// finite; too many skips in a row without a loss scale to lower end the run.
+// finite; too many skips in a row that no loss scale can cure end the run
+// (BadSteps).
 void Trainer::Impl::update(int64_t step, const StepFigures& f, const std::vector<at::Tensor>& grads, double lr) {
   const bool finite = std::isfinite(f.grad_norm);
   // torch.nn.utils.clip_grad_norm_'s rule, with the norm already known.
@@ -493,17 +539,8 @@ void Trainer::Impl::update(int64_t step, const StepFigures& f, const std::vector
     if (ema) ema->update(*model, s.ema_decay);
   }
   optimizer->zero_grad();
-  if (apply) {
-    bad_in_row = 0;
-    return;
-  }
-  ++skipped;
-  if (!scaler->enabled() && ++bad_in_row >= s.max_bad_steps)
-    throw std::runtime_error("step " + std::to_string(step + 1) + ": loss or gradients not finite for " +
-                             std::to_string(bad_in_row) + " steps in a row (" + s.key("max_bad_steps") +
-                             "); stopping. The last good checkpoint in " + checkpoints->dir() + " is untouched");
-  log::warn("step ", step + 1, ": non-finite gradients, update skipped",
-            scaler->enabled() ? " (loss scale now " + std::to_string(scaler->scale()) + ")" : "");
+  if (!apply) ++skipped;
+  bad_steps->after_step(step, apply, f.loss, *scaler, checkpoints->dir());
 }
 
 // Rank 0's row in metrics.jsonl, the progress line and, every log_every
@@ -527,7 +564,7 @@ void Trainer::Impl::report(int64_t done, const StepFigures& f, double lr, double
     const double per_gpu = f.flops * 1000.0 / ms / world.size();
     row.emplace_back("flops_per_s", per_gpu * world.size());
     // On CPU or an unknown GPU there is no peak to compare with: no field.
-    if (auto m = mfu(per_gpu, gpu_name, to_string(precision))) row.emplace_back("mfu", *m);
+    if (auto m = mfu(per_gpu, gpu_name, mfu_precision, gpu_sms)) row.emplace_back("mfu", *m);
   }
   metrics->write(row);
   if (tensorboard) tensorboard->row(row);
@@ -541,6 +578,7 @@ void Trainer::Impl::report(int64_t done, const StepFigures& f, double lr, double
 
 int Trainer::Impl::loop() {
   auto loader = make_loader();
+  DeviceFeed feed(*loader, device);
   start_reporting();
   // One monitor per node: NVML sees every GPU of the node anyway.
   std::unique_ptr<GpuMonitor> monitor;
@@ -562,7 +600,7 @@ int Trainer::Impl::loop() {
     torch::manual_seed(rank_seed(seed, world.rank()) + static_cast<uint64_t>(step));
     const auto t0 = std::chrono::steady_clock::now();
     const double lr = schedule.at(step);
-    StepFigures figures = forward_backward(*loader);
+    StepFigures figures = forward_backward(feed);
     std::vector<at::Tensor> grads;
     for (auto& [name, p] : params)
       if (p.grad().defined()) grads.push_back(p.grad());
@@ -587,6 +625,7 @@ int Trainer::Impl::loop() {
 // next (trained_model), on every rank, and without a best model (best_metric
 // "none") that is this file.
 void Trainer::Impl::save_final_model() {
+  average_buffers();
   {
     JudgedWeights judged(*this, total_steps);
     save_model("final_model", total_steps);
@@ -609,8 +648,19 @@ Trainer::Trainer(World& world, const Config& config, Task& task, TrainSettings s
 
 Trainer::~Trainer() = default;
 
+// The error is printed here, before the Impl (its communicator, loader and
+// gradient sync) is torn down by the unwinding: see report_error.
 int Trainer::run() {
-  auto& im = *impl_;
+  try {
+    return impl_->run();
+  } catch (const std::exception& e) {
+    report_error(impl_->world, e);
+    throw;
+  }
+}
+
+int Trainer::Impl::run() {
+  auto& im = *this;
   if (im.world.rank() == 0) {
     fs::create_directories(im.out_dir);
     if (!im.resume_from) im.config.write((im.out_dir / "config.toml").string());

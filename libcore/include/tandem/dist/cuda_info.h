@@ -15,6 +15,7 @@ struct GpuInfo {
   std::string bus_id;  // "0000:3b:00.0": identifies a GPU across masked views
   int64_t total_bytes = 0;
   int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;  // multiprocessors: a MIG slice's own, not its GPU's
   bool bf16() const { return cc_major >= 8; }
 };
 

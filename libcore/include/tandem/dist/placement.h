@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tandem {
 
@@ -25,7 +26,24 @@ struct Placement {
 Placement choose_placement(int local_rank, int visible_gpus, const std::string& device, const std::string& backend,
                            bool nccl_built);
 
-// Applies the rule for this rank, using LibTorch's view of the GPUs.
+// Why LibTorch's count of GPUs cannot be believed, or "" when it can: the
+// driver sees `driver_gpus` GPUs that CUDA_VISIBLE_DEVICES (`visible_env`,
+// nullptr when unset) does not hide, yet LibTorch sees none. That is what a
+// driver too old for LibTorch's CUDA runtime looks like (PyPI's torch 2.15 is
+// a CUDA 13 build and needs an R580 driver): torch::cuda::device_count() is
+// then 0 with only a warning, and dist.device = "auto" would train on the CPU
+// while the launcher has logged one rank per GPU. An empty or "-1"
+// CUDA_VISIBLE_DEVICES hides the GPUs on purpose.
+std::string gpus_unseen(int torch_gpus, int driver_gpus, const char* visible_env, const std::string& driver_cuda,
+                        const std::string& runtime_cuda);
+
+// Why two ranks would share one GPU, or "" when none do: `gpus` holds each
+// rank's "host GPU bus-id" (every rank's, in rank order).
+std::string shared_gpu(const std::vector<std::string>& gpus);
+
+// Applies the rule for this rank, using LibTorch's view of the GPUs; a GPU
+// the driver sees and LibTorch does not stops the run (gpus_unseen) unless
+// `device` is "cpu".
 Placement place_rank(const World& world, const std::string& device, const std::string& backend);
 
 // The device a job's dist.* keys put this rank on, for commands that run a

@@ -34,6 +34,9 @@ struct GpuSample {
 
 // All GPUs of the node now; empty without NVML or GPUs.
 std::vector<GpuSample> sample_gpus_once();
+// How many GPUs the driver sees (NVML, as nvidia-smi, which is NVML's own
+// client), whatever CUDA_VISIBLE_DEVICES says; 0 without a driver.
+int driver_gpu_count();
 
 // "gpu0 util 97% mem 61.2/79.6 GiB 64C"; "n/a" for what was not reported.
 std::string format(const GpuSample& sample);

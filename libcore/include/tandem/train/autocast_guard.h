@@ -2,6 +2,8 @@
 // Runs the forward pass in the chosen precision: while an AutocastGuard lives,
 // eligible ops (matmuls, convolutions) on the device compute in fp16 or bf16
 // and precision-sensitive ones (softmax, losses) stay fp32, as torch.autocast.
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
 #include "tandem/compat.h"
 #include "tandem/train/precision.h"
 
@@ -23,6 +25,18 @@ class AutocastGuard {
   bool active_;
   bool cuda_;
   compat::AutocastState previous_;
+};
+
+// While alive, no op on any device is autocast: what runs computes in the
+// dtype of its inputs (cast them to fp32 first). For the few layers whose
+// results must not be half, as torch.autocast(enabled=False) inside an
+// autocast region.
+class AutocastOff {
+ public:
+  AutocastOff() : exclude_(c10::autocast_dispatch_keyset) {}
+
+ private:
+  c10::impl::ExcludeDispatchKeyGuard exclude_;
 };
 
 }  // namespace tandem

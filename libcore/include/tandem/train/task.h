@@ -22,6 +22,14 @@ namespace tandem {
 using EvalRows = std::map<std::string, at::Tensor>;
 using Metrics = std::map<std::string, double>;
 
+class Task;
+
+// The batch of `indices` as the training loop and evaluation give it to
+// loss() and eval_rows(), on the host: make_batch's tensors, "valid" (one
+// flag per sample: 0 marks padding) and complete_batch's additions.
+Batch make_loop_batch(Task& task, const std::vector<int64_t>& indices, const std::vector<uint8_t>& valid, bool train,
+                      uint64_t seed);
+
 class Task {
  public:
   virtual ~Task() = default;
@@ -37,6 +45,13 @@ class Task {
   // takes any randomness (augmentation) from `seed`, which depends on the run's
   // seed and the epoch only, so a sample is augmented alike on any world size.
   virtual Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) = 0;
+
+  // What the loss needs that follows from make_batch's tensors and
+  // batch["valid"] together, added on the host before the batch goes to the
+  // device: above all the indices a boolean mask would otherwise give on the
+  // device (a nonzero, which makes the host wait for the device). Runs where
+  // make_batch does (make_loop_batch). The default adds nothing.
+  virtual void complete_batch(Batch& batch) const { (void)batch; }
 
   // The mean loss over the batch's valid samples. The trainer adds
   // batch["valid"] (bool, one per sample; false marks padding) and runs this
@@ -66,6 +81,10 @@ class Task {
   // filled up with samples marked invalid in batch["valid"], identically on
   // every rank, for tasks whose loss honours that mask.
   virtual bool drop_last() const { return true; }
+  // Whether every batch has the same shapes (images of one size), so that on
+  // a GPU cuDNN may time its algorithms once and keep the fastest
+  // (set_gpu_math).
+  virtual bool fixed_shapes() const { return false; }
   // Weight decay for a parameter: matrices yes, biases and norms no.
   virtual bool decays(const std::string& name, const at::Tensor& param) const;
 };
