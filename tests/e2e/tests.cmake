@@ -24,6 +24,9 @@ tandem_e2e_test(envcheck_bad_key STATUS 2
   COMMAND $<TARGET_FILE:envcheck> --set dist.backnd=mpi)
 tandem_e2e_test(envcheck_bad_key_2ranks STATUS 2 MATCH "did you mean 'dist.backend'"
   COMMAND ${MPIRUN2} $<TARGET_FILE:envcheck> --set dist.backnd=mpi)
+# The GPU-math keys are checked at the door on any machine, GPU or not.
+tandem_e2e_test(envcheck_bad_gpu_math_key STATUS 2 MATCH "dist.tf32 must be a boolean, got 'maybe'"
+  COMMAND $<TARGET_FILE:envcheck> --set dist.tf32=maybe)
 tandem_e2e_test(envcheck_nccl_without_gpu STATUS 2 MATCH "set dist.backend = \"mpi\""
   COMMAND $<TARGET_FILE:envcheck> --set dist.backend=nccl --set dist.device=cpu)
 

@@ -12,16 +12,23 @@ namespace {
 
 using tandem::ReduceOp;
 
-// What ncclAvg computes, rounded in `type` at every step: the sum of
-// x_r * (1/n), added in ring order, which starts at another rank for each
-// chunk of the buffer: here element i starts at rank i % n.
-torch::Tensor nccl_style_average(int ranks, c10::ScalarType type) {
-  const auto v = torch::arange(7 * ranks, torch::kLong) % 7 + 1;
+// The self-test's base vector for `ranks` ranks: v[i] = i % 7 + 1.
+torch::Tensor base(int ranks) { return torch::arange(7 * ranks, torch::kLong) % 7 + 1; }
+
+// What NCCL computes for the self-test's inputs, rounded in `type` at every
+// step, added in ring order, which starts at another rank for each chunk of
+// the buffer: here element i starts at rank i % n. Sum: rank r sends
+// (r + 1) * v. Avg: rank r sends 2 (r + 1) * v, which ncclAvg multiplies by
+// 1/n in the element type before adding.
+torch::Tensor nccl_style(ReduceOp op, int ranks, c10::ScalarType type) {
+  const bool avg = op == ReduceOp::Avg;
+  const auto v = base(ranks);
   const auto inv = torch::full({}, 1.0 / ranks, torch::kDouble).to(type);
   auto sum = torch::zeros({7 * ranks}, type);
   for (int k = 0; k < ranks; ++k) {
     const auto rank = (torch::arange(7 * ranks, torch::kLong) + k) % ranks;
-    sum = sum + (v * 2 * (rank + 1)).to(type) * inv;
+    const auto sent = (v * (avg ? 2 : 1) * (rank + 1)).to(type);
+    sum = sum + (avg ? sent * inv : sent);
   }
   return sum;
 }
@@ -30,9 +37,8 @@ TEST(EnvcheckSelftest, AveragesAcceptNcclsRounding) {
   for (auto type : {torch::kHalf, torch::kBFloat16, torch::kFloat}) {
     for (int ranks : {2, 3, 5, 6, 12}) {
       SCOPED_TRACE(std::string(c10::toString(type)) + " on " + std::to_string(ranks) + " ranks");
-      const auto v = torch::arange(7 * ranks, torch::kLong) % 7 + 1;
-      const auto want = (v * (ranks + 1)).to(type);
-      const auto got = nccl_style_average(ranks, type);
+      const auto want = (base(ranks) * (ranks + 1)).to(type);
+      const auto got = nccl_style(ReduceOp::Avg, ranks, type);
       if (ranks == 3 && type != torch::kFloat) {
         ASSERT_FALSE(torch::equal(got, want)) << "the rounding this test is about did not happen";
       }
@@ -46,26 +52,13 @@ TEST(EnvcheckSelftest, AveragesAcceptNcclsRounding) {
   }
 }
 
-// What NCCL's sum computes for the self-test's inputs ((r + 1) * v), rounded
-// in `type` after every addition, in ring order from rank i % n for element i.
-torch::Tensor nccl_style_sum(int ranks, c10::ScalarType type) {
-  const auto v = torch::arange(7 * ranks, torch::kLong) % 7 + 1;
-  auto sum = torch::zeros({7 * ranks}, type);
-  for (int k = 0; k < ranks; ++k) {
-    const auto rank = (torch::arange(7 * ranks, torch::kLong) + k) % ranks;
-    sum = sum + (v * (rank + 1)).to(type);
-  }
-  return sum;
-}
-
 TEST(EnvcheckSelftest, SumsOnManyRanksAcceptNcclsRounding) {
   // Before, a healthy 2-node 8-GPU cluster failed bf16 sums on its 16 ranks.
   for (auto type : {torch::kHalf, torch::kBFloat16, torch::kFloat}) {
     for (int ranks : {2, 9, 16, 24, 64}) {
       SCOPED_TRACE(std::string(c10::toString(type)) + " on " + std::to_string(ranks) + " ranks");
-      const auto v = torch::arange(7 * ranks, torch::kLong) % 7 + 1;
-      const auto want = (v * (ranks * (ranks + 1) / 2)).to(type);
-      const auto got = nccl_style_sum(ranks, type);
+      const auto want = (base(ranks) * (ranks * (ranks + 1) / 2)).to(type);
+      const auto got = nccl_style(ReduceOp::Sum, ranks, type);
       if ((type == torch::kBFloat16 && ranks >= 9) || (type == torch::kHalf && ranks >= 24)) {
         ASSERT_FALSE(torch::equal(got, want)) << "the rounding this test is about did not happen";
       }

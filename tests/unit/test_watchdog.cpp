@@ -48,6 +48,14 @@ class StuckWork : public tandem::Work {
   std::string error;  // set before watch(): what the library would report
 };
 
+// A stuck work whose done() or abort() blocks until its gate opens.
+std::shared_ptr<StuckWork> blocking(bool in_done, const std::shared_ptr<Gate>& gate) {
+  auto work = std::make_shared<StuckWork>();
+  (in_done ? work->block_done : work->block_abort) = true;
+  work->gate = gate;
+  return work;
+}
+
 // What the watchdog did, in order, and when the job ended.
 struct Record {
   std::mutex mu;
@@ -140,9 +148,7 @@ TEST(Watchdog, EndsTheJobWhenTheAbortBlocks) {
   // abort_grace_s after the report.
   auto gate = std::make_shared<Gate>();
   Record rec;
-  auto work = std::make_shared<StuckWork>();
-  work->block_abort = true;
-  work->gate = gate;
+  auto work = blocking(/*in_done=*/false, gate);
   const auto start = Clock::now();
   {
     tandem::Watchdog dog(0, 0.2, rec.hooks(/*grace_s=*/0.3));
@@ -159,9 +165,7 @@ TEST(Watchdog, EndsTheJobWhenPollingBlocksNamingTheWork) {
   // done(), and the monitor ends the job.
   auto gate = std::make_shared<Gate>();
   Record rec;
-  auto work = std::make_shared<StuckWork>();
-  work->block_done = true;
-  work->gate = gate;
+  auto work = blocking(/*in_done=*/true, gate);
   const auto start = Clock::now();
   {
     tandem::Watchdog dog(0, 0.2, rec.hooks());

@@ -21,6 +21,23 @@ std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + s
 
 bool cuda_built() { return true; }
 
+GpuInfo gpu_info(int device_index) {
+  GpuInfo g;
+  g.index = device_index;
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device_index) != cudaSuccess) {
+    cudaGetLastError();
+    return g;
+  }
+  g.name = prop.name;
+  g.bus_id = gpu_bus_id(device_index);
+  g.total_bytes = static_cast<int64_t>(prop.totalGlobalMem);
+  g.cc_major = prop.major;
+  g.cc_minor = prop.minor;
+  g.sm_count = prop.multiProcessorCount;
+  return g;
+}
+
 std::vector<GpuInfo> visible_gpus() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -29,17 +46,8 @@ std::vector<GpuInfo> visible_gpus() {
   }
   std::vector<GpuInfo> gpus;
   for (int i = 0; i < count; ++i) {
-    cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
-    GpuInfo g;
-    g.index = i;
-    g.name = prop.name;
-    g.bus_id = gpu_bus_id(i);
-    g.total_bytes = static_cast<int64_t>(prop.totalGlobalMem);
-    g.cc_major = prop.major;
-    g.cc_minor = prop.minor;
-    g.sm_count = prop.multiProcessorCount;
-    gpus.push_back(g);
+    GpuInfo g = gpu_info(i);
+    if (!g.name.empty()) gpus.push_back(g);
   }
   return gpus;
 }
@@ -71,6 +79,11 @@ void select_gpu(int device_index) {
 bool cuda_built() { return false; }
 void select_gpu(int) {}
 std::vector<GpuInfo> visible_gpus() { return {}; }
+GpuInfo gpu_info(int device_index) {
+  GpuInfo g;
+  g.index = device_index;
+  return g;
+}
 std::string cuda_runtime_version() { return "none"; }
 std::string cuda_driver_version() { return "none"; }
 std::string gpu_bus_id(int) { return "none"; }

@@ -16,10 +16,8 @@ InferenceSetup inference_setup(const World& world, const Config& config, bool fi
   if (!placement.cuda) return setup;
   set_gpu_math(dist, fixed_shapes);
   if (dist.inference_fp32) return setup;
-  int cc_major = 0;
-  for (const auto& g : visible_gpus())
-    if (g.index == placement.device_index) cc_major = g.cc_major;
-  setup.precision = resolve_precision(config.get_string("train.precision"), true, cc_major);
+  setup.precision =
+      resolve_precision(config.get_string("train.precision"), true, gpu_info(placement.device_index).cc_major);
   return setup;
 }
 

@@ -126,8 +126,7 @@ struct Trainer::Impl {
   // The last step reported, for the GPU monitor's thread to file its samples under.
   std::atomic<int64_t> reported_step{0};
   std::unique_ptr<Progress> progress;
-  std::string gpu_name;  // for MFU; empty on CPU
-  int gpu_sms = 0;       // for MFU on a MIG slice
+  GpuInfo gpu;  // the rank's GPU, for precision and MFU; no name on the CPU
   std::string mfu_precision;  // the peak MFU compares with: tf32 for fp32 with TF32 on
 
   Impl(World& w, const Config& c, Task& t, TrainSettings settings)
@@ -142,7 +141,8 @@ struct Trainer::Impl {
   bool evaluate_and_track(int64_t steps_done);
 
   void recompute_ema_bn_stats(int64_t steps_done);
-  void average_buffers();
+  void average_buffers(int64_t steps_done);
+  int64_t buffers_averaged_at = -1;  // the step whose buffers were last averaged
 
   // While alive, the model holds the weights a run is judged by: the EMA when
   // there is one (with batch-norm statistics of its own under
@@ -191,14 +191,10 @@ void Trainer::Impl::check_settings() {
   world.watchdog().set_timeout(dist.timeout_s);
   placement = place_rank(world, dist.device, dist.backend);
   device = c10::Device(placement.torch_device());
-  int cc_major = 0;
-  if (placement.cuda) {
-    for (const auto& g : visible_gpus())
-      if (g.index == placement.device_index) cc_major = g.cc_major;
-  }
-  precision = resolve_precision(s.precision, placement.cuda, cc_major);
+  if (placement.cuda) gpu = gpu_info(placement.device_index);
+  precision = resolve_precision(s.precision, placement.cuda, gpu.cc_major);
   if (placement.cuda) set_gpu_math(dist, task.fixed_shapes());
-  mfu_precision = precision == Precision::FP32 && tf32_active(dist, cc_major) ? "tf32" : to_string(precision);
+  mfu_precision = precision == Precision::FP32 && tf32_active(dist, gpu.cc_major) ? "tf32" : to_string(precision);
 
   if (task.train_size() <= 0) throw UsageError("the training set is empty");
   for (const auto& name : task.metric_names()) metric_names.push_back(kEvalPrefix + name);
@@ -344,9 +340,12 @@ void Trainer::Impl::restore(const Checkpoint& ckpt) {
 // ranks' values, whenever it is taken, is the running statistic of the
 // ranks' mean batch statistics: every rank's data counts, nothing is paid
 // per step, and training, which normalises with batch statistics, is
-// untouched. The EMA's copies of the buffers are averaged alike.
-void Trainer::Impl::average_buffers() {
-  if (world.size() == 1) return;
+// untouched. The EMA's copies of the buffers are averaged alike, and a step's
+// buffers once: the evaluation, checkpoint and model file of the last step
+// read the same ones.
+void Trainer::Impl::average_buffers(int64_t steps_done) {
+  if (world.size() == 1 || buffers_averaged_at == steps_done) return;
+  buffers_averaged_at = steps_done;
   std::set<std::string> buffer_names;
   std::vector<at::Tensor> floating;
   for (const auto& b : model->named_buffers()) {
@@ -363,7 +362,7 @@ void Trainer::Impl::average_buffers() {
 }
 
 void Trainer::Impl::save(int64_t steps_done) {
-  average_buffers();
+  average_buffers(steps_done);
   if (world.rank() == 0) {
     CheckpointState state = scaler->state();
     state["step"] = steps_done;
@@ -401,7 +400,7 @@ void Trainer::Impl::save_model(const std::string& name, int64_t steps_done) {
 // it is the smoother of the two on small, noisy validation sets, and the one
 // that is sampled from.
 bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
-  average_buffers();
+  average_buffers(steps_done);
   JudgedWeights judged(*this, steps_done);
   EvalContext ctx;
   ctx.world = &world;
@@ -469,11 +468,6 @@ void Trainer::Impl::start_reporting() {
     if (s.tensorboard) tensorboard = std::make_unique<TensorBoardWriter>((out_dir / "tb").string());
     reported_step = start_step;
     progress = std::make_unique<Progress>("train", total_steps, std::cerr, console_redraws(), 10.0);
-  }
-  for (const auto& g : visible_gpus()) {
-    if (!placement.cuda || g.index != placement.device_index) continue;
-    gpu_name = g.name;
-    gpu_sms = g.sm_count;
   }
 }
 
@@ -564,7 +558,7 @@ void Trainer::Impl::report(int64_t done, const StepFigures& f, double lr, double
     const double per_gpu = f.flops * 1000.0 / ms / world.size();
     row.emplace_back("flops_per_s", per_gpu * world.size());
     // On CPU or an unknown GPU there is no peak to compare with: no field.
-    if (auto m = mfu(per_gpu, gpu_name, mfu_precision, gpu_sms)) row.emplace_back("mfu", *m);
+    if (auto m = mfu(per_gpu, gpu.name, mfu_precision, gpu.sm_count)) row.emplace_back("mfu", *m);
   }
   metrics->write(row);
   if (tensorboard) tensorboard->row(row);
@@ -625,7 +619,7 @@ int Trainer::Impl::loop() {
 // next (trained_model), on every rank, and without a best model (best_metric
 // "none") that is this file.
 void Trainer::Impl::save_final_model() {
-  average_buffers();
+  average_buffers(total_steps);
   {
     JudgedWeights judged(*this, total_steps);
     save_model("final_model", total_steps);

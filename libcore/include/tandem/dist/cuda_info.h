@@ -21,6 +21,9 @@ struct GpuInfo {
 
 bool cuda_built();
 std::vector<GpuInfo> visible_gpus();  // what CUDA_VISIBLE_DEVICES lets us see
+// Visible GPU `device_index` alone; a GpuInfo with an empty name when CUDA
+// cannot describe it (or in a CPU build).
+GpuInfo gpu_info(int device_index);
 std::string cuda_runtime_version();   // "13.0", or "none"
 std::string cuda_driver_version();    // highest CUDA the driver supports, or "none"
 std::string nccl_version();           // of the loaded library, or "none"
