@@ -4,7 +4,13 @@ message(STATUS "  LibTorch   ${Torch_VERSION} from ${TANDEM_TORCH_SOURCE} (${Tor
 execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _mpi_ver ERROR_QUIET)
 string(REGEX MATCH "^[^\n]*" _mpi_ver "${_mpi_ver}")
 message(STATUS "  MPI        ${_mpi_ver} (MPI ${MPI_C_VERSION}, ${MPIEXEC_EXECUTABLE})")
-message(STATUS "  HDF5       ${HDF5_VERSION}")
+message(STATUS "  HDF5       ${HDF5_VERSION} (${HDF5_C_INCLUDE_DIRS})")
+if(TANDEM_BUNDLE)
+  message(STATUS "  libraries  from the offline bundle ${TANDEM_BUNDLE} (${TANDEM_BUNDLE_MADE}), "
+          "and nowhere else: Open MPI, HDF5, PCRE2 and liborcus (pkg-config ${PKG_CONFIG_EXECUTABLE}), "
+          "TOML++ (${tomlplusplus_DIR}), CLI11 (${CLI11_DIR}), nlohmann-json (${nlohmann_json_DIR}), "
+          "stb (${STB_INCLUDE_DIR}), Boost.CRC (${BOOST_CRC_INCLUDE_DIR})")
+endif()
 if(TANDEM_TORCH_HAS_CUDA)
   message(STATUS "  CUDA       runtime ${TANDEM_CUDART}, toolkit ${CUDAToolkit_VERSION} (${CUDAToolkit_BIN_DIR})")
 endif()

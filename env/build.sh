@@ -6,9 +6,15 @@
 # torch package of TANDEM_PYTHON: tandem's venv (env/setup.sh), or any Python
 # you name (TANDEM_PYTHON=/opt/conda/bin/python env/build.sh). The NCCL
 # backend is built when LibTorch has CUDA (cmake/TorchCuda.cmake).
+# `--bundle DIR` builds with no network, no root and no package manager: every
+# library but LibTorch from the offline bundle DIR (env/bundle.sh), checked
+# first (exit 2 when it is not whole); tests are not built (GoogleTest is not
+# in the bundle). The build folder is $TANDEM_BUILD, default build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source env/python.sh
+source env/bundle_env.sh
+build=${TANDEM_BUILD:-build}
 
 targets=()
 configure=()
@@ -19,17 +25,32 @@ while [ $# -gt 0 ]; do
       targets+=(--target "$2")
       shift 2
       ;;
+    --bundle)
+      [ $# -ge 2 ] || { echo "env/build.sh: --bundle needs the bundle's folder" >&2; exit 2; }
+      tandem_bundle_check "$2" env/build.sh
+      bundle=$(cd "$2" && pwd)
+      configure+=(-DTANDEM_BUNDLE="$bundle" -DBUILD_TESTING=OFF)
+      shift 2
+      ;;
     *) configure+=("$1"); shift ;;
   esac
 done
 
+# A folder configured with the system's libraries keeps their paths in its
+# cache; it is not turned into a bundle build, nor the other way round.
+cached=$(sed -n 's/^TANDEM_BUNDLE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+if [ -f "$build/CMakeCache.txt" ] && [ "$cached" != "${bundle:-}" ]; then
+  echo "env/build.sh: $build was configured ${cached:+with the bundle $cached}${cached:-with this machine's libraries}," \
+    "not ${bundle:+with the bundle $bundle}${bundle:-with this machine's libraries}: set TANDEM_BUILD to another folder or remove $build" >&2
+  exit 2
+fi
 generator=()
 if command -v ninja >/dev/null; then generator=(-G Ninja); fi
-if [ ! -f build/CMakeCache.txt ]; then
-  cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
     -DTANDEM_PYTHON="$TANDEM_PYTHON" "${configure[@]}"
 elif [ ${#configure[@]} -gt 0 ]; then
-  cmake -S . -B build "${configure[@]}"
+  cmake -S . -B "$build" "${configure[@]}"
 fi
 # nproc alone would answer OMP_NUM_THREADS, which clusters often set to 1.
-cmake --build build --parallel "${TANDEM_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}" "${targets[@]}"
+cmake --build "$build" --parallel "${TANDEM_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}" "${targets[@]}"

@@ -43,6 +43,7 @@ for flag in "$@"; do
       packages+=(
         python3-h5py                 # tests check that checkpoints open in h5py
         procps                       # tests/faults find the ranks they signal with pgrep
+        iproute2                     # tests/offline bring up loopback in a namespace without network
         slurm-wlm munge              # tests/slurm: a private one-node Slurm runs slurm/train.sh
         dataset-fashion-mnist        # tests/vavae: 10 classes as 10 "users" for the VA-VAE pipeline
       )

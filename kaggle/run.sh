@@ -27,6 +27,12 @@
 #                 TANDEM_MONITOR_S seconds (default 10) while the job runs
 #   --rebuild     build again even if the program exists
 #   --np N        ranks (default: one per GPU, 1 without a GPU)
+#   --bundle DIR  Internet off: build and run with the offline bundle DIR (a
+#                 dataset made by --make-bundle) and the notebook's torch; no
+#                 apt-get, no pip. Its programs are used as they are when they
+#                 were built for this torch version
+#   --make-bundle DIR  Internet on: install what tandem needs and write the
+#                 offline bundle to DIR (env/bundle.sh; save DIR as a dataset)
 # Environment: TANDEM_BUILD (build directory, default: REPO/build; its
 # apps/APP is used as is when present), TANDEM_PYTHON (the Python whose torch
 # to build against, default: python3, the notebook's), NCCL_* (yours are kept).
@@ -47,7 +53,7 @@ usage() { sed -n '2,/^# 75 stopped/p' "$0" | sed 's/^# \{0,1\}//'; }
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-dry_run=0 monitor=0 rebuild=0 np='' app=''
+dry_run=0 monitor=0 rebuild=0 np='' app='' bundle='' make_bundle=''
 rest=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -56,17 +62,31 @@ while [ $# -gt 0 ]; do
     --rebuild) rebuild=1 ;;
     --np) np=${2:?--np needs a number}; shift ;;
     --np=*) np=${1#*=} ;;
+    --bundle) bundle=${2:?--bundle needs a folder}; shift ;;
+    --make-bundle) make_bundle=${2:?--make-bundle needs a folder to write}; shift ;;
     -h | --help) [ -z "$app" ] && { usage; exit 0; }; rest+=("$1") ;;
     *) if [ -z "$app" ]; then app=$1; else rest+=("$1"); fi ;;
   esac
   shift
 done
-[ -n "$app" ] || { usage; exit 2; }
+[ -n "$app" ] || [ -n "$make_bundle" ] || { usage; exit 2; }
+if [ -n "$bundle" ]; then
+  source "$repo/env/bundle_env.sh"
+  tandem_bundle_check "$bundle" kaggle/run.sh
+  bundle=$(cd "$bundle" && pwd)
+fi
 [[ -z $np || $np =~ ^[1-9][0-9]*$ ]] || die "--np $np: give a positive number of ranks"
 
 build=${TANDEM_BUILD:-$repo/build}
 case $build in /*) ;; *) build=$PWD/$build ;; esac
 bin=$build/apps/$app
+python=${TANDEM_PYTHON:-python3}
+torch_version=$("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null)
+# A bundle's programs, when they were built for this torch and none is built here.
+if [ -n "$bundle" ] && [ ! -x "$bin" ] && [ $rebuild -eq 0 ] && [ -x "$bundle/programs/$app" ] &&
+  [ -n "$torch_version" ] && [ "$(tandem_bundle_torch "$bundle")" = "$torch_version" ]; then
+  bin=$bundle/programs/$app
+fi
 
 # A bare JOB.toml becomes --config JOB.toml; relative paths are tried from
 # here, then from the repository (jobs/summarize-tiny.toml works from both).
@@ -86,6 +106,72 @@ for a in "${rest[@]}"; do
   args+=("$a")
   prev=$a
 done
+
+# --- packages -------------------------------------------------
+sudo=
+[ "$(id -u)" -ne 0 ] && sudo=sudo
+apt_updated=0
+apt_install() { # apt_install PKG...: those not installed and in the archive
+  local missing=() avail=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ $apt_updated -eq 0 ]; then
+    say "apt-get update"
+    $sudo apt-get update -qq || die "apt-get update failed (is the notebook's Internet on?)"
+    apt_updated=1
+  fi
+  for p in "${missing[@]}"; do
+    if apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -qv '(none)'; then
+      avail+=("$p")
+    else
+      say "$p is not in this system's package archive"
+    fi
+  done
+  [ ${#avail[@]} -eq 0 ] && return 0
+  say "installing ${avail[*]}"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${avail[@]}" ||
+    die "apt-get install ${avail[*]} failed"
+}
+
+# A header-only library the system archive lacks (Ubuntu 22.04 has no
+# toml++ package): its release from GitHub, installed under ~/.cache/tandem/deps.
+deps=${XDG_CACHE_HOME:-$HOME/.cache}/tandem/deps
+cmake_dep_args=()
+fetch_dep() { # fetch_dep NAME PACKAGE GIT_URL TAG: -DNAME_DIR=... unless PACKAGE is installed
+  local name=$1 pkg=$2 url=$3 tag=$4 config
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" && return 0
+  config=$(find "$deps/$name" -name "${name}Config.cmake" 2>/dev/null | head -n 1)
+  if [ -z "$config" ]; then
+    say "fetching $name $tag from $url"
+    rm -rf "$deps/src/$name"
+    git clone -q --depth 1 --branch "$tag" "$url" "$deps/src/$name" || die "git clone $url failed"
+    if ! cmake -S "$deps/src/$name" -B "$deps/src/$name/build" -DCMAKE_INSTALL_PREFIX="$deps/$name" \
+      -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DCLI11_BUILD_TESTS=OFF \
+      -DCLI11_BUILD_EXAMPLES=OFF -DCLI11_BUILD_DOCS=OFF >/dev/null ||
+      ! cmake --install "$deps/src/$name/build" >/dev/null; then
+      die "installing $name failed"
+    fi
+    config=$(find "$deps/$name" -name "${name}Config.cmake" | head -n 1)
+  fi
+  echo "$tag" >"$deps/$name/.tandem-release"  # env/bundle.sh records it
+  cmake_dep_args+=("-D${name}_DIR=$(dirname "$config")")
+}
+
+# What the build needs from the system; the runtime libraries come with them.
+system_packages=(build-essential cmake ninja-build ccache pkg-config git openmpi-bin libopenmpi-dev
+  libhdf5-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libpcre2-dev liborcus-dev libstb-dev libboost-dev)
+
+if [ -n "$make_bundle" ]; then
+  # Internet on: what a build needs, then the bundle (env/bundle.sh) of it.
+  apt_install "${system_packages[@]}"
+  fetch_dep tomlplusplus libtomlplusplus-dev https://github.com/marzer/tomlplusplus.git v3.4.0
+  fetch_dep CLI11 libcli11-dev https://github.com/CLIUtils/CLI11.git v2.4.2
+  TANDEM_DEPS=$deps "$repo/env/bundle.sh" "$make_bundle" --no-install || exit $?
+  say "bundle written to $make_bundle: save it as a Kaggle dataset, then run with --bundle /kaggle/input/NAME"
+  exit 0
+fi
 
 # --- GPUs ----------------------------------------------------------------------
 gpu_lines=()
@@ -134,8 +220,9 @@ export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
 cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$((cores / np > 0 ? cores / np : 1))}
 
-cmd=(mpirun)
-if ! command -v mpirun >/dev/null 2>&1 || [[ $(mpirun --version 2>&1) == *"Open MPI"* ]]; then
+mpirun=${bundle:+$bundle/bin/}mpirun
+cmd=("$mpirun")
+if [ -n "$bundle" ] || ! command -v mpirun >/dev/null 2>&1 || [[ $(mpirun --version 2>&1) == *"Open MPI"* ]]; then
   # Open MPI (installed below when missing): root is the rule in notebooks;
   # no core binding, each rank's LibTorch threads use its share of the CPU.
   cmd+=(--allow-run-as-root)
@@ -151,8 +238,6 @@ monitor_fields=timestamp,index,utilization.gpu,memory.used,memory.total,temperat
 monitor_cmd=(nvidia-smi --query-gpu="$monitor_fields" --format=csv,noheader -l "$monitor_s")
 
 # --- what will happen ----------------------------------------------------------
-python=${TANDEM_PYTHON:-python3}
-torch_version=$("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null)
 echo "tandem on Kaggle: $app"
 if [ "$gpus" -gt 0 ]; then
   echo "  GPUs: $gpus${gpu_note:+ ($gpu_note)}"
@@ -193,62 +278,13 @@ if [ $dry_run -eq 1 ]; then
   exit 0
 fi
 
-# --- packages and build (once) -------------------------------------------------
-sudo=
-[ "$(id -u)" -ne 0 ] && sudo=sudo
-apt_updated=0
-apt_install() { # apt_install PKG...: those not installed and in the archive
-  local missing=() avail=() p
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  if [ $apt_updated -eq 0 ]; then
-    say "apt-get update"
-    $sudo apt-get update -qq || die "apt-get update failed (is the notebook's Internet on?)"
-    apt_updated=1
-  fi
-  for p in "${missing[@]}"; do
-    if apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -qv '(none)'; then
-      avail+=("$p")
-    else
-      say "$p is not in this system's package archive"
-    fi
-  done
-  [ ${#avail[@]} -eq 0 ] && return 0
-  say "installing ${avail[*]}"
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${avail[@]}" ||
-    die "apt-get install ${avail[*]} failed"
-}
-
-# A header-only library the system archive lacks (Ubuntu 22.04 has no
-# toml++ package): its release from GitHub, installed under ~/.cache/tandem/deps.
-deps=${XDG_CACHE_HOME:-$HOME/.cache}/tandem/deps
-cmake_dep_args=()
-fetch_dep() { # fetch_dep NAME PACKAGE GIT_URL TAG: -DNAME_DIR=... unless PACKAGE is installed
-  local name=$1 pkg=$2 url=$3 tag=$4 config
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" && return 0
-  config=$(find "$deps/$name" -name "${name}Config.cmake" 2>/dev/null | head -n 1)
-  if [ -z "$config" ]; then
-    say "fetching $name $tag from $url"
-    rm -rf "$deps/src/$name"
-    git clone -q --depth 1 --branch "$tag" "$url" "$deps/src/$name" || die "git clone $url failed"
-    if ! cmake -S "$deps/src/$name" -B "$deps/src/$name/build" -DCMAKE_INSTALL_PREFIX="$deps/$name" \
-      -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DCLI11_BUILD_TESTS=OFF \
-      -DCLI11_BUILD_EXAMPLES=OFF -DCLI11_BUILD_DOCS=OFF >/dev/null ||
-      ! cmake --install "$deps/src/$name/build" >/dev/null; then
-      die "installing $name failed"
-    fi
-    config=$(find "$deps/$name" -name "${name}Config.cmake" | head -n 1)
-  fi
-  cmake_dep_args+=("-D${name}_DIR=$(dirname "$config")")
-}
-
-# What the build needs from the system; the runtime libraries come with them.
-system_packages=(build-essential cmake ninja-build ccache pkg-config git openmpi-bin libopenmpi-dev
-  libhdf5-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libpcre2-dev liborcus-dev libstb-dev libboost-dev)
-
 ensure_build() {
+  if [ -n "$bundle" ]; then
+    say "building $app with the bundle $bundle (once; no network needed)"
+    TANDEM_BUILD=$build TANDEM_PYTHON=$python "$repo/env/build.sh" --bundle "$bundle" --target "$app" ||
+      die "build of $app with the bundle failed"
+    return
+  fi
   if [ -n "$torch_version" ]; then
     # LibTorch comes from the notebook's torch; the rest from apt.
     apt_install "${system_packages[@]}"
@@ -272,24 +308,29 @@ ensure_build() {
 }
 
 # The shared libraries the program needs and this session cannot find.
-missing_libs() { ldd "$bin" 2>/dev/null | sed -n 's/^[[:space:]]*\([^ ]*\) => not found.*/\1/p'; }
+missing_libs() { ${bundle:+"$bundle/bin/bundle-run"} ldd "$bin" 2>/dev/null | sed -n 's/^[[:space:]]*\([^ ]*\) => not found.*/\1/p'; }
 
 if [ ! -x "$bin" ] || [ $rebuild -eq 1 ]; then
   ensure_build
 fi
 [ -x "$bin" ] || die "$bin is missing after the build"
 missing=$(missing_libs)
-if [ -n "$missing" ]; then
+if [ -n "$missing" ] && [ -n "$bundle" ]; then
+  die "$bin cannot find $(echo $missing) with the bundle: if they are LibTorch's (libtorch*, libc10*)," \
+    "the notebook's torch is not the one it was built with: add --rebuild"
+elif [ -n "$missing" ]; then
   say "$bin cannot find $(echo $missing): installing the system libraries again"
   apt_install "${system_packages[@]}"
   missing=$(missing_libs)
   [ -z "$missing" ] || die "$bin still cannot find $(echo $missing): if they are LibTorch's" \
     "(libtorch*, libc10*), the notebook's torch changed since the build: add --rebuild"
 fi
-command -v mpirun >/dev/null || apt_install openmpi-bin
-# gnuplot draws the figures (carotid's test report, tandem-plot's curves).
-command -v gnuplot >/dev/null || apt_install gnuplot-nox
-if [ "$app" = summarize ]; then
+if [ -z "$bundle" ]; then
+  command -v mpirun >/dev/null || apt_install openmpi-bin
+  # gnuplot draws the figures (carotid's test report, tandem-plot's curves).
+  command -v gnuplot >/dev/null || apt_install gnuplot-nox
+fi
+if [ "$app" = summarize ] && [ -z "$bundle" ]; then
   # GPT-2's vocabulary (quiet when present); pip fetches it the first time.
   "$repo/env/tokenizer.sh" || die "could not fetch GPT-2's tokenizer file"
 fi
