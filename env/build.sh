@@ -40,8 +40,11 @@ done
 # cache; it is not turned into a bundle build, nor the other way round.
 cached=$(sed -n 's/^TANDEM_BUNDLE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
 if [ -f "$build/CMakeCache.txt" ] && [ "$cached" != "${bundle:-}" ]; then
-  echo "env/build.sh: $build was configured ${cached:+with the bundle $cached}${cached:-with this machine's libraries}," \
-    "not ${bundle:+with the bundle $bundle}${bundle:-with this machine's libraries}: set TANDEM_BUILD to another folder or remove $build" >&2
+  system="with this machine's libraries"
+  was=$system now=$system
+  [ -n "$cached" ] && was="with the bundle $cached"
+  [ -n "${bundle:-}" ] && now="with the bundle $bundle"
+  echo "env/build.sh: $build was configured $was, not $now: set TANDEM_BUILD to another folder or remove $build" >&2
   exit 2
 fi
 generator=()

@@ -18,6 +18,8 @@
 #     bad-extra     a file not in MANIFEST:   exit 2, the file named
 #     bad-arch      made for another CPU:     exit 2, both architectures named
 #     bad-lacks     a needed library absent:  exit 2, the library named
+#     bad-folder    a build folder configured with this machine's libraries
+#                   given --bundle: exit 2, the folder named, its cache untouched
 #     kaggle-bad    kaggle/run.sh --bundle with a damaged bundle: exit 2 before
 #                   any build or package install
 #     kaggle-run    kaggle/run.sh --bundle with the program 'build' made: a
@@ -75,6 +77,20 @@ case $case_name in
     "made for riscv64 and this machine is $(uname -m)" ;;
   bad-lacks) expect_refusal 'rm root/usr/include/CLI/CLI.hpp && grep -v "CLI/CLI.hpp$" MANIFEST >M && mv M MANIFEST' \
     'lacks CLI11' ;;
+  bad-folder)
+    folder=$work/system-build
+    rm -rf "$folder" && mkdir -p "$folder"
+    printf 'CMAKE_BUILD_TYPE:STRING=Release\nTANDEM_BUNDLE:PATH=\n' >"$folder/CMakeCache.txt"
+    cp "$folder/CMakeCache.txt" "$work/cache-before"
+    out=$(TANDEM_BUILD=$folder "$repo/env/build.sh" --bundle "$bundle" 2>&1)
+    status=$?
+    echo "$out"
+    [ $status -eq 2 ] || fail "exit status $status, expected 2"
+    grep -qF "$folder was configured with this machine's libraries" <<<"$out" || fail "the message does not name the folder"
+    cmp -s "$folder/CMakeCache.txt" "$work/cache-before" || fail "the folder's cache was changed"
+    rm -rf "$folder" "$work/cache-before"
+    echo "PASS ($case_name)"
+    ;;
   kaggle-bad)
     copy=$work/kaggle-bad
     rm -rf "$copy" && cp -a "$bundle" "$copy" && rm "$copy/gpt2/gpt2.tiktoken"
