@@ -22,6 +22,10 @@ tandem_mpi_test(mpi_world ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=World*:Se
 tandem_mpi_test(mpi_nccl RANKS 1 ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=Nccl*)
 set_tests_properties(mpi_nccl PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 tandem_mpi_test(mpi_grad_sync ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=*GradSync*:BatchNormStats*:TrainerBuffers*)
+# One objective however the batch is split: 1 x 16 and 4 x 4 on one rank,
+# 8 x 1 and 2 x 4 on two.
+tandem_mpi_test(mpi_objective_1rank RANKS 1 ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=TrainerObjective*)
+tandem_mpi_test(mpi_objective ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=TrainerObjective*)
 # The collective contract (communicator.h), on the MPI backend as on NCCL.
 tandem_mpi_test(mpi_contract ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=Contract*:*/Contract*)
 set_tests_properties(mpi_contract PROPERTIES LABELS "mpi;contract")

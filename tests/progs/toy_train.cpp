@@ -70,7 +70,7 @@ class ToyTask : public tandem::Task {
     return {{"x", x}, {"y", x.matmul(a.t())}};
   }
 
-  at::Tensor loss(torch::nn::Module& model, const tandem::Batch& b) override {
+  tandem::Loss loss(torch::nn::Module& model, const tandem::Batch& b) override {
     if (model.is_training()) {
       ++calls_;
       if (calls_ == signal_at_ && (signal_rank_ < 0 || signal_rank_ == rank_)) std::raise(SIGUSR1);
@@ -78,9 +78,9 @@ class ToyTask : public tandem::Task {
     auto& net = static_cast<Net&>(model);
     auto err = (net.forward(b.at("x")) - b.at("y")).pow(2).mean(1);
     auto valid = b.at("valid").to(err.dtype());
-    auto l = (err * valid).sum() / valid.sum();
+    auto l = (err * valid).sum();
     if (model.is_training() && nan_from_ > 0 && calls_ >= nan_from_) l = l * std::nan("");
-    return l;
+    return {l, valid.sum()};
   }
 
  private:

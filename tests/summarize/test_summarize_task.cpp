@@ -6,9 +6,11 @@
 
 #include <vector>
 
+#include "../unit/split_objective.h"
 #include "app/summarize_task.h"
 #include "model/gpt2.h"
 #include "tandem/data/loader.h"
+#include "tandem/nn/recompute.h"
 
 namespace {
 
@@ -77,7 +79,7 @@ TEST(SummarizeTask, LossIsTheSummaryCrossEntropyOfTheFullLogits) {
   module->eval();
   auto& model = dynamic_cast<summarize::GPTImpl&>(*module);
   const tandem::Batch batch = batch_of(task, {1, 1});
-  const at::Tensor loss = task.loss(model, batch);
+  const tandem::Loss loss = task.loss(model, batch);
 
   // What the head-on-summary-positions shortcut stands for: every position's
   // logits, the next-token cross-entropy averaged over the positions whose
@@ -88,14 +90,68 @@ TEST(SummarizeTask, LossIsTheSummaryCrossEntropyOfTheFullLogits) {
   at::Tensor sum = torch::zeros({}, torch::kDouble);
   for (const auto& [row, t] : predicting)
     sum += -torch::log_softmax(logits[row][t].to(torch::kDouble), 0)[idx[row][t + 1].item<int64_t>()];
-  EXPECT_NEAR(loss.item<double>(), (sum / 5.0).item<double>(), 1e-6);
+  EXPECT_NEAR(loss.sum.item<double>(), sum.item<double>(), 1e-5);
+  EXPECT_EQ(loss.weight.item<double>(), 5.0);
 
   // A padding row leaves the loss to the valid one.
-  const at::Tensor first_only = task.loss(model, batch_of(task, {1, 0}));
+  const tandem::Loss first_only = task.loss(model, batch_of(task, {1, 0}));
   at::Tensor first_sum = torch::zeros({}, torch::kDouble);
   for (int64_t t = 2; t <= 4; ++t)
     first_sum += -torch::log_softmax(logits[0][t].to(torch::kDouble), 0)[idx[0][t + 1].item<int64_t>()];
-  EXPECT_NEAR(first_only.item<double>(), (first_sum / 3.0).item<double>(), 1e-6);
+  EXPECT_NEAR(first_only.sum.item<double>(), first_sum.item<double>(), 1e-5);
+  EXPECT_EQ(first_only.weight.item<double>(), 3.0);
+}
+
+// The loss is a sum over summary tokens and their count, so a step trains the
+// mean over every summary token of its global batch whatever the split.
+// Sample i: a prompt of 2 + i % 3 tokens, a summary of 1 + 5i % 7 and the end
+// token. A mean per micro-batch would weigh a token of the micro-batch of
+// short summaries more than one of long ones.
+TEST(SummarizeTask, GradientsDoNotDependOnHowTheBatchIsSplit) {
+  TokenSet set;
+  std::vector<int64_t> all;
+  for (int64_t i = 0; i < 16; ++i) {
+    std::vector<int64_t> tokens;
+    for (int64_t t = 0; t < 2 + i % 3 + 1 + (i * 5) % 7; ++t) tokens.push_back((i * 7 + t * 3) % 48);
+    tokens.push_back(kEot);
+    set.add(tokens, 2 + i % 3, i);
+    all.push_back(i);
+  }
+  torch::manual_seed(0);
+  SummarizeTask task(small_config(), "scratch", set, TokenSet{}, kEot);
+  auto model = task.build_model();
+  const auto whole = tandem::testing::split_gradients(task, *model, all, 16);
+  for (int64_t micro : {8, 4, 2})
+    EXPECT_LT(tandem::testing::relative_difference(tandem::testing::split_gradients(task, *model, all, micro), whole),
+              1e-6)
+        << "micro-batches of " << micro;
+  const double naive = tandem::testing::relative_difference(tandem::testing::split_gradients(task, *model, all, 4, true), whole);
+  EXPECT_GT(naive, 1e-2);
+  std::printf("summarize, 4 micro-batches of 4: a mean of micro-batch means off by %.3g relative\n", naive);
+}
+
+// train.recompute = "blocks": each GPT-2 block runs again in backward, its
+// dropout drawing the same masks; the gradients are bitwise the same.
+TEST(SummarizeTask, RecomputedBlocksGiveBitwiseTheSameGradients) {
+  GPTConfig config = small_config();
+  config.dropout = 0.2;
+  torch::manual_seed(0);
+  SummarizeTask task(config, "scratch", two_examples(), TokenSet{}, kEot);
+  auto model = task.build_model();
+  const tandem::Batch batch = batch_of(task, {1, 1});
+  const auto gradients = [&](bool recompute) {
+    model->zero_grad();
+    torch::manual_seed(5);
+    {
+      tandem::nn::RecomputeScope scope(recompute);
+      task.loss(*model, batch).sum.backward();
+    }
+    std::vector<at::Tensor> grads;
+    for (const auto& p : model->parameters()) grads.push_back(p.grad().clone());
+    return grads;
+  };
+  const auto kept = gradients(false), redone = gradients(true);
+  for (size_t i = 0; i < kept.size(); ++i) EXPECT_TRUE(torch::equal(kept[i], redone[i])) << "parameter " << i;
 }
 
 }  // namespace

@@ -20,15 +20,19 @@ at::Tensor two_labels() { return torch::tensor({2, 1}, torch::kLong); }
 at::Tensor both_valid() { return torch::tensor({true, true}); }
 
 TEST(ClassifierLoss, IsTheMeanCrossEntropy) {
-  const double loss = classification_loss(two_logits(), two_labels(), both_valid()).item<double>();
+  const double loss = classification_loss(two_logits(), two_labels(), both_valid()).mean().item<double>();
   EXPECT_NEAR(loss, (std::log(5.0) + std::log(2.0)) / 2, 1e-6);
 }
 
 TEST(ClassifierLoss, WeighsEachSampleByItsClass) {
   // Weights 1, 2, 3 for classes 0, 1, 2: (3 ln 5 + 2 ln 2) / (3 + 2).
   const at::Tensor weights = torch::tensor({1.0, 2.0, 3.0}, torch::kDouble);
-  const double loss = classification_loss(two_logits(), two_labels(), both_valid(), weights).item<double>();
+  const double loss = classification_loss(two_logits(), two_labels(), both_valid(), weights).mean().item<double>();
   EXPECT_NEAR(loss, (3 * std::log(5.0) + 2 * std::log(2.0)) / 5, 1e-6);
+  // As a sum and its weight, which add up over micro-batches.
+  const Loss parts = classification_loss(two_logits(), two_labels(), both_valid(), weights);
+  EXPECT_NEAR(parts.sum.item<double>(), 3 * std::log(5.0) + 2 * std::log(2.0), 1e-6);
+  EXPECT_NEAR(parts.weight.item<double>(), 5.0, 1e-6);
   // The mean torch's own weighted cross-entropy takes.
   namespace F = torch::nn::functional;
   const double torch_loss =
@@ -41,7 +45,7 @@ TEST(ClassifierLoss, SmoothsLabelsAsTorchDoes) {
   // Sample 0: 0.9 ln 5 + 0.1 (ln 5/3 + ln 5 + ln 5) / 3; sample 1 alike.
   const double s0 = 0.9 * std::log(5.0) + 0.1 * (std::log(5.0 / 3) + 2 * std::log(5.0)) / 3;
   const double s1 = 0.9 * std::log(2.0) + 0.1 * (std::log(4.0) + std::log(2.0) + std::log(4.0)) / 3;
-  const double loss = classification_loss(two_logits(), two_labels(), both_valid(), {}, 0.1).item<double>();
+  const double loss = classification_loss(two_logits(), two_labels(), both_valid(), {}, 0.1).mean().item<double>();
   EXPECT_NEAR(loss, (s0 + s1) / 2, 1e-6);
   namespace F = torch::nn::functional;
   const double torch_loss =
@@ -51,10 +55,10 @@ TEST(ClassifierLoss, SmoothsLabelsAsTorchDoes) {
 
 TEST(ClassifierLoss, LeavesOutPadding) {
   const at::Tensor first_only = torch::tensor({true, false});
-  EXPECT_NEAR(classification_loss(two_logits(), two_labels(), first_only).item<double>(), std::log(5.0), 1e-6);
+  EXPECT_NEAR(classification_loss(two_logits(), two_labels(), first_only).mean().item<double>(), std::log(5.0), 1e-6);
   // A batch of padding only (the epoch's last, filled-up batch on some rank).
   const at::Tensor none = torch::tensor({false, false});
-  EXPECT_EQ(classification_loss(two_logits(), two_labels(), none).item<double>(), 0.0);
+  EXPECT_EQ(classification_loss(two_logits(), two_labels(), none).mean().item<double>(), 0.0);
 }
 
 // Mixup: sample 0 is 3/4 itself (label 2) and 1/4 a class-0 image, sample 1
@@ -64,7 +68,7 @@ MixedTargets two_mixed() { return {torch::tensor({0, 0}, torch::kLong), torch::t
 TEST(ClassifierLoss, MixedTargetsTakeBothLabelsByShare) {
   const double s0 = 0.75 * std::log(5.0) + 0.25 * std::log(5.0 / 3);
   const double s1 = 0.5 * std::log(2.0) + 0.5 * std::log(4.0);
-  const double loss = classification_loss(two_logits(), two_labels(), both_valid(), {}, 0, two_mixed()).item<double>();
+  const double loss = classification_loss(two_logits(), two_labels(), both_valid(), {}, 0, two_mixed()).mean().item<double>();
   EXPECT_NEAR(loss, (s0 + s1) / 2, 1e-6);
   // torch's cross-entropy against the mixed probability targets, with and
   // without smoothing (which torch applies to the mixed target).
@@ -72,7 +76,7 @@ TEST(ClassifierLoss, MixedTargetsTakeBothLabelsByShare) {
   const at::Tensor targets = torch::tensor({0.25, 0.0, 0.75, 0.5, 0.5, 0.0}, torch::kFloat).view({2, 3});
   EXPECT_NEAR(loss, F::cross_entropy(two_logits(), targets).item<double>(), 1e-6);
   const double smoothed =
-      classification_loss(two_logits(), two_labels(), both_valid(), {}, 0.1, two_mixed()).item<double>();
+      classification_loss(two_logits(), two_labels(), both_valid(), {}, 0.1, two_mixed()).mean().item<double>();
   EXPECT_NEAR(smoothed,
               F::cross_entropy(two_logits(), targets, F::CrossEntropyFuncOptions().label_smoothing(0.1)).item<double>(),
               1e-6);
@@ -85,15 +89,15 @@ TEST(ClassifierLoss, MixedTargetsWeighBothLabels) {
   const at::Tensor weights = torch::tensor({1.0, 2.0, 3.0}, torch::kDouble);
   const double sum = 2.25 * std::log(5.0) + 0.25 * std::log(5.0 / 3) + std::log(2.0) + 0.5 * std::log(4.0);
   const double loss =
-      classification_loss(two_logits(), two_labels(), both_valid(), weights, 0, two_mixed()).item<double>();
+      classification_loss(two_logits(), two_labels(), both_valid(), weights, 0, two_mixed()).mean().item<double>();
   EXPECT_NEAR(loss, sum / 4.0, 1e-6);
   // Padding still counts for nothing; a share of 1 is the plain loss.
   const at::Tensor first_only = torch::tensor({true, false});
-  EXPECT_NEAR(classification_loss(two_logits(), two_labels(), first_only, weights, 0, two_mixed()).item<double>(),
+  EXPECT_NEAR(classification_loss(two_logits(), two_labels(), first_only, weights, 0, two_mixed()).mean().item<double>(),
               (2.25 * std::log(5.0) + 0.25 * std::log(5.0 / 3)) / 2.5, 1e-6);
   const MixedTargets whole = {torch::tensor({0, 0}, torch::kLong), torch::ones({2})};
-  EXPECT_NEAR(classification_loss(two_logits(), two_labels(), both_valid(), weights, 0, whole).item<double>(),
-              classification_loss(two_logits(), two_labels(), both_valid(), weights).item<double>(), 1e-7);
+  EXPECT_NEAR(classification_loss(two_logits(), two_labels(), both_valid(), weights, 0, whole).mean().item<double>(),
+              classification_loss(two_logits(), two_labels(), both_valid(), weights).mean().item<double>(), 1e-7);
 }
 
 TEST(MixupDraw, DependsOnTheEpochAndTheSampleOnly) {

@@ -63,19 +63,6 @@ TEST(TrainLossScaler, DisabledIsScaleOneAndNeverSkips) {
   EXPECT_TRUE(scaler.update(false));
   EXPECT_EQ(scaler.scale(), 1.0);
   EXPECT_EQ(scaler.skipped(), 0);
-
-  const at::Tensor grad = torch::full({3}, 8.0);
-  scaler.unscale({grad});
-  EXPECT_TRUE(torch::equal(grad, torch::full({3}, 8.0)));
-}
-
-TEST(TrainLossScaler, UnscaleDividesInPlace) {
-  const LossScaler scaler(true);
-  const at::Tensor a = torch::full({2, 2}, 65536.0 * 3);
-  const at::Tensor b = torch::full({4}, 65536.0 / 2);
-  scaler.unscale({a, at::Tensor(), b});
-  EXPECT_TRUE(torch::equal(a, torch::full({2, 2}, 3.0)));
-  EXPECT_TRUE(torch::equal(b, torch::full({4}, 0.5)));
 }
 
 TEST(TrainLossScaler, StateRoundTrips) {

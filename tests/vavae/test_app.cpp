@@ -14,10 +14,12 @@
 #include "app/vae_source.h"
 #include "data/user_folders.h"
 #include "keys.h"
+#include "tandem/nn/recompute.h"
 #include "tandem/config/config.h"
 #include "tandem/config/load.h"
 #include "tandem/error.h"
 #include "tandem/train/train_keys.h"
+#include "../unit/split_objective.h"
 #include "../unit/test_support.h"
 
 namespace {
@@ -157,15 +159,15 @@ TEST(VavaeVaeSource, WeightsHashSeesEveryValue) {
   EXPECT_NE(vavae::weights_hash(*a), vavae::weights_hash(*b));
 }
 
-vavae::DitTask tiny_task(double dropout) {
+vavae::DitTask tiny_task(double dropout, int64_t samples = 6) {
   vavae::DitTaskOptions o;
   o.dit = vavae::DitOptions::preset("tiny");
   o.dit.input_size = 2;
   o.dit.in_channels = 4;
   o.dit.num_classes = 3;
   o.dit.class_dropout_prob = dropout;
-  const at::Tensor x = torch::arange(6 * 16, torch::kFloat).view({6, 4, 2, 2});
-  const at::Tensor y = torch::tensor({0, 1, 2, 0, 1, 2}, torch::kLong);
+  const at::Tensor x = torch::arange(samples * 16, torch::kFloat).view({samples, 4, 2, 2});
+  const at::Tensor y = torch::arange(samples, torch::kLong) % 3;
   return vavae::DitTask(o, x, y, x, y);
 }
 
@@ -196,7 +198,55 @@ TEST(VavaeDitTask, FreshModelLossIsTheTargetsPower) {
   auto model = task.build_model();
   const auto batch = task.make_batch({0, 5}, false, 3);
   const at::Tensor expected = (batch.at("x1") - batch.at("x0")).pow(2).mean();
-  EXPECT_NEAR(task.loss(*model, batch).item<double>(), expected.item<double>(), 1e-4);
+  EXPECT_NEAR(task.loss(*model, batch).mean().item<double>(), expected.item<double>(), 1e-4);
+}
+
+// A fresh DiT's output layer is zero, and so are the gradients of all but
+// it: the weights moved a little away from their start.
+std::shared_ptr<torch::nn::Module> trainable_dit(vavae::DitTask& task) {
+  torch::manual_seed(0);
+  auto model = task.build_model();
+  torch::NoGradGuard no_grad;
+  for (auto& p : model->parameters()) p.add_(torch::randn_like(p) * 0.02);
+  return model;
+}
+
+// The DiT's loss is a mean over samples of equal weight: the same objective
+// over micro-batches of any size (all samples valid, drop_last).
+TEST(VavaeDitTask, GradientsDoNotDependOnHowTheBatchIsSplit) {
+  auto task = tiny_task(0.0, 16);
+  auto model = trainable_dit(task);
+  std::vector<int64_t> all(16);
+  for (int64_t i = 0; i < 16; ++i) all[i] = i;
+  const auto whole = tandem::testing::split_gradients(task, *model, all, 16, false, 5);
+  for (int64_t micro : {8, 4, 2})
+    EXPECT_LT(tandem::testing::relative_difference(tandem::testing::split_gradients(task, *model, all, micro, false, 5),
+                                                   whole),
+              1e-6)
+        << "micro-batches of " << micro;
+}
+
+// train.recompute = "blocks": each DiT block (tokens and conditioning in)
+// runs again in backward; the gradients are bitwise the same.
+TEST(VavaeDitTask, RecomputedBlocksGiveBitwiseTheSameGradients) {
+  auto task = tiny_task(0.0, 4);
+  auto model = trainable_dit(task);
+  const auto batch = tandem::make_loop_batch(task, {0, 1, 2, 3}, {1, 1, 1, 1}, true, 5);
+  const auto gradients = [&](bool recompute) {
+    model->zero_grad();
+    {
+      tandem::nn::RecomputeScope scope(recompute);
+      task.loss(*model, batch).sum.backward();
+    }
+    std::vector<at::Tensor> grads;
+    for (const auto& p : model->parameters()) grads.push_back(p.grad().defined() ? p.grad().clone() : at::Tensor());
+    return grads;
+  };
+  const auto kept = gradients(false), redone = gradients(true);
+  const auto names = model->named_parameters().keys();
+  for (size_t i = 0; i < kept.size(); ++i)
+    EXPECT_TRUE(kept[i].defined() == redone[i].defined() && (!kept[i].defined() || torch::equal(kept[i], redone[i])))
+        << names[i] << (kept[i].defined() ? " differs by " + std::to_string((kept[i] - redone[i]).abs().max().item<double>()) : "");
 }
 
 }  // namespace

@@ -151,7 +151,7 @@ at::Tensor CarotidTask::image_of(const tandem::Batch& batch) {
   return raw.to(at::kFloat).div_(255).sub_(device_mean_).div_(device_std_);
 }
 
-at::Tensor CarotidTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {
+tandem::Loss CarotidTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {
   tandem::MixedTargets mixed;
   if (batch.count("lam")) mixed = {batch.at("partner_label"), batch.at("lam")};
   const at::Tensor image = image_of(batch);

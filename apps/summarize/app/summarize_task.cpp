@@ -60,17 +60,20 @@ void SummarizeTask::complete_batch(tandem::Batch& batch) const {
   batch["predict_at"] = torch::tensor(at, torch::kLong);
 }
 
-at::Tensor SummarizeTask::loss(torch::nn::Module& module, const tandem::Batch& batch) {
+tandem::Loss SummarizeTask::loss(torch::nn::Module& module, const tandem::Batch& batch) {
   auto& model = static_cast<GPTImpl&>(module);
   const auto& idx = batch.at("idx");
   const auto& at = batch.at("predict_at");
   // The head runs only where a summary token is predicted: with GPT-2's 50257
   // outputs it is most of the work, and the prompt's logits are never used.
   auto hidden = model.features(idx);
-  if (at.numel() == 0) return hidden.sum() * 0;
+  const auto count = torch::full({}, static_cast<double>(at.numel()), hidden.options().dtype(torch::kFloat));
+  if (at.numel() == 0) return {hidden.sum().to(torch::kFloat) * 0, count};
   auto h = hidden.narrow(1, 0, hidden.size(1) - 1).reshape({-1, hidden.size(2)}).index_select(0, at);
   auto targets = idx.narrow(1, 1, idx.size(1) - 1).reshape({-1}).index_select(0, at);
-  return torch::nn::functional::cross_entropy(model.head(h).to(torch::kFloat), targets);
+  namespace F = torch::nn::functional;
+  return {F::cross_entropy(model.head(h).to(torch::kFloat), targets, F::CrossEntropyFuncOptions().reduction(torch::kSum)),
+          count};
 }
 
 namespace {

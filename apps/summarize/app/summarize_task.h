@@ -16,7 +16,9 @@ class SummarizeTask : public tandem::Task {
   int64_t eval_size() const override { return val_.size(); }
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
   void complete_batch(tandem::Batch& batch) const override;
-  at::Tensor loss(torch::nn::Module& model, const tandem::Batch& batch) override;
+  // The cross-entropy summed over the summary tokens the batch predicts, and
+  // their number.
+  tandem::Loss loss(torch::nn::Module& model, const tandem::Batch& batch) override;
   int64_t tokens_in(const tandem::Batch& batch) const override;
   double flops_in(const tandem::Batch& batch) const override;
   // The loss honours batch["valid"], so no example is left out of an epoch.

@@ -11,6 +11,7 @@
 #include "model/row_product.h"
 #include "tandem/error.h"
 #include "tandem/nn/attention.h"
+#include "tandem/nn/recompute.h"
 
 namespace summarize {
 
@@ -169,7 +170,14 @@ at::Tensor GPTImpl::features(const at::Tensor& idx, KVCache* cache, const at::Te
       positions.defined() ? positions : torch::arange(past, past + t, idx.options().dtype(torch::kLong)).unsqueeze(0);
   at::Tensor x = transformer->drop(transformer->wte(idx) + transformer->wpe(pos));
   const at::Tensor mask = tandem::nn::attention_mask(t, past + t, /*causal=*/true, key_mask, idx.device());
-  for (auto& block : *transformer->h) x = block->as<Block>()->forward(x, cache, mask);
+  for (auto& block : *transformer->h) {
+    auto* b = block->as<Block>();
+    if (cache != nullptr) {
+      x = b->forward(x, cache, mask);
+      continue;
+    }
+    x = tandem::nn::recomputed(*b, [b, mask](const at::Tensor& h, const at::Tensor&) { return b->forward(h, nullptr, mask); }, x);
+  }
   return transformer->ln_f(x);
 }
 

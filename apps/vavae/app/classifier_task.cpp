@@ -31,7 +31,7 @@ tandem::Batch ClassifierTask::make_batch(const std::vector<int64_t>& indices, bo
   return {{"image", torch::stack(images)}, {"label", torch::tensor(labels, torch::kLong)}};
 }
 
-at::Tensor ClassifierTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {
+tandem::Loss ClassifierTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {
   return tandem::classification_loss(tandem::resnet_logits(model, batch.at("image")), batch.at("label"),
                                      batch.at("valid"));
 }

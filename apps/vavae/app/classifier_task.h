@@ -24,7 +24,7 @@ class ClassifierTask : public tandem::Task {
   int64_t train_size() const override { return static_cast<int64_t>(train_.size()); }
   int64_t eval_size() const override { return static_cast<int64_t>(eval_.size()); }
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
-  at::Tensor loss(torch::nn::Module& model, const tandem::Batch& batch) override;
+  tandem::Loss loss(torch::nn::Module& model, const tandem::Batch& batch) override;
   // tandem::classification_rows: evaluate reads "pred" and "label" (0-based users).
   tandem::EvalRows eval_rows(torch::nn::Module& model, const tandem::Batch& batch) override;
   // "loss" and "accuracy".

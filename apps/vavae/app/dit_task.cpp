@@ -40,11 +40,12 @@ tandem::Batch DitTask::make_batch(const std::vector<int64_t>& indices, bool trai
           {"y", torch::tensor(labels, torch::kLong)}};
 }
 
-at::Tensor DitTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {
+// A mean over the batch's samples, all valid (drop_last), of equal weight.
+tandem::Loss DitTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {
   auto& dit = dynamic_cast<DitImpl&>(model);
   const FlowPair pair = make_flow_pair(batch.at("x1"), batch.at("x0"), batch.at("t"));
   const at::Tensor predicted = dit.forward(pair.x_t, pair.t, batch.at("y"));
-  return flow_loss(predicted, pair.velocity, options_.cosine_weight).total;
+  return tandem::Loss::of_mean(flow_loss(predicted, pair.velocity, options_.cosine_weight).total, predicted.size(0));
 }
 
 tandem::EvalRows DitTask::eval_rows(torch::nn::Module& model, const tandem::Batch& batch) {

@@ -31,7 +31,7 @@ class DitTask : public tandem::Task {
   int64_t train_size() const override { return train_x_.size(0); }
   int64_t eval_size() const override { return val_x_.defined() ? val_x_.size(0) : 0; }
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
-  at::Tensor loss(torch::nn::Module& model, const tandem::Batch& batch) override;
+  tandem::Loss loss(torch::nn::Module& model, const tandem::Batch& batch) override;
   // "loss": each sample's mean squared velocity error.
   tandem::EvalRows eval_rows(torch::nn::Module& model, const tandem::Batch& batch) override;
   double flops_in(const tandem::Batch& batch) const override;

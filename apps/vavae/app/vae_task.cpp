@@ -86,10 +86,13 @@ tandem::Batch VaeTask::make_batch(const std::vector<int64_t>& indices, bool trai
   return batch;
 }
 
-at::Tensor VaeTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {
+// A mean over the batch's samples, all valid (drop_last), of equal weight;
+// the VF loss's distance matrix is over the micro-batch's pairs (see Loss).
+tandem::Loss VaeTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {
   const auto vf = batch.find("vf");
-  return vae_training_loss(dynamic_cast<VaeImpl&>(model), batch.at("image"), batch.at("noise"),
-                           vf == batch.end() ? at::Tensor() : vf->second, options_, &vf_weigh_);
+  return tandem::Loss::of_mean(vae_training_loss(dynamic_cast<VaeImpl&>(model), batch.at("image"), batch.at("noise"),
+                                                  vf == batch.end() ? at::Tensor() : vf->second, options_, &vf_weigh_),
+                               batch.at("image").size(0));
 }
 
 tandem::EvalRows VaeTask::eval_rows(torch::nn::Module& model, const tandem::Batch& batch) {

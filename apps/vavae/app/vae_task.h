@@ -48,7 +48,7 @@ class VaeTask : public tandem::Task {
   int64_t train_size() const override { return static_cast<int64_t>(train_.size()); }
   int64_t eval_size() const override { return static_cast<int64_t>(val_.size()); }
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
-  at::Tensor loss(torch::nn::Module& model, const tandem::Batch& batch) override;
+  tandem::Loss loss(torch::nn::Module& model, const tandem::Batch& batch) override;
   // "loss" (the training loss of each sample) and "l1" (its mean |x - x_rec|).
   tandem::EvalRows eval_rows(torch::nn::Module& model, const tandem::Batch& batch) override;
   tandem::Metrics eval_metrics(const tandem::EvalRows& rows) override;

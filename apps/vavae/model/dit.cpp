@@ -10,6 +10,7 @@
 
 #include "model/pos_embed.h"
 #include "tandem/nn/attention.h"
+#include "tandem/nn/recompute.h"
 #include "tandem/error.h"
 
 namespace vavae {
@@ -207,7 +208,10 @@ at::Tensor DitImpl::forward(const at::Tensor& x, const at::Tensor& t, const at::
   }
   at::Tensor h = x_embedder(x) + pos_embed;
   const at::Tensor c = t_embedder(t) + y_embedder(y);
-  for (const auto& block : *blocks) h = block->as<DitBlock>()->forward(h, c, feat_rope);
+  for (const auto& block : *blocks) {
+    auto* b = block->as<DitBlock>();
+    h = tandem::nn::recomputed(*b, [b, rope = feat_rope](const at::Tensor& x, const at::Tensor& cond) mutable { return b->forward(x, cond, rope); }, h, c);
+  }
   return unpatchify(final_layer(h, c));
 }
 

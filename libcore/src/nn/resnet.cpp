@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tandem/error.h"
+#include "tandem/nn/recompute.h"
 
 namespace tandem::nn {
 
@@ -92,7 +93,8 @@ ResNetImpl::ResNetImpl(const ResNetOptions& options) : options_(options) {
 at::Tensor ResNetImpl::features(const at::Tensor& x) {
   at::Tensor h = bn1(conv1(options_.channels_last ? x.contiguous(at::MemoryFormat::ChannelsLast) : x)).relu_();
   if (options_.stem == "imagenet") h = F::max_pool2d(h, F::MaxPool2dFuncOptions(3).stride(2).padding(1));
-  h = layer4->forward(layer3->forward(layer2->forward(layer1->forward(h))));
+  for (torch::nn::Sequential stage : {layer1, layer2, layer3, layer4})
+    h = recomputed(*stage, [stage](const at::Tensor& x, const at::Tensor&) mutable { return stage->forward(x); }, h);
   return F::adaptive_avg_pool2d(h, F::AdaptiveAvgPool2dFuncOptions(1)).flatten(1);
 }
 

@@ -19,7 +19,7 @@ at::Tensor resnet_logits(torch::nn::Module& model, const at::Tensor& images) {
   return dynamic_cast<nn::ResNetImpl&>(model).forward(images).to(at::kFloat);
 }
 
-at::Tensor classification_loss(const at::Tensor& logits, const at::Tensor& labels, const at::Tensor& valid,
+Loss classification_loss(const at::Tensor& logits, const at::Tensor& labels, const at::Tensor& valid,
                                const at::Tensor& class_weights, double label_smoothing, const MixedTargets& mixed) {
   // Each sample's weighted loss and weight for one label per sample.
   const auto weighed = [&](const at::Tensor& targets) -> std::pair<at::Tensor, at::Tensor> {
@@ -40,7 +40,7 @@ at::Tensor classification_loss(const at::Tensor& logits, const at::Tensor& label
     weight = lam * weight + (1 - lam) * partner_weight;
   }
   const at::Tensor counted = valid.to(logits.device(), at::kFloat);
-  return (loss * counted).sum() / (weight * counted).sum().clamp_min(1e-12);
+  return {(loss * counted).sum(), (weight * counted).sum()};
 }
 
 MixupDraw mixup_draw(uint64_t seed, int64_t sample, int64_t train_size, double alpha) {

@@ -1,7 +1,5 @@
 #include "tandem/train/loss_scaler.h"
 
-#include <torch/torch.h>
-
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -44,16 +42,6 @@ LossScaler::LossScaler(bool enabled, LossScalerOptions options)
         "LossScaler: needs init_scale > 0, growth_factor > 1, 0 < backoff_factor < 1 and "
         "growth_interval >= 1");
   }
-}
-
-void LossScaler::unscale(const std::vector<at::Tensor>& grads) const {
-  if (!enabled_) return;
-  torch::NoGradGuard no_grad;
-  std::vector<at::Tensor> defined;
-  for (const at::Tensor& grad : grads)
-    if (grad.defined()) defined.push_back(grad);
-  // One multi-tensor launch for every gradient.
-  if (!defined.empty()) at::_foreach_mul_(defined, 1.0 / scale_);
 }
 
 bool LossScaler::update(bool grads_finite) {

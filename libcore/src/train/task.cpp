@@ -12,13 +12,25 @@ Batch make_loop_batch(Task& task, const std::vector<int64_t>& indices, const std
   return batch;
 }
 
+Loss Loss::of_mean(const at::Tensor& mean, int64_t count) {
+  return {mean * static_cast<double>(count),
+          torch::full({}, static_cast<double>(count), mean.options().dtype(torch::kFloat))};
+}
+
+at::Tensor Loss::mean() const { return sum / weight.to(sum.dtype()).clamp_min(1e-30); }
+
 EvalRows Task::eval_rows(torch::nn::Module& model, const Batch& batch) {
-  const auto n = batch.at("valid").size(0);
-  return {{"loss", loss(model, batch).detach().to(torch::kFloat).cpu().expand({n}).contiguous()}};
+  const at::Tensor valid = batch.at("valid").to(torch::kDouble).cpu();
+  const at::Tensor share = valid / valid.sum().clamp_min(1);
+  const Loss l = loss(model, batch);
+  return {{"loss_sum", l.sum.detach().to(torch::kDouble).cpu() * share},
+          {"loss_weight", l.weight.detach().to(torch::kDouble).cpu() * share}};
 }
 
 Metrics Task::eval_metrics(const EvalRows& rows) {
-  return {{"loss", rows.at("loss").to(torch::kDouble).mean().item<double>()}};
+  if (!rows.count("loss_weight")) return {{"loss", rows.at("loss").to(torch::kDouble).mean().item<double>()}};
+  const double weight = rows.at("loss_weight").sum().item<double>();
+  return {{"loss", weight > 0 ? rows.at("loss_sum").sum().item<double>() / weight : 0.0}};
 }
 
 std::vector<std::string> Task::metric_names() const { return {"loss"}; }

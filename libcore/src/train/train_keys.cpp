@@ -70,6 +70,11 @@ void each_setting(Settings& t, Visit&& visit) {
   visit(Table::Model, "beta2", t.beta2, "AdamW beta2", fraction());
   visit(Table::Run, "eps", t.eps, "AdamW epsilon", above(0));
   visit(Table::Model, "grad_clip", t.grad_clip, "clip the global gradient norm to this; 0 disables", at_least(0));
+  visit(Table::Model, "recompute", t.recompute,
+        "activation recomputation: \"blocks\" keeps only each block's input (GPT-2's and the DiT's transformer "
+        "blocks, the ResNet's stages) and runs the block again in backward, for about a third more compute; "
+        "\"none\" keeps every activation",
+        one_of({"none", "blocks"}));
   visit(Table::Run, "precision", t.precision,
         "forward precision: auto = bf16 on GPUs with compute capability >= 8, fp16 on older GPUs, fp32 on CPU",
         one_of({"auto", "fp32", "fp16", "bf16"}));

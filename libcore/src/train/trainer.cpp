@@ -30,6 +30,7 @@
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
 #include "tandem/io/checkpoint_dir.h"
+#include "tandem/nn/recompute.h"
 #include "tandem/obs/gpu_monitor.h"
 #include "tandem/obs/log.h"
 #include "tandem/obs/metrics.h"
@@ -114,6 +115,13 @@ struct Trainer::Impl {
   std::unique_ptr<Sampler> sampler;
   Schedule schedule;
   int64_t accum = 1, total_steps = 0, start_step = 0;
+  // A power of two near a rank's share of a global batch's loss weight, the
+  // same on every rank: backward runs on loss sums divided by it, so
+  // gradients have the magnitude a per-rank mean gave them (fp16's range)
+  // before the step knows its weight, and dividing by a power of two changes
+  // no bit. 0 until the first step sets it.
+  double weight_hint = 0;
+  Trainer::GradientHook gradient_hook;
   double best = std::nan("");
   int64_t skipped = 0;
   std::unique_ptr<BadSteps> bad_steps;
@@ -173,12 +181,17 @@ struct Trainer::Impl {
 
   // What one optimizer step did, summed over the ranks.
   struct StepFigures {
-    at::Tensor loss_sum;  // on the device, until the step's one copy to the host
-    double loss = 0, tokens = 0, flops = 0, grad_norm = 0;
+    // On the device, until the step's one copy to the host.
+    at::Tensor loss_sum, weight_sum;
+    double loss = 0, weight = 0, tokens = 0, flops = 0, grad_norm = 0;
+    // What turns the synchronised gradients into those of the step's
+    // objective: undoes the loss scale and the hint, divides by the weight.
+    double grad_factor = 0;
   };
   std::unique_ptr<Loader> make_loader();
   void start_reporting();
   StepFigures forward_backward(DeviceFeed& feed);
+  double first_weight_hint(const at::Tensor& weight);
   void reduce(StepFigures& f, const std::vector<at::Tensor>& grads);
   void update(int64_t step, const StepFigures& f, const std::vector<at::Tensor>& grads, double lr);
   void report(int64_t done, const StepFigures& f, double lr, double ms);
@@ -444,7 +457,7 @@ void Trainer::Impl::recompute_ema_bn_stats(int64_t steps_done) {
     const auto mb = sampler->micro_batch(epoch, i / accum, static_cast<int>(i % accum));
     auto batch = to_device(make_loop_batch(task, mb.indices, mb.valid, true, epoch_seed(seed, epoch)), device);
     AutocastGuard autocast(precision, placement.cuda);
-    task.loss(*model, batch);
+    (void)task.loss(*model, batch);
   };
   recompute_batch_norm_stats(*model, batches, forward, comm.get());
 }
@@ -476,44 +489,66 @@ void Trainer::Impl::start_reporting() {
 Trainer::Impl::StepFigures Trainer::Impl::forward_backward(DeviceFeed& feed) {
   StepFigures f;
   f.loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
+  f.weight_sum = torch::zeros_like(f.loss_sum);
   for (int64_t a = 0; a < accum; ++a) {
     auto [host_batch, batch] = feed.next();
     // Counted on the host copy: on a GPU the count would wait for the device.
     f.tokens += task.tokens_in(host_batch);
     f.flops += task.flops_in(host_batch);
-    at::Tensor loss;
+    Loss loss;
     {
       AutocastGuard autocast(precision, placement.cuda);
+      nn::RecomputeScope recompute(s.recompute == "blocks");
       loss = task.loss(*model, batch);
     }
+    if (weight_hint == 0) weight_hint = first_weight_hint(loss.weight);
     // Only now: a loss may differentiate on its own (autograd::grad for an
     // adaptive weight, as vavae's VF loss does), and the gradient sync must
     // not take those gradients for this backward's.
     if (sync) sync->prepare(a == accum - 1);
-    f.loss_sum += loss.detach().to(torch::kDouble);
-    (loss * (scaler->scale() / static_cast<double>(accum))).backward();
+    f.loss_sum += loss.sum.detach().to(torch::kDouble);
+    f.weight_sum += loss.weight.detach().to(torch::kDouble);
+    (loss.sum * (scaler->scale() / weight_hint)).backward();
   }
   if (sync) sync->finish();
   return f;
 }
 
-// The step's one device-to-host copy: the loss, token and FLOP counts (summed
-// over the ranks) and the gradient norm, which the update needs. Gradients are
-// identical on every rank after the sync, so is the norm, and with it every
-// rank's decision to step or skip.
+// The first micro-batch's loss weight averaged over the ranks, times the
+// accumulation: a rank's share of a global batch's weight, as near as the
+// first step can know it, rounded to a power of two. Once per process, so
+// one collective (and one wait for the device).
+double Trainer::Impl::first_weight_hint(const at::Tensor& weight) {
+  auto w = weight.detach().to(torch::kDouble).reshape({1}).clone();
+  if (world.size() > 1) comm->allreduce(w, ReduceOp::Avg);
+  const double share = w.item<double>() * static_cast<double>(accum);
+  return share > 0 && std::isfinite(share) ? std::exp2(std::round(std::log2(share))) : 1.0;
+}
+
+// The step's one device-to-host copy: the loss sum and weight, token and FLOP
+// counts (summed over the ranks) and the gradient norm, which the update
+// needs. Gradients are identical on every rank after the sync, so is the
+// norm, and with it every rank's decision to step or skip.
 void Trainer::Impl::reduce(StepFigures& f, const std::vector<at::Tensor>& grads) {
   const auto options = f.loss_sum.options();
-  auto reduced = torch::stack({f.loss_sum / static_cast<double>(accum), torch::full({}, f.tokens, options),
+  auto reduced = torch::stack({f.loss_sum, f.weight_sum, torch::full({}, f.tokens, options),
                                torch::full({}, f.flops, options), grad_norm_of(grads, options)});
   if (world.size() > 1) {
-    auto summed = reduced.narrow(0, 0, 3);  // the norm is the same everywhere
+    auto summed = reduced.narrow(0, 0, 4);  // the norm is the same everywhere
     comm->allreduce(summed, ReduceOp::Sum);
   }
   auto host = reduced.cpu();
-  f.loss = host[0].item<double>() / world.size();
-  f.tokens = host[1].item<double>();
-  f.flops = host[2].item<double>();
-  f.grad_norm = host[3].item<double>();
+  f.weight = host[1].item<double>();
+  f.tokens = host[2].item<double>();
+  f.flops = host[3].item<double>();
+  // GradSync averages over the ranks: the gradients hold
+  // sum_r grad(loss_sum_r) * scale / (hint * world), the step wants
+  // sum_r grad(loss_sum_r) / weight. A global batch of no weight (padding
+  // only) teaches nothing.
+  const bool weighed = f.weight > 0;
+  f.loss = weighed ? host[0].item<double>() / f.weight : 0.0;
+  f.grad_factor = weighed ? world.size() * weight_hint / (scaler->scale() * f.weight) : 0.0;
+  f.grad_norm = host[4].item<double>() * f.grad_factor;
 }
 
 // Clips, then steps the optimizer, or skips a step whose gradients are not
@@ -521,12 +556,15 @@ void Trainer::Impl::reduce(StepFigures& f, const std::vector<at::Tensor>& grads)
 // (BadSteps).
 void Trainer::Impl::update(int64_t step, const StepFigures& f, const std::vector<at::Tensor>& grads, double lr) {
   const bool finite = std::isfinite(f.grad_norm);
-  // torch.nn.utils.clip_grad_norm_'s rule, with the norm already known.
+  // torch.nn.utils.clip_grad_norm_'s rule, with the norm already known; one
+  // pass over the gradients for it and the step's factor together.
   const double clip = s.grad_clip > 0 ? s.grad_clip / (f.grad_norm + 1e-6) : 1.0;
-  if (finite && clip < 1.0 && !grads.empty()) {
+  const double factor = f.grad_factor * std::min(clip, 1.0);
+  if (finite && factor != 1.0 && !grads.empty()) {
     torch::NoGradGuard no_grad;
-    at::_foreach_mul_(grads, clip);
+    at::_foreach_mul_(grads, factor);
   }
+  if (gradient_hook) gradient_hook(step, params);
   const bool apply = scaler->update(finite) && finite;
   if (apply) {
     optimizer->step(lr);
@@ -544,6 +582,7 @@ void Trainer::Impl::report(int64_t done, const StepFigures& f, double lr, double
   MetricsWriter::Row row = {{"step", done},
                             {"epoch", done / sampler->steps_per_epoch()},
                             {"loss", f.loss},
+                            {"loss_weight", f.weight},
                             {"lr", lr},
                             {"grad_norm", f.grad_norm},
                             {"loss_scale", scaler->scale()},
@@ -598,7 +637,6 @@ int Trainer::Impl::loop() {
     std::vector<at::Tensor> grads;
     for (auto& [name, p] : params)
       if (p.grad().defined()) grads.push_back(p.grad());
-    scaler->unscale(grads);
     reduce(figures, grads);
     update(step, figures, grads, lr);
     const int64_t done = step + 1;
@@ -688,6 +726,7 @@ int Trainer::Impl::run() {
 }
 
 torch::nn::Module& Trainer::model() { return *impl_->model; }
+void Trainer::on_gradients(GradientHook hook) { impl_->gradient_hook = std::move(hook); }
 const Metrics& Trainer::last_eval() const { return impl_->last_eval; }
 
 }  // namespace tandem

@@ -13,6 +13,9 @@ class AutocastGuard {
  public:
   // FP32 changes nothing. FP16 needs `cuda` (resolve_precision ensures it).
   AutocastGuard(Precision precision, bool cuda);
+  // The state compat::autocast_state gave earlier (for recomputing a forward
+  // in backward as it first ran); a disabled one changes nothing.
+  AutocastGuard(bool cuda, const compat::AutocastState& state);
   // Restores the autocast state found on entry; the outermost guard also drops
   // the cached low-precision copies of the weights, which the optimizer step
   // is about to make stale.

@@ -21,10 +21,11 @@ namespace tandem {
 // and cross-entropy want the full precision.
 at::Tensor resnet_logits(torch::nn::Module& model, const at::Tensor& images);
 
-// Mean cross-entropy over the samples `valid` marks (padding is not), each
+// Cross-entropy over the samples `valid` marks (padding is not), each
 // weighted by its label's entry of `class_weights` [K] where that is defined:
-// sum_i w_i * ce_i / sum_i w_i, the mean torch's cross_entropy(weight=...)
-// takes. A batch with no weight at all (only padding) gives 0, not NaN.
+// the sum sum_i w_i * ce_i and the weight sum_i w_i, whose ratio is the mean
+// torch's cross_entropy(weight=...) takes. A batch of padding only has weight
+// 0 (and mean() 0, not NaN).
 // label_smoothing e makes each ce_i (1 - e) ce_i + e mean_k(-log p_ik), the
 // target (1 - e) one-hot + e / K of torch's cross_entropy(label_smoothing=e):
 // a model on a few hundred persons is kept from driving its training
@@ -38,7 +39,7 @@ struct MixedTargets {
   at::Tensor partner_labels;  // [N] long
   at::Tensor lam;             // [N], each sample's own share
 };
-at::Tensor classification_loss(const at::Tensor& logits, const at::Tensor& labels, const at::Tensor& valid,
+Loss classification_loss(const at::Tensor& logits, const at::Tensor& labels, const at::Tensor& valid,
                                const at::Tensor& class_weights = {}, double label_smoothing = 0,
                                const MixedTargets& mixed = {});
 

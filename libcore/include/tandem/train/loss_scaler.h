@@ -2,14 +2,11 @@
 // Dynamic loss scaling for fp16, as torch.cuda.amp.GradScaler: the loss is
 // multiplied by scale() before backward so that small gradients do not flush
 // to zero in fp16, and the gradients are divided by it before clipping and the
-// optimizer step. A step whose gradients hold inf or NaN is skipped and the
-// scale halved; after growth_interval good steps in a row it doubles. bf16 and
-// fp32 have fp32's range and need none of it: a disabled scaler has scale 1
-// and never skips.
-#include <ATen/core/Tensor.h>
-
+// optimizer step (the Trainer folds that into the step's one multiply). A
+// step whose gradients hold inf or NaN is skipped and the scale halved; after
+// growth_interval good steps in a row it doubles. bf16 and fp32 have fp32's
+// range and need none of it: a disabled scaler has scale 1 and never skips.
 #include <cstdint>
-#include <vector>
 
 #include "tandem/io/checkpoint.h"
 
@@ -29,9 +26,6 @@ class LossScaler {
   bool enabled() const { return enabled_; }
   double scale() const { return enabled_ ? scale_ : 1.0; }
   int64_t skipped() const { return skipped_; }  // steps skipped for overflow
-
-  // Divides each defined gradient by scale(), in place.
-  void unscale(const std::vector<at::Tensor>& grads) const;
 
   // Records whether this step's gradients were all finite (on every rank: the
   // caller reduces the flag) and returns whether the optimizer should step.

@@ -24,6 +24,30 @@ using Metrics = std::map<std::string, double>;
 
 class Task;
 
+// A loss as the trainer takes it: a sum over the batch's valid samples and
+// the weight that sum is over (summarize: summary tokens; carotid: the class
+// weights of its samples; vavae: samples). A step minimises the sums of all
+// its micro-batches on all ranks over their weights summed: the mean over the
+// whole global batch, the same objective however micro_batch, accumulation
+// and world size split it. A mean computed within each micro-batch and then
+// averaged would weigh a token of a micro-batch of short summaries more than
+// one of long summaries (HF transformers #34191).
+//
+// Both are scalars on the model's device; `sum` is differentiable, float32
+// or wider, and `weight` is not. A term that is not a mean over samples
+// (vavae's VF distance matrix over pairs of a micro-batch) enters as its
+// value times the micro-batch's weight, so it is averaged over micro-batches
+// in proportion to their weight, and its meaning still depends on the split.
+struct Loss {
+  at::Tensor sum;
+  at::Tensor weight;
+
+  // Of a mean over `count` samples of equal weight (count > 0).
+  static Loss of_mean(const at::Tensor& mean, int64_t count);
+  // sum / weight; 0 where the weight is 0 (a batch of padding only).
+  at::Tensor mean() const;
+};
+
 // The batch of `indices` as the training loop and evaluation give it to
 // loss() and eval_rows(), on the host: make_batch's tensors, "valid" (one
 // flag per sample: 0 marks padding) and complete_batch's additions.
@@ -53,17 +77,20 @@ class Task {
   // make_batch does (make_loop_batch). The default adds nothing.
   virtual void complete_batch(Batch& batch) const { (void)batch; }
 
-  // The mean loss over the batch's valid samples. The trainer adds
-  // batch["valid"] (bool, one per sample; false marks padding) and runs this
-  // under autocast.
-  virtual at::Tensor loss(torch::nn::Module& model, const Batch& batch) = 0;
+  // The loss of the batch's valid samples as a sum and its weight (see
+  // Loss). The trainer adds batch["valid"] (bool, one per sample; false marks
+  // padding) and runs this under autocast.
+  virtual Loss loss(torch::nn::Module& model, const Batch& batch) = 0;
 
   // Evaluation, per sample, padding included (the trainer drops it). The
-  // default gives each sample its batch's loss, whose mean over all samples
-  // is the evaluation loss.
+  // default shares the batch's loss sum and weight out equally among its
+  // valid samples, as rows "loss_sum" and "loss_weight".
   virtual EvalRows eval_rows(torch::nn::Module& model, const Batch& batch);
   // Metrics from every rank's rows, in dataset order, padding removed. The
-  // default is {"loss": mean of rows["loss"]}.
+  // default is {"loss": the rows' loss sums over their weights}: the
+  // evaluation set's loss, weighted as in training, however it is batched;
+  // or, for an eval_rows that gives each sample its own "loss" (samples of
+  // equal weight), their mean.
   virtual Metrics eval_metrics(const EvalRows& rows);
   // The names eval_metrics gives, known before training, so that a misspelt
   // train.best_metric stops the run at the door rather than at the first

@@ -45,6 +45,7 @@ struct TrainSettings {
   int64_t max_steps = 0, epochs = 1, micro_batch = 8;
   double lr = 3e-4;
   std::string schedule = "cosine";
+  std::string recompute = "none";
   int64_t warmup_steps = 0;
   double weight_decay = 0.1, beta1 = 0.9, beta2 = 0.999, grad_clip = 1.0, ema_decay = 0.0;
   int64_t ema_bn_batches = 0;

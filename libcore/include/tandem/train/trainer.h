@@ -5,9 +5,12 @@
 // during backward, precision and loss scaling, AdamW with clipping and a
 // schedule, evaluation on all ranks, checkpoints, exact resume (also on a
 // different number of ranks), preemption by signal, and per-step metrics.
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "tandem/named_tensors.h"
 #include "tandem/train/task.h"
 #include "tandem/train/train_keys.h"
 
@@ -37,6 +40,13 @@ class Trainer {
 
   torch::nn::Module& model();
   const Metrics& last_eval() const;
+
+  // Called on every rank at every step with the trainable parameters, whose
+  // grad() then holds the gradient of the step's objective as the optimizer
+  // takes it (synchronised, divided by the global batch's loss weight,
+  // clipped), before the step. For tests and tools that watch training.
+  using GradientHook = std::function<void(int64_t step, const NamedTensors& params)>;
+  void on_gradients(GradientHook hook);
 
   struct Impl;
 
