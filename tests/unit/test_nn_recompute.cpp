@@ -129,6 +129,24 @@ TEST(Recompute, EachParameterGetsItsGradientOnce) {
   EXPECT_EQ(calls, (std::map<std::string, int>{{"fc.bias", 1}, {"fc.weight", 1}}));
 }
 
+// As torch.utils.checkpoint's reentrant variant: the inner backward would
+// write the block's parameters' .grad, which autograd::grad must not.
+TEST(Recompute, AutogradGradThroughABlockIsRefused) {
+  TwoInputBlock block;
+  auto* b = block.get();
+  const at::Tensor x = torch::randn({2, 6}, torch::requires_grad()), c = torch::ones({2, 6});
+  RecomputeScope scope(true);
+  const at::Tensor out =
+      recomputed(*b, [b](const at::Tensor& a, const at::Tensor& cond) { return b->forward(a, cond); }, x, c).sum();
+  try {
+    torch::autograd::grad({out}, {x});
+    FAIL() << "autograd::grad went through";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("use backward()"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(b->fc->weight.grad().defined());
+}
+
 TEST(Recompute, OffOutsideAScopeAndWithoutAutograd) {
   TwoInputBlock block;
   auto* b = block.get();

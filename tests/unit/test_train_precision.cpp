@@ -91,6 +91,20 @@ TEST(TrainAutocastGuard, RestoresTheStateFoundOnEntry) {
   tandem::compat::set_autocast_state(false, original);
 }
 
+// A recomputed block runs again under the state its first run had, also a
+// disabled one inside an autocast region.
+TEST(TrainAutocastGuard, ASavedStateIsAppliedEvenWhenDisabled) {
+  const at::Tensor a = torch::randn({4, 4});
+  const AutocastGuard outer(Precision::BF16, false);
+  {
+    const AutocastGuard off(false, tandem::compat::AutocastState{});
+    EXPECT_FALSE(tandem::compat::autocast_state(false).enabled);
+    EXPECT_EQ(torch::mm(a, a).scalar_type(), torch::kFloat);
+  }
+  EXPECT_TRUE(tandem::compat::autocast_state(false).enabled);
+  EXPECT_EQ(torch::mm(a, a).scalar_type(), torch::kBFloat16);
+}
+
 TEST(TrainAutocastGuard, Fp16OnCudaLowersMatmuls) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   const at::Tensor a = torch::randn({4, 4}, torch::kCUDA);

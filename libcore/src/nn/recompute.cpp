@@ -1,6 +1,7 @@
 #include "tandem/nn/recompute.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <torch/csrc/autograd/engine.h>
 #include <torch/torch.h>
 
 #if TANDEM_TORCH_HAS_CUDA
@@ -62,6 +63,18 @@ struct RandomState {
       gpu.set_state(cuda);
     }
   }
+};
+
+// The generators as they are, put back on leaving.
+class RandomKept {
+ public:
+  explicit RandomKept(const at::Device& device) : state_(RandomState::now(device)) {}
+  ~RandomKept() { state_.set(); }
+  RandomKept(const RandomKept&) = delete;
+  RandomKept& operator=(const RandomKept&) = delete;
+
+ private:
+  RandomState state_;
 };
 
 // What backward needs besides the inputs, kept alive by the autograd graph.
@@ -134,6 +147,10 @@ struct Recompute : torch::autograd::Function<Recompute> {
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto recipe = c10::static_intrusive_pointer_cast<Recipe>(ctx->saved_data["recipe"].toCapsule());
+    // torch.utils.checkpoint's rule: the inner backward accumulates into the
+    // parameters' .grad, which autograd::grad(inputs) must not do.
+    TORCH_CHECK(torch::autograd::Engine::get_default_engine().is_checkpoint_valid(),
+                "recompute: a recomputed block is not differentiable with autograd::grad(inputs); use backward()");
     torch::AutoGradMode grad_on(true);  // backward runs without; the second run and its inputs need it
     const auto saved = ctx->get_saved_variables();
     Input a(saved[0], ctx->saved_data["a_grad"].toBool());
@@ -145,11 +162,10 @@ struct Recompute : torch::autograd::Function<Recompute> {
     {
       // This thread's generators go on from where they were once the block
       // has drawn what it drew the first time.
-      const RandomState here = RandomState::now(a.in.device());
+      const RandomKept here(a.in.device());
       recipe->random.set();
       AutocastGuard autocast(recipe->cuda, recipe->autocast);
       out = recipe->forward(a.in, recipe->has_b ? b.in : at::Tensor());
-      here.set();
     }
     torch::autograd::backward({out}, {grads[0]});
     return {a.grad, b.grad, at::Tensor()};

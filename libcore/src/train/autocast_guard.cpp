@@ -9,19 +9,21 @@ namespace tandem {
 namespace {
 
 compat::AutocastState state_for(Precision precision, bool cuda) {
-  if (precision == Precision::FP32) return {};
   if (precision == Precision::FP16 && !cuda) throw std::invalid_argument("AutocastGuard: fp16 autocast needs CUDA");
   return {true, precision == Precision::FP16 ? at::kHalf : at::kBFloat16};
 }
 
 }  // namespace
 
-AutocastGuard::AutocastGuard(Precision precision, bool cuda) : AutocastGuard(cuda, state_for(precision, cuda)) {}
+AutocastGuard::AutocastGuard(Precision precision, bool cuda) : active_(precision != Precision::FP32), cuda_(cuda) {
+  if (active_) enter(state_for(precision, cuda));
+}
 
-AutocastGuard::AutocastGuard(bool cuda, const compat::AutocastState& state) : active_(state.enabled), cuda_(cuda) {
-  if (!active_) return;
-  previous_ = compat::autocast_state(cuda);
-  compat::set_autocast_state(cuda, state);
+AutocastGuard::AutocastGuard(bool cuda, const compat::AutocastState& state) : active_(true), cuda_(cuda) { enter(state); }
+
+void AutocastGuard::enter(const compat::AutocastState& state) {
+  previous_ = compat::autocast_state(cuda_);
+  compat::set_autocast_state(cuda_, state);
   at::autocast::increment_nesting();
 }
 

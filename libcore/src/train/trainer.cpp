@@ -119,7 +119,8 @@ struct Trainer::Impl {
   // same on every rank: backward runs on loss sums divided by it, so
   // gradients have the magnitude a per-rank mean gave them (fp16's range)
   // before the step knows its weight, and dividing by a power of two changes
-  // no bit. 0 until the first step sets it.
+  // no bit. 0 until the first step sets it; kept in checkpoints, so that a
+  // resumed fp16 run rounds as an uninterrupted one.
   double weight_hint = 0;
   Trainer::GradientHook gradient_hook;
   double best = std::nan("");
@@ -334,6 +335,7 @@ void Trainer::Impl::restore(const Checkpoint& ckpt) {
   start_step = ckpt.get_int("step");
   skipped = ckpt.get_int("skipped_steps");
   best = ckpt.get_double("best_value");
+  if (ckpt.state.count("weight_hint")) weight_hint = ckpt.get_double("weight_hint");
   if (start_step > total_steps)
     throw UsageError(path + ": already at step " + std::to_string(start_step) + ", past this run's " +
                      std::to_string(total_steps) + " steps");
@@ -385,6 +387,7 @@ void Trainer::Impl::save(int64_t steps_done) {
     state["seed"] = static_cast<int64_t>(seed);
     state["skipped_steps"] = skipped;
     state["best_value"] = best;
+    state["weight_hint"] = weight_hint;
     state["config"] = config.to_toml();
     TensorSets sets = {{"model", weights}, {"optim", optimizer->state()}};
     if (ema) sets["ema"] = ema->named_tensors();
@@ -516,13 +519,15 @@ Trainer::Impl::StepFigures Trainer::Impl::forward_backward(DeviceFeed& feed) {
 
 // The first micro-batch's loss weight averaged over the ranks, times the
 // accumulation: a rank's share of a global batch's weight, as near as the
-// first step can know it, rounded to a power of two. Once per process, so
-// one collective (and one wait for the device).
+// first step can know it, rounded to a power of two (a first micro-batch of
+// padding only counts its samples instead). Once per run, so one collective
+// (and one wait for the device).
 double Trainer::Impl::first_weight_hint(const at::Tensor& weight) {
   auto w = weight.detach().to(torch::kDouble).reshape({1}).clone();
   if (world.size() > 1) comm->allreduce(w, ReduceOp::Avg);
-  const double share = w.item<double>() * static_cast<double>(accum);
-  return share > 0 && std::isfinite(share) ? std::exp2(std::round(std::log2(share))) : 1.0;
+  double share = w.item<double>() * static_cast<double>(accum);
+  if (!(share > 0) || !std::isfinite(share)) share = static_cast<double>(s.micro_batch * accum);
+  return std::exp2(std::round(std::log2(share)));
 }
 
 // The step's one device-to-host copy: the loss sum and weight, token and FLOP
@@ -565,6 +570,13 @@ void Trainer::Impl::update(int64_t step, const StepFigures& f, const std::vector
     at::_foreach_mul_(grads, factor);
   }
   if (gradient_hook) gradient_hook(step, params);
+  if (f.weight <= 0) {
+    // AdamW's momentum and decay would still move the weights.
+    log::warn("step ", step + 1, ": the global batch has no loss weight (padding only), update skipped");
+    optimizer->zero_grad();
+    ++skipped;
+    return;
+  }
   const bool apply = scaler->update(finite) && finite;
   if (apply) {
     optimizer->step(lr);

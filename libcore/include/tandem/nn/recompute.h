@@ -8,8 +8,11 @@
 // Memory: the activations of one block at a time instead of all blocks';
 // cost: a second forward of every block, about a third more compute.
 //
-// Each parameter gets its gradient once, from the inner backward, so
-// GradSync's hooks fire as they do without recomputation. Buffers the second
+// A parameter used by one recomputed block only (and nowhere else) gets its
+// gradient once, from the inner backward, so GradSync's hooks fire as they do
+// without recomputation; one shared with other blocks would get one per block,
+// which GradSync refuses. Not differentiable with autograd::grad(inputs) (as
+// torch.utils.checkpoint's reentrant variant): backward() only. Buffers the second
 // run would update again (batch-norm running statistics) are put back as the
 // first run left them. Where a block's forward is deterministic (fp32 on the
 // CPU) the gradients are bitwise those without recomputation.

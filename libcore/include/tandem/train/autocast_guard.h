@@ -13,8 +13,9 @@ class AutocastGuard {
  public:
   // FP32 changes nothing. FP16 needs `cuda` (resolve_precision ensures it).
   AutocastGuard(Precision precision, bool cuda);
-  // The state compat::autocast_state gave earlier (for recomputing a forward
-  // in backward as it first ran); a disabled one changes nothing.
+  // The state compat::autocast_state gave earlier, enabled or not (for
+  // recomputing a forward in backward as it first ran, whatever autocast the
+  // backward's thread inherited).
   AutocastGuard(bool cuda, const compat::AutocastState& state);
   // Restores the autocast state found on entry; the outermost guard also drops
   // the cached low-precision copies of the weights, which the optimizer step
@@ -25,6 +26,8 @@ class AutocastGuard {
   AutocastGuard& operator=(const AutocastGuard&) = delete;
 
  private:
+  void enter(const compat::AutocastState& state);
+
   bool active_;
   bool cuda_;
   compat::AutocastState previous_;
