@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../unit/plan_accuracy.h"
 #include "../unit/test_support.h"
 #include "model/generate.h"
 #include "model/gpt2.h"
@@ -433,3 +434,32 @@ TEST_F(Gpt2HfTest, ImportErrorsNameTheFileAndTheTensor) {
 }
 
 }  // namespace
+
+// The memory plan's GPT-2 estimate against a measured training step (the
+// README's table, tests/bench/bench_memory_plan, has the larger presets):
+// the tiny preset, 4 sequences of 256, the last 64 positions of each through
+// the head as summarize's loss takes them.
+TEST(Gpt2, MemoryPlanIsWithin15PercentOfTheMeasuredPeak) {
+  namespace F = torch::nn::functional;
+  const summarize::GPTConfig config = summarize::GPTConfig::preset("tiny");
+  const int64_t batch = 4, seq = 256, predicted = 64;
+  const at::Tensor idx = torch::randint(config.vocab_size, {batch, seq}, torch::kLong);
+  const at::Tensor at = (torch::arange(batch).unsqueeze(1) * (seq - 1) +
+                         torch::arange(seq - 1 - predicted, seq - 1).unsqueeze(0))
+                            .reshape({-1});
+  const at::Tensor targets = idx.narrow(1, 1, seq - 1).reshape({-1}).index_select(0, at);
+  for (bool recompute : {false, true}) {
+    const auto f = plan_accuracy::figures(
+        [&] { return summarize::GPT(config).ptr(); },
+        [&](torch::nn::Module& m) {
+          auto& model = static_cast<summarize::GPTImpl&>(m);
+          const at::Tensor hidden = model.features(idx);
+          const at::Tensor h = hidden.narrow(1, 0, seq - 1).reshape({-1, hidden.size(2)}).index_select(0, at);
+          return F::cross_entropy(model.head(h).to(torch::kFloat), targets,
+                                  F::CrossEntropyFuncOptions().reduction(torch::kSum));
+        },
+        [&](bool r) { return config.activation_bytes({batch, 4, r}, seq, predicted); }, recompute);
+    EXPECT_NEAR(f.ratio(), 1.0, 0.15) << "recompute " << recompute << ": planned " << f.planned / (1 << 20)
+                                      << " MB, measured " << f.measured / (1 << 20) << " MB";
+  }
+}

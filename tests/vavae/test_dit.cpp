@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../unit/plan_accuracy.h"
 #include "model/dit.h"
 #include "model/pos_embed.h"
 #include "tandem/error.h"
@@ -176,3 +177,22 @@ TEST(VavaeDit, OptionsAreChecked) {
 }
 
 }  // namespace
+
+// The memory plan's DiT estimate against a measured training step (the
+// README's table, tests/bench/bench_memory_plan, has B/1): the tiny preset on
+// 8 latents of 16 x 16 x 32.
+TEST(VavaeDit, MemoryPlanIsWithin15PercentOfTheMeasuredPeak) {
+  const vavae::DitOptions options = vavae::DitOptions::preset("tiny");
+  const int64_t batch = 8;
+  const at::Tensor x = torch::randn({batch, options.in_channels, options.input_size, options.input_size});
+  const at::Tensor t = torch::rand({batch});
+  const at::Tensor y = torch::randint(options.num_classes, {batch}, torch::kLong);
+  for (bool recompute : {false, true}) {
+    const auto f = plan_accuracy::figures(
+        [&] { return vavae::Dit(options).ptr(); },
+        [&](torch::nn::Module& m) { return static_cast<vavae::DitImpl&>(m).forward(x, t, y).pow(2).sum(); },
+        [&](bool r) { return options.activation_bytes({batch, 4, r}); }, recompute);
+    EXPECT_NEAR(f.ratio(), 1.0, 0.15) << "recompute " << recompute << ": planned " << f.planned / (1 << 20)
+                                      << " MB, measured " << f.measured / (1 << 20) << " MB";
+  }
+}

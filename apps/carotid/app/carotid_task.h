@@ -47,6 +47,9 @@ class CarotidTask : public tandem::Task {
   void set_eval(std::vector<Sample> eval);
 
   std::shared_ptr<torch::nn::Module> build_model() override;
+  tandem::Activations activation_bytes(const tandem::ActivationQuery& query) const override {
+    return options_.model.resnet.activation_bytes(query, options_.image_size);
+  }
   bool fixed_shapes() const override { return true; }  // images of one size
   int64_t train_size() const override { return static_cast<int64_t>(train_.size()); }
   int64_t eval_size() const override { return static_cast<int64_t>(eval_.size()); }

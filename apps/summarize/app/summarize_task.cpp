@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include "model/gpt2_hf.h"
 #include "tandem/error.h"
 
@@ -74,6 +76,15 @@ tandem::Loss SummarizeTask::loss(torch::nn::Module& module, const tandem::Batch&
   namespace F = torch::nn::functional;
   return {F::cross_entropy(model.head(h).to(torch::kFloat), targets, F::CrossEntropyFuncOptions().reduction(torch::kSum)),
           count};
+}
+
+tandem::Activations SummarizeTask::activation_bytes(const tandem::ActivationQuery& query) const {
+  int64_t length = 0, predicted = 0;
+  for (int64_t i = 0; i < train_.size(); ++i) {
+    length = std::max(length, train_.length(i));
+    predicted = std::max(predicted, train_.length(i) - train_.prompt_len[i]);
+  }
+  return config_.activation_bytes(query, length, predicted);
 }
 
 namespace {

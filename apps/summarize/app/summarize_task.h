@@ -19,6 +19,9 @@ class SummarizeTask : public tandem::Task {
   // The cross-entropy summed over the summary tokens the batch predicts, and
   // their number.
   tandem::Loss loss(torch::nn::Module& model, const tandem::Batch& batch) override;
+  // For the worst micro-batch: every row as long as the longest training
+  // sequence, with as many summary tokens as the longest summary.
+  tandem::Activations activation_bytes(const tandem::ActivationQuery& query) const override;
   int64_t tokens_in(const tandem::Batch& batch) const override;
   double flops_in(const tandem::Batch& batch) const override;
   // The loss honours batch["valid"], so no example is left out of an epoch.

@@ -71,6 +71,28 @@ double GPTConfig::training_flops(int64_t length, int64_t predicted) const {
   return 3 * (blocks + attention + head);
 }
 
+tandem::Activations GPTConfig::activation_bytes(const tandem::ActivationQuery& q, int64_t length, int64_t predicted) const {
+  const int64_t c = n_embd, e = q.element_bytes, tokens = q.micro_batch * length;
+  // Per token, what a block's backward reads: in fp32 the residual stream
+  // where each LayerNorm takes it (2c); in the compute dtype the LayerNorms'
+  // outputs (2c), q, k and v (3c), attention's output (c), the MLP's input
+  // and GELU's (8c); attention's log-sum-exp per head in fp32. A block under
+  // recomputation keeps its input alone, and one block's worth lives again
+  // while it runs backward.
+  const int64_t block = tokens * (2 * c * 4 + 14 * c * e + n_head * 4);
+  const int64_t inputs = n_layer * tokens * c * 4;
+  // The final LayerNorm's input and the head's input rows; log_softmax's fp32
+  // output over the vocabulary at each predicted position, which backward
+  // starts by joining with two more of its size (the loss's gradient and its
+  // own). At the end, the position and token embeddings' dense gradient
+  // (vocab x c) before it is added to the head's, which shares its weight.
+  const int64_t rows = q.micro_batch * predicted;
+  const int64_t head = tokens * c * 4 + rows * c * e + 3 * rows * vocab_size * 4;
+  const int64_t embedding = vocab_size * c * 4;
+  if (q.recompute) return {inputs + head, inputs + block + embedding};
+  return {n_layer * block + head, embedding};
+}
+
 LayerNormImpl::LayerNormImpl(int64_t size, bool bias, double eps) : eps_(eps) {
   weight = register_parameter("weight", torch::ones({size}));
   if (bias) this->bias = register_parameter("bias", torch::zeros({size}));

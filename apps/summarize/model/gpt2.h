@@ -16,6 +16,7 @@
 
 #include "model/kv_cache.h"
 #include "model/weight_copy.h"
+#include "tandem/train/memory_plan.h"
 
 namespace summarize {
 
@@ -51,6 +52,10 @@ struct GPTConfig {
   // c) where a token is predicted. Lookups, norms, biases and softmax are
   // left out, as in the usual basis of MFU.
   double training_flops(int64_t length, int64_t predicted) const;
+
+  // What training keeps for backward (Task::activation_bytes) on sequences of
+  // `length` tokens of which `predicted` go through the output head.
+  tandem::Activations activation_bytes(const tandem::ActivationQuery& query, int64_t length, int64_t predicted) const;
 };
 
 // LayerNorm whose bias can be left out (torch::nn::LayerNorm has both affine

@@ -20,6 +20,9 @@ class ClassifierTask : public tandem::Task {
   void set_eval(std::vector<ImageItem> eval) { eval_ = std::move(eval); }
 
   std::shared_ptr<torch::nn::Module> build_model() override;
+  tandem::Activations activation_bytes(const tandem::ActivationQuery& query) const override {
+    return model_.activation_bytes(query, image_size_);
+  }
   bool fixed_shapes() const override { return true; }  // images of one size
   int64_t train_size() const override { return static_cast<int64_t>(train_.size()); }
   int64_t eval_size() const override { return static_cast<int64_t>(eval_.size()); }

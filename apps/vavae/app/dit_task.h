@@ -27,6 +27,9 @@ class DitTask : public tandem::Task {
           at::Tensor val_labels);
 
   std::shared_ptr<torch::nn::Module> build_model() override;
+  tandem::Activations activation_bytes(const tandem::ActivationQuery& query) const override {
+    return options_.dit.activation_bytes(query);
+  }
   bool fixed_shapes() const override { return true; }  // images of one size
   int64_t train_size() const override { return train_x_.size(0); }
   int64_t eval_size() const override { return val_x_.defined() ? val_x_.size(0) : 0; }

@@ -80,6 +80,26 @@ void DitOptions::validate() const {
   }
 }
 
+tandem::Activations DitOptions::activation_bytes(const tandem::ActivationQuery& q) const {
+  const int64_t c = hidden_size, h = mlp_hidden(), e = q.element_bytes;
+  const int64_t tokens = q.micro_batch * grid_size() * grid_size();
+  // Per token, what a block's backward reads: its input and the attention
+  // branch's residual sum (2c, fp32), each RMSNorm's output and its
+  // modulation (4c), q, k, v and RoPE's q and k (5c), attention's output and
+  // the projection's (2c), SwiGLU's two halves, its gate's sigmoid (or SiLU)
+  // and its product (4h), the MLP projection's output (c); attention's
+  // log-sum-exp per head. A block under
+  // recomputation keeps its input alone, and one block's worth lives again
+  // while it runs backward.
+  const int64_t block = tokens * (2 * c * 4 + (12 * c + 4 * h) * e + num_heads * 4);
+  const int64_t inputs = depth * tokens * c * 4;
+  // The patch embedding's input and the final layer's norm, modulation and
+  // output.
+  const int64_t ends = tokens * (in_channels * patch_size * patch_size * 2 + 3 * c) * e;
+  if (q.recompute) return {inputs + ends, inputs + block};
+  return {depth * block + ends, 0};
+}
+
 TimestepEmbedderImpl::TimestepEmbedderImpl(int64_t hidden_size) {
   mlp = register_module("mlp", torch::nn::Sequential(torch::nn::Linear(kFrequencies, hidden_size), torch::nn::SiLU(),
                                                      torch::nn::Linear(hidden_size, hidden_size)));

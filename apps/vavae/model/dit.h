@@ -22,6 +22,7 @@
 #include "model/rope.h"
 #include "model/rms_norm.h"
 #include "model/swiglu.h"
+#include "tandem/train/memory_plan.h"
 
 namespace vavae {
 
@@ -49,6 +50,9 @@ struct DitOptions {
   void validate() const;
 
   int64_t grid_size() const { return input_size / patch_size; }
+  // What training keeps for backward (Task::activation_bytes).
+  tandem::Activations activation_bytes(const tandem::ActivationQuery& query) const;
+
   int64_t mlp_hidden() const { return static_cast<int64_t>(2.0 / 3.0 * static_cast<double>(hidden_size) * mlp_ratio); }
 };
 

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -36,6 +37,46 @@ void ResNetOptions::validate() const {
     throw UsageError("model.stem: must be \"imagenet\" (224-pixel inputs) or \"small\" (28-64 pixels), got \"" + stem +
                      "\"");
   }
+}
+
+Activations ResNetOptions::activation_bytes(const ActivationQuery& q, int64_t size) const {
+  const auto conv_out = [](int64_t side, int64_t kernel, int64_t stride) {
+    return (side + 2 * (kernel / 2) - kernel) / stride + 1;
+  };
+  const int64_t n = q.micro_batch, e = q.element_bytes;
+  // The stem: the image (conv1's input), conv1's output (batch norm's) and
+  // the ReLU's; ImageNet's max-pool keeps an int64 index per output.
+  int64_t side = stem == "small" ? size : conv_out(size, 7, 2);
+  int64_t bytes = n * (in_channels * size * size + 2 * 64 * side * side) * e;
+  if (stem == "imagenet") {
+    side = (side + 2 - 3) / 2 + 1;
+    bytes += n * 64 * side * side * 8;
+  }
+  // A BasicBlock keeps four maps of its output's size (each convolution's
+  // output for its batch norm, each ReLU's output), a fifth where a
+  // downsampling convolution feeds its batch norm; its input is the previous
+  // block's last map. A stage under recomputation keeps only its input, and
+  // the largest stage lives again while it runs backward.
+  //
+  // Backward begins with the last stage (three quarters of ResNet-18's
+  // weights) and fc, whose gradients exist while every earlier stage's
+  // activations still do.
+  const auto blocks = blocks_per_stage(depth);
+  const int64_t last_stage = 512 * 256 * 9 + 512 * 512 * 9 * (2 * blocks[3] - 1) + 512 * 256 + 2 * 512 * (2 * blocks[3] + 1);
+  const int64_t early_gradients = (last_stage + 512 * num_classes + num_classes) * 4;
+  // The first stage's input is the stem's ReLU, counted above, or the pool's.
+  int64_t stages = 0, largest = 0, inputs = stem == "imagenet" ? n * 64 * side * side * e : 0;
+  for (size_t s = 0; s < 4; ++s) {
+    const int64_t planes = int64_t{64} << s;
+    if (s > 0) side = conv_out(side, 3, 2);
+    const int64_t map = n * planes * side * side * e;
+    const int64_t stage = (4 * blocks[s] + (s > 0 ? 1 : 0)) * map;
+    stages += stage;
+    largest = std::max(largest, stage);
+    if (s < 3) inputs += map;
+  }
+  if (q.recompute) return {bytes + inputs + early_gradients, bytes + inputs + largest};
+  return {bytes + stages + early_gradients, 0};
 }
 
 BasicBlockImpl::BasicBlockImpl(int64_t in_planes, int64_t planes, int64_t stride) {

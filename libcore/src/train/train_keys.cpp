@@ -73,8 +73,9 @@ void each_setting(Settings& t, Visit&& visit) {
   visit(Table::Model, "recompute", t.recompute,
         "activation recomputation: \"blocks\" keeps only each block's input (GPT-2's and the DiT's transformer "
         "blocks, the ResNet's stages) and runs the block again in backward, for about a third more compute; "
-        "\"none\" keeps every activation",
-        one_of({"none", "blocks"}));
+        "\"none\" keeps every activation; \"auto\": \"blocks\" only when the memory plan does not fit in 90% of the "
+        "least free device memory of a rank",
+        one_of({"none", "blocks", "auto"}));
   visit(Table::Run, "precision", t.precision,
         "forward precision: auto = bf16 on GPUs with compute capability >= 8, fp16 on older GPUs, fp32 on CPU",
         one_of({"auto", "fp32", "fp16", "bf16"}));

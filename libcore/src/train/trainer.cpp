@@ -1,11 +1,6 @@
 #include "tandem/train/trainer.h"
 
-#include <sys/resource.h>
 #include <torch/torch.h>
-
-#if TANDEM_TORCH_HAS_CUDA
-#include <c10/cuda/CUDACachingAllocator.h>
-#endif
 
 #include <algorithm>
 #include <atomic>
@@ -37,6 +32,7 @@
 #include "tandem/obs/mfu.h"
 #include "tandem/obs/progress.h"
 #include "tandem/obs/tensorboard.h"
+#include "tandem/obs/tensor_memory.h"
 #include "tandem/program.h"
 #include "tandem/random.h"
 #include "tandem/train/adamw.h"
@@ -47,6 +43,7 @@
 #include "tandem/text/first_few.h"
 #include "tandem/train/evaluate.h"
 #include "tandem/train/loss_scaler.h"
+#include "tandem/train/memory_plan.h"
 #include "tandem/train/preemption.h"
 #include "tandem/train/schedule.h"
 #include "tandem/train/train_keys.h"
@@ -65,27 +62,21 @@ at::Tensor grad_norm_of(const std::vector<at::Tensor>& grads, const at::TensorOp
   return torch::stack(at::_foreach_norm(grads, 2.0)).norm(2.0).to(options.dtype());
 }
 
-// The peak of the memory the step's tensors live in: on a GPU the caching
-// allocator's peak of allocated bytes (torch.cuda.max_memory_allocated), on
-// the CPU the process's peak resident set.
-double peak_memory_mb(const Placement& placement) {
-#if TANDEM_TORCH_HAS_CUDA
-  if (placement.cuda) {
-    const auto stats =
-        c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(placement.device_index));
-    const auto all = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
-    return stats.allocated_bytes[all].peak / (1024.0 * 1024.0);
-  }
-#endif
-  (void)placement;
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss / 1024.0;  // Linux reports kilobytes
+// The peak of the memory the run's tensors live in on the rank's device
+// (obs/tensor_memory.h): on a GPU torch.cuda.max_memory_allocated, on the CPU
+// the peak of the CPU tensors counted since the process began counting.
+double peak_memory_mb(const c10::Device& device) {
+  return static_cast<double>(tensor_memory(device).peak) / (1024.0 * 1024.0);
 }
 
 // The seed the task gets for an epoch's augmentation: a function of the run's
 // seed and the epoch only, hence the same on any world size.
 uint64_t epoch_seed(uint64_t seed, int64_t epoch) { return mix_seed(seed, static_cast<uint64_t>(epoch)); }
+
+// The share of a rank's free memory a plan may fill and still be said to fit:
+// the rest is for what the plan leaves out (the allocator's rounding and
+// fragmentation, the CUDA context's workspaces, cuDNN's and cuBLAS's).
+constexpr double kPlanShare = 0.9;
 
 }  // namespace
 
@@ -135,6 +126,11 @@ struct Trainer::Impl {
   // The last step reported, for the GPU monitor's thread to file its samples under.
   std::atomic<int64_t> reported_step{0};
   std::unique_ptr<Progress> progress;
+  // The memory plan, each rank's free device memory when it was made, and
+  // the device's tensor bytes then, which the measured peak is compared from.
+  MemoryPlan plan;
+  std::vector<int64_t> free_bytes;
+  int64_t live_before_model = 0;
   GpuInfo gpu;  // the rank's GPU, for precision and MFU; no name on the CPU
   std::string mfu_precision;  // the peak MFU compares with: tf32 for fp32 with TF32 on
 
@@ -142,6 +138,8 @@ struct Trainer::Impl {
       : world(w), config(c), task(t), s(std::move(settings)) {}
 
   void check_settings();
+  void plan_memory();
+  std::vector<std::string> gather_free_memory();
   void build();
   void restore(const Checkpoint& ckpt);
   void save(int64_t steps_done);
@@ -259,7 +257,10 @@ void Trainer::Impl::build() {
   // Same seed everywhere, so ranks build identical models before the broadcast
   // that makes sure of it.
   torch::manual_seed(seed);
+  reset_tensor_peak(device);
+  live_before_model = std::max<int64_t>(tensor_memory(device).live, 0);
   model = task.build_model();
+  plan_memory();
   model->to(device);
   for (const auto& p : model->named_parameters()) {
     weights.emplace_back(p.key(), p.value());
@@ -294,6 +295,64 @@ void Trainer::Impl::build() {
   if (s.ema_decay > 0) {
     ema = std::make_unique<Ema>(*model);
     if (resume && resume->sets.count("ema")) tandem::restore(*resume, "ema", ema->named_tensors());
+  }
+}
+
+// Every rank's free device memory, in rank order, and the devices' names.
+std::vector<std::string> Trainer::Impl::gather_free_memory() {
+  const int64_t mine[2] = {device_free_bytes(placement.cuda, placement.device_index, world.local_size()),
+                           placement.cuda ? placement.device_index : -1};
+  std::vector<int64_t> all(2 * static_cast<size_t>(world.size()));
+  world.allgather_bytes(mine, sizeof mine, all.data());
+  std::vector<std::string> devices;
+  free_bytes.clear();
+  for (int r = 0; r < world.size(); ++r) {
+    free_bytes.push_back(all[2 * r]);
+    devices.push_back(all[2 * r + 1] < 0 ? "cpu" : "cuda:" + std::to_string(all[2 * r + 1]));
+  }
+  return devices;
+}
+
+// Figured from the model while it is still on the host, the same on every
+// rank (which all see every rank's free memory): rank 0 logs a row per rank,
+// which start_reporting also writes to metrics.jsonl and TensorBoard.
+// train.recompute = "auto" recomputes only when the plan does not fit.
+void Trainer::Impl::plan_memory() {
+  const std::vector<std::string> devices = gather_free_memory();
+  const int64_t least_free = *std::min_element(free_bytes.begin(), free_bytes.end());
+  PlanSettings settings;
+  settings.world_size = world.size();
+  settings.half_precision = precision != Precision::FP32;
+  settings.ema = s.ema_decay > 0;
+  const auto plan_with = [&](const std::string& recompute) {
+    MemoryPlan p = plan_model_memory(*model, settings);
+    p.micro_batch = s.micro_batch;
+    p.recompute = recompute;
+    p.set_activations(
+        task.activation_bytes({s.micro_batch, precision == Precision::FP32 ? 4 : 2, recompute == "blocks"}));
+    return p;
+  };
+  plan = plan_with(s.recompute == "auto" ? "none" : s.recompute);
+  const auto fits = [&](const MemoryPlan& p) {
+    return least_free < 0 || p.activations < 0 || p.total() <= kPlanShare * static_cast<double>(least_free);
+  };
+  if (s.recompute == "auto") {
+    if (!fits(plan)) plan = plan_with("blocks");
+    s.recompute = plan.recompute;
+    if (world.rank() == 0) log::info(s.key("recompute"), " = \"auto\": ", s.recompute);
+  }
+  if (world.rank() != 0) return;
+  log::info("memory plan, MB per rank (micro-batch ", plan.micro_batch, ", ", to_string(precision), ", recompute ",
+            plan.recompute, plan.activations < 0 ? "; the task gives no activation estimate" : "", "):\n",
+            plan.table(free_bytes, devices));
+  if (!fits(plan)) {
+    log::warn("the plan (", plan.total() >> 20, " MB) is more than ", static_cast<int>(kPlanShare * 100),
+              "% of the least free memory of a rank (", least_free >> 20, " MB): this run may run out of memory; ",
+              plan.recompute == "none"
+                  ? s.key("recompute") + " = \"blocks\" would plan " + std::to_string(plan_with("blocks").total() >> 20) +
+                        " MB, "
+                  : std::string(),
+              "a smaller ", s.key("micro_batch"), " plans less activation memory");
   }
 }
 
@@ -483,6 +542,11 @@ void Trainer::Impl::start_reporting() {
     metrics = std::make_unique<MetricsWriter>((out_dir / "metrics.jsonl").string());
     if (s.tensorboard) tensorboard = std::make_unique<TensorBoardWriter>((out_dir / "tb").string());
     reported_step = start_step;
+    const int64_t least_free = *std::min_element(free_bytes.begin(), free_bytes.end());
+    MetricsWriter::Row row = plan.row(least_free);
+    metrics->write(row);
+    row.emplace_back("step", start_step);
+    if (tensorboard) tensorboard->row(row);
     progress = std::make_unique<Progress>("train", total_steps, std::cerr, console_redraws(), 10.0);
   }
 }
@@ -601,7 +665,7 @@ void Trainer::Impl::report(int64_t done, const StepFigures& f, double lr, double
                             {"skipped", skipped},
                             {"ms", ms},
                             {"samples_per_s", sampler->global_batch() * 1000.0 / ms},
-                            {"peak_mem_mb", peak_memory_mb(placement)}};
+                            {"peak_mem_mb", peak_memory_mb(device)}};
   if (f.tokens > 0) row.emplace_back("tokens_per_s", f.tokens * 1000.0 / ms);
   // After reduce()'s copy to the host, so on a GPU the events asked are done.
   if (sync) row.emplace_back("sync_wait_ms", sync->last_wait_ms());
@@ -613,6 +677,13 @@ void Trainer::Impl::report(int64_t done, const StepFigures& f, double lr, double
   }
   metrics->write(row);
   if (tensorboard) tensorboard->row(row);
+  if (done == start_step + 1) {
+    const TensorMemory m = tensor_memory(device);
+    if (m.peak >= 0)
+      log::info("memory: the first step's peak is ", (m.peak - live_before_model) / (1024 * 1024),
+                " MB of tensors on rank 0's device over what it held before the model; the plan said ",
+                plan.total() / (1024 * 1024), " MB");
+  }
   reported_step = done;
   char extra[128];
   std::snprintf(extra, sizeof extra, "loss %.4f lr %.3g %.0f ms/step", f.loss, lr, ms);
@@ -705,6 +776,7 @@ int Trainer::run() {
 
 int Trainer::Impl::run() {
   auto& im = *this;
+  count_cpu_tensors();
   if (im.world.rank() == 0) {
     fs::create_directories(im.out_dir);
     if (!im.resume_from) im.config.write((im.out_dir / "config.toml").string());

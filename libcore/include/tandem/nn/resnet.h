@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <string>
 
+#include "tandem/train/memory_plan.h"
+
 namespace tandem::nn {
 
 struct ResNetOptions {
@@ -37,6 +39,10 @@ struct ResNetOptions {
   // Throws UsageError naming the key (model.depth, model.stem, ...) and what
   // it accepts.
   void validate() const;
+
+  // What training keeps for backward (Task::activation_bytes) on images of
+  // `size` x `size` pixels.
+  Activations activation_bytes(const ActivationQuery& query, int64_t size) const;
 };
 
 // Two 3x3 convolutions with a shortcut; a 1x1 strided convolution

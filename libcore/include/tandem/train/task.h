@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tandem/data/loader.h"
+#include "tandem/train/memory_plan.h"
 
 namespace torch::nn {
 class Module;
@@ -104,6 +105,10 @@ class Task {
   // Training FLOPs (forward + backward) of the work a batch's valid samples
   // need, not of padding, for flops_per_s and MFU; 0 if unknown. Host tensors.
   virtual double flops_in(const Batch& batch) const { return 0; }
+  // What the backward of one micro-batch holds at its start and at its end
+  // (memory_plan.h: Activations), for the largest inputs the task makes (its
+  // longest sequence, its image size); {-1, 0} when the task cannot say.
+  virtual Activations activation_bytes(const ActivationQuery& query) const { return {}; }
   // What happens to the epoch's last, partial global batch: dropped (true), or
   // filled up with samples marked invalid in batch["valid"], identically on
   // every rank, for tasks whose loss honours that mask.

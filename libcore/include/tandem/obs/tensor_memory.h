@@ -1,0 +1,28 @@
+#pragma once
+// How many bytes a process's tensors hold on a device, and their peak: what a
+// memory plan is held to. On a GPU these are the caching allocator's own
+// statistics (torch.cuda.memory_allocated and max_memory_allocated). On the
+// CPU LibTorch keeps none, so count_cpu_tensors() puts a counting wrapper
+// around its CPU allocator, which every CPU tensor's storage comes from
+// (not oneDNN's scratch buffers, nor memory that no tensor owns).
+#include <c10/core/Device.h>
+
+#include <cstdint>
+
+namespace tandem {
+
+struct TensorMemory {
+  int64_t live = -1, peak = -1;  // bytes; -1 where nothing counts them
+};
+
+// Starts counting CPU tensors' bytes, once per process: later calls do
+// nothing. Tensors allocated before the first call are not counted, before or
+// after they are freed.
+void count_cpu_tensors();
+
+// The device's figures: on the CPU -1 before count_cpu_tensors().
+TensorMemory tensor_memory(const c10::Device& device);
+// Lowers the device's peak to what is live now, to measure a stretch of work.
+void reset_tensor_peak(const c10::Device& device);
+
+}  // namespace tandem

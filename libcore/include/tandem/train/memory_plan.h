@@ -1,0 +1,93 @@
+#pragma once
+// The memory a training step will hold on a rank's device, figured before the
+// model goes there: from the model's tensors, the settings and the task's
+// estimate of its activations; and the device memory there is to hold it.
+//
+// From the model's tensors, exact:
+//   weights      parameters and buffers, in their own dtype (fp32: autocast
+//                computes in half precision from fp32 master weights)
+//   gradients    one per trainable parameter, made during backward (the
+//                optimizer's zero_grad drops them between steps)
+//   optimizer    AdamW's two moments per trainable parameter
+//   ema          the weights' average, a copy of parameters and buffers
+//                (train.ema_decay > 0)
+//   buckets      GradSync's flat buffers, a second copy of the gradients
+//                (more than one rank)
+//   casts        autocast's half-precision copies of the trainable weights,
+//                which its matrix products keep for backward (fp16, bf16)
+// From the task (Task::activation_bytes), an estimate from shapes of what a
+// micro-batch's backward holds besides those, at the two moments its peak
+// can come:
+//   activations      as backward starts: what the forward kept for it, the
+//                    loss's transients, and the gradients backward makes
+//                    first (the last layers': the ResNet's last stage, GPT-2's
+//                    tied embedding through the head)
+//   activations_end  as backward reaches the first layers, when nearly every
+//                    gradient exists: under recomputation the kept block
+//                    inputs and one block live again; GPT-2's embedding's
+//                    own dense gradient before it joins the tied one
+//
+// The total is what never leaves (weights, optimizer, ema, buckets) and the
+// larger of the two moments: the casts and `activations`, or the gradients
+// and `activations_end`. The README's table gives planned against measured
+// figures (tests/bench/bench_memory_plan): within 15% on the CPU in fp32.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tandem/obs/metrics.h"
+
+namespace torch::nn {
+class Module;
+}
+
+namespace tandem {
+
+// What a training micro-batch's activations depend on besides the model and
+// its inputs' shapes.
+struct ActivationQuery {
+  int64_t micro_batch = 1;
+  int64_t element_bytes = 4;  // of the forward's compute dtype: 2 under fp16 or bf16 autocast, else 4
+  bool recompute = false;     // train.recompute = "blocks"
+};
+
+// A task's answer: bytes at the start and at the end of backward (above).
+struct Activations {
+  int64_t start = -1;  // -1: the task cannot say
+  int64_t end = 0;
+};
+
+struct MemoryPlan {
+  int64_t weights = 0, gradients = 0, optimizer = 0, ema = 0, buckets = 0, casts = 0;
+  // -1: the task cannot say; the total then leaves both out.
+  int64_t activations = -1, activations_end = 0;
+  int64_t micro_batch = 0;
+  std::string recompute = "none";
+
+  void set_activations(const Activations& a) {
+    activations = a.start;
+    activations_end = a.start < 0 ? 0 : a.end;
+  }
+  int64_t total() const;
+  // The rows of the per-rank table (one per `free_bytes`, rank order) as text,
+  // and the figures in MB as a metrics.jsonl row.
+  std::string table(const std::vector<int64_t>& free_bytes, const std::vector<std::string>& devices) const;
+  MetricsWriter::Row row(int64_t free_bytes) const;
+};
+
+struct PlanSettings {
+  int world_size = 1;
+  bool half_precision = false;  // autocast in fp16 or bf16
+  bool ema = false;
+};
+
+// The plan's figures that come from `model`'s tensors; the activations,
+// micro_batch and recompute are the caller's to fill in (set_activations).
+MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanSettings& settings);
+
+// Bytes free for this rank's tensors: on a GPU what the CUDA runtime reports
+// free (cudaMemGetInfo), on the CPU the kernel's MemAvailable shared equally
+// by `ranks_here` ranks of the node; -1 when unknown.
+int64_t device_free_bytes(bool cuda, int device_index, int ranks_here);
+
+}  // namespace tandem

@@ -1,0 +1,96 @@
+#include "tandem/obs/tensor_memory.h"
+
+#include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
+#include <c10/core/alignment.h>
+#include <c10/core/impl/alloc_cpu.h>
+
+#if TANDEM_TORCH_HAS_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
+#include <atomic>
+#include <mutex>
+
+namespace tandem {
+namespace {
+
+// LibTorch's CPU allocation (c10::alloc_cpu: aligned, huge pages where they
+// pay) with the block's size in a header before the data, so that freeing
+// reads it back without a lookup. The data pointer is its own context, as
+// raw_allocate (oneDNN's buffers) requires.
+class CountingAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t n) override {
+    auto* base = static_cast<char*>(c10::alloc_cpu(n + kHeader));
+    *reinterpret_cast<size_t*>(base) = n;
+    const int64_t now = live_.fetch_add(static_cast<int64_t>(n)) + static_cast<int64_t>(n);
+    for (int64_t peak = peak_.load(); now > peak && !peak_.compare_exchange_weak(peak, now);) {
+    }
+    void* data = base + kHeader;
+    return {data, data, &release, c10::Device(c10::kCPU)};
+  }
+
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+  void copy_data(void* dest, const void* src, std::size_t count) const override { default_copy_data(dest, src, count); }
+
+  TensorMemory figures() const { return {live_.load(), peak_.load()}; }
+  void reset_peak() { peak_.store(live_.load()); }
+
+ private:
+  // As LibTorch aligns its CPU blocks (c10::gAlignment), so the data stays aligned.
+  static constexpr size_t kHeader = c10::gAlignment;
+
+  static void release(void* data) {
+    char* base = static_cast<char*>(data) - kHeader;
+    live_.fetch_sub(static_cast<int64_t>(*reinterpret_cast<size_t*>(base)));
+    c10::free_cpu(base);
+  }
+
+  static std::atomic<int64_t> live_, peak_;
+};
+
+std::atomic<int64_t> CountingAllocator::live_{0};
+std::atomic<int64_t> CountingAllocator::peak_{0};
+
+// Never destroyed: tensors it counted may outlive every static object.
+CountingAllocator* counter = nullptr;
+std::once_flag installed;
+
+}  // namespace
+
+void count_cpu_tensors() {
+  std::call_once(installed, [] {
+    counter = new CountingAllocator();
+    // Above the default's priority (0), so that it is the one handed out.
+    c10::SetCPUAllocator(counter, /*priority=*/1);
+  });
+}
+
+TensorMemory tensor_memory(const c10::Device& device) {
+#if TANDEM_TORCH_HAS_CUDA
+  if (device.is_cuda()) {
+    // The allocator starts with the first CUDA tensor; asked before that
+    // (the memory plan is), it would refuse the device as unknown.
+    if (!c10::cuda::CUDACachingAllocator::get()->initialized()) return {0, 0};
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+    const auto& all = stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
+    return {all.current, all.peak};
+  }
+#endif
+  if (device.is_cpu() && counter != nullptr) return counter->figures();
+  return {};
+}
+
+void reset_tensor_peak(const c10::Device& device) {
+#if TANDEM_TORCH_HAS_CUDA
+  if (device.is_cuda()) {
+    if (c10::cuda::CUDACachingAllocator::get()->initialized())
+      c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+    return;
+  }
+#endif
+  if (device.is_cpu() && counter != nullptr) counter->reset_peak();
+}
+
+}  // namespace tandem

@@ -1,0 +1,120 @@
+#include "tandem/train/memory_plan.h"
+
+#include <torch/torch.h>
+
+#if TANDEM_TORCH_HAS_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace tandem {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+double mb(int64_t bytes) { return static_cast<double>(bytes) / kMiB; }
+
+std::string mb_text(int64_t bytes) {
+  if (bytes < 0) return "?";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f", mb(bytes));
+  return text;
+}
+
+int64_t bytes_of(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
+
+}  // namespace
+
+int64_t MemoryPlan::total() const {
+  const int64_t start = casts + std::max<int64_t>(activations, 0), end = gradients + activations_end;
+  return weights + optimizer + ema + buckets + std::max(start, end);
+}
+
+std::string MemoryPlan::table(const std::vector<int64_t>& free_bytes, const std::vector<std::string>& devices) const {
+  const char* columns[] = {"rank", "device", "weights", "gradients", "optimizer", "ema", "buckets", "casts",
+                           "activations", "at end", "total", "free", "use"};
+  std::ostringstream out;
+  for (const char* c : columns) out << " | " << c;
+  out << " |\n";
+  for (size_t r = 0; r < free_bytes.size(); ++r) {
+    const int64_t free = free_bytes[r];
+    std::string use = "?";
+    if (free > 0) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.0f%%", 100.0 * static_cast<double>(total()) / static_cast<double>(free));
+      use = text;
+    }
+    out << " | " << r << " | " << (r < devices.size() ? devices[r] : "") << " | " << mb_text(weights) << " | "
+        << mb_text(gradients) << " | " << mb_text(optimizer) << " | " << mb_text(ema) << " | " << mb_text(buckets)
+        << " | " << mb_text(casts) << " | " << mb_text(activations) << " | " << (activations < 0 ? "?" : mb_text(activations_end)) << " | " << mb_text(total()) << " | "
+        << mb_text(free) << " | " << use << " |\n";
+  }
+  return out.str();
+}
+
+MetricsWriter::Row MemoryPlan::row(int64_t free_bytes) const {
+  MetricsWriter::Row r = {{"memory_plan_mb", mb(total())},
+                          {"weights_mb", mb(weights)},
+                          {"gradients_mb", mb(gradients)},
+                          {"optimizer_mb", mb(optimizer)},
+                          {"ema_mb", mb(ema)},
+                          {"buckets_mb", mb(buckets)},
+                          {"casts_mb", mb(casts)},
+                          {"micro_batch", micro_batch},
+                          {"recompute", recompute}};
+  if (activations >= 0) {
+    r.emplace_back("activations_mb", mb(activations));
+    r.emplace_back("activations_end_mb", mb(activations_end));
+  }
+  if (free_bytes >= 0) r.emplace_back("free_mb", mb(free_bytes));
+  return r;
+}
+
+MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanSettings& settings) {
+  MemoryPlan plan;
+  int64_t trainable = 0, trainable_elements = 0;
+  for (const auto& p : model.parameters()) {
+    plan.weights += bytes_of(p);
+    if (!p.requires_grad()) continue;
+    trainable += bytes_of(p);
+    trainable_elements += p.numel();
+  }
+  for (const auto& b : model.buffers()) plan.weights += bytes_of(b);
+  plan.gradients = trainable;
+  plan.optimizer = 2 * trainable;
+  if (settings.ema) plan.ema = plan.weights;
+  if (settings.world_size > 1) plan.buckets = trainable;
+  if (settings.half_precision) plan.casts = 2 * trainable_elements;
+  return plan;
+}
+
+int64_t device_free_bytes(bool cuda, int device_index, int ranks_here) {
+#if TANDEM_TORCH_HAS_CUDA
+  if (cuda) {
+    size_t free = 0, total = 0;
+    int previous = 0;
+    if (cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(device_index) != cudaSuccess ||
+        cudaMemGetInfo(&free, &total) != cudaSuccess) {
+      cudaGetLastError();
+      return -1;
+    }
+    cudaSetDevice(previous);
+    return static_cast<int64_t>(free);
+  }
+#endif
+  if (cuda) return -1;
+  (void)device_index;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kb = 0;
+  std::string unit;
+  while (meminfo >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024 / (ranks_here > 0 ? ranks_here : 1);
+  return -1;
+}
+
+}  // namespace tandem
