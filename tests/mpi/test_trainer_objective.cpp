@@ -115,7 +115,7 @@ OneStep one_step(TokensTask& task, int64_t micro_batch) {
   // The memory plan heads the run's rows; this task gives no activation
   // estimate, so the plan has none.
   if (test_world().rank() == 0) {
-    EXPECT_EQ(text.rfind("{\"memory_plan_mb\":", 0), 0u) << text.substr(0, 200);
+    EXPECT_EQ(text.rfind("{\"step\":0,\"memory_plan_mb\":", 0), 0u) << text.substr(0, 200);
     EXPECT_EQ(text.find("activations_mb"), std::string::npos);
   }
   std::smatch m;

@@ -6,8 +6,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "tandem/nn/attention.h"
 #include "tandem/error.h"
+#include "tandem/nn/attention.h"
+#include "tandem/nn/recompute.h"
 #include "tandem/train/autocast_guard.h"
 
 namespace vavae {
@@ -159,6 +160,20 @@ MidImpl::MidImpl(int64_t channels, int64_t groups, double dropout) {
 
 at::Tensor MidImpl::forward(const at::Tensor& x) { return block_2(attn_1(block_1(x))); }
 
+namespace {
+
+// train.recompute = "blocks" (vae.recompute) keeps only the input of each
+// resolution level and of the middle, and runs them again in backward.
+at::Tensor recomputed_level(LevelImpl& level, const at::Tensor& x) {
+  return tandem::nn::recomputed(level, [&level](const at::Tensor& h, const at::Tensor&) { return level.forward(h); }, x);
+}
+
+at::Tensor recomputed_mid(MidImpl& mid, const at::Tensor& x) {
+  return tandem::nn::recomputed(mid, [&mid](const at::Tensor& h, const at::Tensor&) { return mid.forward(h); }, x);
+}
+
+}  // namespace
+
 EncoderImpl::EncoderImpl(const VaeOptions& options) {
   const int64_t levels = static_cast<int64_t>(options.ch_mult.size());
   const int64_t groups = options.norm_groups;
@@ -180,8 +195,8 @@ EncoderImpl::EncoderImpl(const VaeOptions& options) {
 
 at::Tensor EncoderImpl::forward(const at::Tensor& x) {
   at::Tensor h = conv_in(x);
-  for (const auto& level : *down) h = level->as<Level>()->forward(h);
-  h = torch::silu(norm_out(mid(h)));
+  for (const auto& level : *down) h = recomputed_level(*level->as<Level>(), h);
+  h = torch::silu(norm_out(recomputed_mid(*mid, h)));
   // In fp32 under any autocast: VA-VAE's adaptive weight is the norm of this
   // layer's weight gradient, which a half convolution's backward sums over
   // N x h x w positions into infinity (vae_loss.h, adaptive_weight).
@@ -214,9 +229,9 @@ DecoderImpl::DecoderImpl(const VaeOptions& options) {
 }
 
 at::Tensor DecoderImpl::forward(const at::Tensor& z) {
-  at::Tensor h = mid(conv_in(z));
+  at::Tensor h = recomputed_mid(*mid, conv_in(z));
   for (int64_t level = static_cast<int64_t>(up->size()) - 1; level >= 0; --level)
-    h = up[level]->as<Level>()->forward(h);
+    h = recomputed_level(*up[level]->as<Level>(), h);
   return conv_out(torch::silu(norm_out(h)));
 }
 

@@ -72,7 +72,7 @@ void each_setting(Settings& t, Visit&& visit) {
   visit(Table::Model, "grad_clip", t.grad_clip, "clip the global gradient norm to this; 0 disables", at_least(0));
   visit(Table::Model, "recompute", t.recompute,
         "activation recomputation: \"blocks\" keeps only each block's input (GPT-2's and the DiT's transformer "
-        "blocks, the ResNet's stages) and runs the block again in backward, for about a third more compute; "
+        "blocks, the ResNet's stages, the VAE's resolution levels) and runs the block again in backward, for about a third more compute; "
         "\"none\" keeps every activation; \"auto\": \"blocks\" only when the memory plan does not fit in 90% of the "
         "least free device memory of a rank",
         one_of({"none", "blocks", "auto"}));

@@ -544,8 +544,8 @@ void Trainer::Impl::start_reporting() {
     reported_step = start_step;
     const int64_t least_free = *std::min_element(free_bytes.begin(), free_bytes.end());
     MetricsWriter::Row row = plan.row(least_free);
+    row.insert(row.begin(), {"step", start_step});
     metrics->write(row);
-    row.emplace_back("step", start_step);
     if (tensorboard) tensorboard->row(row);
     progress = std::make_unique<Progress>("train", total_steps, std::cerr, console_redraws(), 10.0);
   }
