@@ -1,3 +1,4 @@
+#include "tandem/obs/tensor_memory.h"
 #include "tandem/program.h"
 
 #include <unistd.h>
@@ -42,6 +43,7 @@ void print_error(const World& world, const char* what) {
 
 int run_program(int argc, char** argv, const std::function<int(World&, int, char**)>& body) {
   keep_freed_host_memory();
+  count_cpu_tensors();
   World world(argc, argv);
   try {
     if (const std::string why = launcher_disagrees(world.size()); !why.empty()) throw UsageError(why);

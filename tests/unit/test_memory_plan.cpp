@@ -30,15 +30,18 @@ TEST(MemoryPlan, FiguresComeFromTheModelsTensors) {
   EXPECT_EQ(alone.ema, 0);
   EXPECT_EQ(alone.buckets, 0);
   EXPECT_EQ(alone.casts, 0);
+  EXPECT_FALSE(alone.accumulates);
 
   tandem::PlanSettings settings;
   settings.world_size = 2;
   settings.half_precision = true;
   settings.ema = true;
+  settings.grad_accum = 2;
   const tandem::MemoryPlan all = tandem::plan_model_memory(*model, settings);
   EXPECT_EQ(all.ema, all.weights);
   EXPECT_EQ(all.buckets, 240 * 4);
   EXPECT_EQ(all.casts, 240 * 2);
+  EXPECT_TRUE(all.accumulates);
 }
 
 TEST(MemoryPlan, TotalIsTheLargerOfBackwardsStartAndEnd) {
@@ -53,7 +56,11 @@ TEST(MemoryPlan, TotalIsTheLargerOfBackwardsStartAndEnd) {
   EXPECT_EQ(plan.total(), 330 + 405);  // the start: casts and activations
   plan.set_activations({50, 30});
   EXPECT_EQ(plan.total(), 330 + 130);  // the end: gradients and what lives with them
-  plan.set_activations({-1, 30});      // unknown: both left out
+  // Accumulating, micro-batches after the first start with the gradients.
+  plan.accumulates = true;
+  EXPECT_EQ(plan.total(), 330 + 155);
+  plan.accumulates = false;
+  plan.set_activations({-1, 30});  // unknown: both left out
   EXPECT_EQ(plan.activations_end, 0);
   EXPECT_EQ(plan.total(), 330 + 100);
 }
@@ -92,7 +99,9 @@ TEST(MemoryPlan, CpuTensorsAreCountedUntilFreed) {
   tandem::reset_tensor_peak(cpu);
   {
     const at::Tensor t = torch::ones({1 << 20});
-    EXPECT_EQ(tandem::tensor_memory(cpu).live - before, 4 << 20);
+    // The block's usable size: the tensor's bytes and malloc's rounding.
+    EXPECT_GE(tandem::tensor_memory(cpu).live - before, 4 << 20);
+    EXPECT_LE(tandem::tensor_memory(cpu).live - before, (4 << 20) + (64 << 10));
     EXPECT_EQ(t.sum().item<float>(), 1 << 20);  // the memory is usable
   }
   EXPECT_EQ(tandem::tensor_memory(cpu).live, before);

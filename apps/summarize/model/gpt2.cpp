@@ -84,8 +84,8 @@ tandem::Activations GPTConfig::activation_bytes(const tandem::ActivationQuery& q
   // The final LayerNorm's input and the head's input rows; log_softmax's fp32
   // output over the vocabulary at each predicted position, which backward
   // starts by joining with two more of its size (the loss's gradient and its
-  // own). At the end, the position and token embeddings' dense gradient
-  // (vocab x c) before it is added to the head's, which shares its weight.
+  // own). At the end, the token embedding's dense gradient (vocab x c)
+  // before it is added to the head's, which shares its weight.
   const int64_t rows = q.micro_batch * predicted;
   const int64_t head = tokens * c * 4 + rows * c * e + 3 * rows * vocab_size * 4;
   const int64_t embedding = vocab_size * c * 4;

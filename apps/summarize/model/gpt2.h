@@ -16,7 +16,7 @@
 
 #include "model/kv_cache.h"
 #include "model/weight_copy.h"
-#include "tandem/train/memory_plan.h"
+#include "tandem/train/activations.h"
 
 namespace summarize {
 

@@ -88,7 +88,9 @@ tandem::Activations DitOptions::activation_bytes(const tandem::ActivationQuery& 
   // modulation (4c), q, k, v and RoPE's q and k (5c), attention's output and
   // the projection's (2c), SwiGLU's two halves, its gate's sigmoid (or SiLU)
   // and its product (4h), the MLP projection's output (c); attention's
-  // log-sum-exp per head. A block under
+  // log-sum-exp per head. Counted on the CPU's path; on a GPU under fp16 or
+  // bf16 RMSNorm and RoPE keep fp32 copies besides, which this leaves out
+  // (not yet measured there). A block under
   // recomputation keeps its input alone, and one block's worth lives again
   // while it runs backward.
   const int64_t block = tokens * (2 * c * 4 + (12 * c + 4 * h) * e + num_heads * 4);

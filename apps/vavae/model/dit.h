@@ -22,7 +22,7 @@
 #include "model/rope.h"
 #include "model/rms_norm.h"
 #include "model/swiglu.h"
-#include "tandem/train/memory_plan.h"
+#include "tandem/train/activations.h"
 
 namespace vavae {
 

@@ -2,12 +2,13 @@
 
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
-#include <c10/core/alignment.h>
 #include <c10/core/impl/alloc_cpu.h>
 
 #if TANDEM_TORCH_HAS_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
+
+#include <malloc.h>
 
 #include <atomic>
 #include <mutex>
@@ -16,18 +17,20 @@ namespace tandem {
 namespace {
 
 // LibTorch's CPU allocation (c10::alloc_cpu: aligned, huge pages where they
-// pay) with the block's size in a header before the data, so that freeing
-// reads it back without a lookup. The data pointer is its own context, as
-// raw_allocate (oneDNN's buffers) requires.
+// pay), counted by the block's usable size, which malloc reads back when it
+// is freed. The data pointer is its own context, as raw_allocate (oneDNN's
+// buffers) requires. LibTorch frees raw allocations through whichever CPU
+// allocator is current, so a block allocated before this one was installed
+// can come back here: it is freed as the default would free it and only the
+// count is off by it, which is why programs install this first (run_program).
 class CountingAllocator final : public c10::Allocator {
  public:
   c10::DataPtr allocate(size_t n) override {
-    auto* base = static_cast<char*>(c10::alloc_cpu(n + kHeader));
-    *reinterpret_cast<size_t*>(base) = n;
-    const int64_t now = live_.fetch_add(static_cast<int64_t>(n)) + static_cast<int64_t>(n);
+    void* data = c10::alloc_cpu(n);
+    const auto bytes = static_cast<int64_t>(malloc_usable_size(data));
+    const int64_t now = live_.fetch_add(bytes) + bytes;
     for (int64_t peak = peak_.load(); now > peak && !peak_.compare_exchange_weak(peak, now);) {
     }
-    void* data = base + kHeader;
     return {data, data, &release, c10::Device(c10::kCPU)};
   }
 
@@ -38,13 +41,10 @@ class CountingAllocator final : public c10::Allocator {
   void reset_peak() { peak_.store(live_.load()); }
 
  private:
-  // As LibTorch aligns its CPU blocks (c10::gAlignment), so the data stays aligned.
-  static constexpr size_t kHeader = c10::gAlignment;
-
   static void release(void* data) {
-    char* base = static_cast<char*>(data) - kHeader;
-    live_.fetch_sub(static_cast<int64_t>(*reinterpret_cast<size_t*>(base)));
-    c10::free_cpu(base);
+    if (data == nullptr) return;
+    live_.fetch_sub(static_cast<int64_t>(malloc_usable_size(data)));
+    c10::free_cpu(data);
   }
 
   static std::atomic<int64_t> live_, peak_;

@@ -30,7 +30,8 @@ int64_t bytes_of(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(
 }  // namespace
 
 int64_t MemoryPlan::total() const {
-  const int64_t start = casts + std::max<int64_t>(activations, 0), end = gradients + activations_end;
+  const int64_t start = casts + std::max<int64_t>(activations, 0) + (accumulates ? gradients : 0);
+  const int64_t end = gradients + activations_end;
   return weights + optimizer + ema + buckets + std::max(start, end);
 }
 
@@ -89,6 +90,7 @@ MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanSettings& setti
   if (settings.ema) plan.ema = plan.weights;
   if (settings.world_size > 1) plan.buckets = trainable;
   if (settings.half_precision) plan.casts = 2 * trainable_elements;
+  plan.accumulates = settings.grad_accum > 1;
   return plan;
 }
 
@@ -109,11 +111,11 @@ int64_t device_free_bytes(bool cuda, int device_index, int ranks_here) {
   if (cuda) return -1;
   (void)device_index;
   std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  int64_t kb = 0;
-  std::string unit;
-  while (meminfo >> key >> kb >> unit)
-    if (key == "MemAvailable:") return kb * 1024 / (ranks_here > 0 ? ranks_here : 1);
+  for (std::string line; std::getline(meminfo, line);) {
+    long long kb = 0;
+    if (std::sscanf(line.c_str(), "MemAvailable: %lld kB", &kb) == 1)
+      return static_cast<int64_t>(kb) * 1024 / (ranks_here > 0 ? ranks_here : 1);
+  }
   return -1;
 }
 

@@ -74,7 +74,7 @@ void each_setting(Settings& t, Visit&& visit) {
         "activation recomputation: \"blocks\" keeps only each block's input (GPT-2's and the DiT's transformer "
         "blocks, the ResNet's stages, the VAE's resolution levels) and runs the block again in backward, for about a third more compute; "
         "\"none\" keeps every activation; \"auto\": \"blocks\" only when the memory plan does not fit in 90% of the "
-        "least free device memory of a rank",
+        "least free device memory of a rank (never for a model without an activation estimate: the VAE)",
         one_of({"none", "blocks", "auto"}));
   visit(Table::Run, "precision", t.precision,
         "forward precision: auto = bf16 on GPUs with compute capability >= 8, fp16 on older GPUs, fp32 on CPU",

@@ -62,13 +62,6 @@ at::Tensor grad_norm_of(const std::vector<at::Tensor>& grads, const at::TensorOp
   return torch::stack(at::_foreach_norm(grads, 2.0)).norm(2.0).to(options.dtype());
 }
 
-// The peak of the memory the run's tensors live in on the rank's device
-// (obs/tensor_memory.h): on a GPU torch.cuda.max_memory_allocated, on the CPU
-// the peak of the CPU tensors counted since the process began counting.
-double peak_memory_mb(const c10::Device& device) {
-  return static_cast<double>(tensor_memory(device).peak) / (1024.0 * 1024.0);
-}
-
 // The seed the task gets for an epoch's augmentation: a function of the run's
 // seed and the epoch only, hence the same on any world size.
 uint64_t epoch_seed(uint64_t seed, int64_t epoch) { return mix_seed(seed, static_cast<uint64_t>(epoch)); }
@@ -138,7 +131,7 @@ struct Trainer::Impl {
       : world(w), config(c), task(t), s(std::move(settings)) {}
 
   void check_settings();
-  void plan_memory();
+  void plan_memory(const std::vector<std::string>& devices);
   std::vector<std::string> gather_free_memory();
   void build();
   void restore(const Checkpoint& ckpt);
@@ -257,10 +250,12 @@ void Trainer::Impl::build() {
   // Same seed everywhere, so ranks build identical models before the broadcast
   // that makes sure of it.
   torch::manual_seed(seed);
-  reset_tensor_peak(device);
+  // Free memory before the model takes any: on the CPU it would be counted
+  // both as taken and as planned.
+  const std::vector<std::string> devices = gather_free_memory();
   live_before_model = std::max<int64_t>(tensor_memory(device).live, 0);
   model = task.build_model();
-  plan_memory();
+  plan_memory(devices);
   model->to(device);
   for (const auto& p : model->named_parameters()) {
     weights.emplace_back(p.key(), p.value());
@@ -317,13 +312,13 @@ std::vector<std::string> Trainer::Impl::gather_free_memory() {
 // rank (which all see every rank's free memory): rank 0 logs a row per rank,
 // which start_reporting also writes to metrics.jsonl and TensorBoard.
 // train.recompute = "auto" recomputes only when the plan does not fit.
-void Trainer::Impl::plan_memory() {
-  const std::vector<std::string> devices = gather_free_memory();
+void Trainer::Impl::plan_memory(const std::vector<std::string>& devices) {
   const int64_t least_free = *std::min_element(free_bytes.begin(), free_bytes.end());
   PlanSettings settings;
   settings.world_size = world.size();
   settings.half_precision = precision != Precision::FP32;
   settings.ema = s.ema_decay > 0;
+  settings.grad_accum = accum;
   const auto plan_with = [&](const std::string& recompute) {
     MemoryPlan p = plan_model_memory(*model, settings);
     p.micro_batch = s.micro_batch;
@@ -350,9 +345,10 @@ void Trainer::Impl::plan_memory() {
               "% of the least free memory of a rank (", least_free >> 20, " MB): this run may run out of memory; ",
               plan.recompute == "none"
                   ? s.key("recompute") + " = \"blocks\" would plan " + std::to_string(plan_with("blocks").total() >> 20) +
-                        " MB, "
+                        " MB; "
                   : std::string(),
-              "a smaller ", s.key("micro_batch"), " plans less activation memory");
+              "a smaller ", s.key("micro_batch"), " plans less activation memory, the same global batch through more "
+              "accumulation");
   }
 }
 
@@ -664,8 +660,9 @@ void Trainer::Impl::report(int64_t done, const StepFigures& f, double lr, double
                             {"loss_scale", scaler->scale()},
                             {"skipped", skipped},
                             {"ms", ms},
-                            {"samples_per_s", sampler->global_batch() * 1000.0 / ms},
-                            {"peak_mem_mb", peak_memory_mb(device)}};
+                            {"samples_per_s", sampler->global_batch() * 1000.0 / ms}};
+  if (const int64_t peak = tensor_memory(device).peak; peak >= 0)
+    row.emplace_back("peak_mem_mb", static_cast<double>(peak) / (1024.0 * 1024.0));
   if (f.tokens > 0) row.emplace_back("tokens_per_s", f.tokens * 1000.0 / ms);
   // After reduce()'s copy to the host, so on a GPU the events asked are done.
   if (sync) row.emplace_back("sync_wait_ms", sync->last_wait_ms());
@@ -696,6 +693,8 @@ int Trainer::Impl::loop() {
   auto loader = make_loader();
   DeviceFeed feed(*loader, device);
   start_reporting();
+  // The first step's peak, not the restore's or the broadcast's.
+  reset_tensor_peak(device);
   // One monitor per node: NVML sees every GPU of the node anyway.
   std::unique_ptr<GpuMonitor> monitor;
   if (world.local_rank() == 0 && placement.cuda)

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tandem/train/memory_plan.h"
+#include "tandem/train/activations.h"
 
 namespace tandem::nn {
 

@@ -2,9 +2,10 @@
 // How many bytes a process's tensors hold on a device, and their peak: what a
 // memory plan is held to. On a GPU these are the caching allocator's own
 // statistics (torch.cuda.memory_allocated and max_memory_allocated). On the
-// CPU LibTorch keeps none, so count_cpu_tensors() puts a counting wrapper
-// around its CPU allocator, which every CPU tensor's storage comes from
-// (not oneDNN's scratch buffers, nor memory that no tensor owns).
+// CPU LibTorch keeps none, so count_cpu_tensors() installs a counting CPU
+// allocator, which every CPU tensor's storage and oneDNN's buffers come
+// from (not memory LibTorch takes from malloc itself), each block counted by
+// the usable size malloc gives it.
 #include <c10/core/Device.h>
 
 #include <cstdint>
@@ -16,8 +17,9 @@ struct TensorMemory {
 };
 
 // Starts counting CPU tensors' bytes, once per process: later calls do
-// nothing. Tensors allocated before the first call are not counted, before or
-// after they are freed.
+// nothing. Call it first (run_program does): tensors allocated before it are
+// not counted, and a raw block of oneDNN's allocated before and freed after
+// lowers the count by its size.
 void count_cpu_tensors();
 
 // The device's figures: on the CPU -1 before count_cpu_tensors().

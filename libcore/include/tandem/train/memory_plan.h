@@ -19,9 +19,9 @@
 // micro-batch's backward holds besides those, at the two moments its peak
 // can come:
 //   activations      as backward starts: what the forward kept for it, the
-//                    loss's transients, and the gradients backward makes
-//                    first (the last layers': the ResNet's last stage, GPT-2's
-//                    tied embedding through the head)
+//                    loss's transients (GPT-2's log-softmax over the
+//                    vocabulary and its gradients), and the gradients
+//                    backward makes first (the ResNet's last stage)
 //   activations_end  as backward reaches the first layers, when nearly every
 //                    gradient exists: under recomputation the kept block
 //                    inputs and one block live again; GPT-2's embedding's
@@ -29,13 +29,15 @@
 //
 // The total is what never leaves (weights, optimizer, ema, buckets) and the
 // larger of the two moments: the casts and `activations`, or the gradients
-// and `activations_end`. The README's table gives planned against measured
+// and `activations_end`. With accumulation every micro-batch after the first
+// starts with the gradients of those before it: they join the start too. The README's table gives planned against measured
 // figures (tests/bench/bench_memory_plan): within 15% on the CPU in fp32.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "tandem/obs/metrics.h"
+#include "tandem/train/activations.h"
 
 namespace torch::nn {
 class Module;
@@ -43,24 +45,11 @@ class Module;
 
 namespace tandem {
 
-// What a training micro-batch's activations depend on besides the model and
-// its inputs' shapes.
-struct ActivationQuery {
-  int64_t micro_batch = 1;
-  int64_t element_bytes = 4;  // of the forward's compute dtype: 2 under fp16 or bf16 autocast, else 4
-  bool recompute = false;     // train.recompute = "blocks"
-};
-
-// A task's answer: bytes at the start and at the end of backward (above).
-struct Activations {
-  int64_t start = -1;  // -1: the task cannot say
-  int64_t end = 0;
-};
-
 struct MemoryPlan {
   int64_t weights = 0, gradients = 0, optimizer = 0, ema = 0, buckets = 0, casts = 0;
   // -1: the task cannot say; the total then leaves both out.
   int64_t activations = -1, activations_end = 0;
+  bool accumulates = false;  // grad_accum > 1: gradients live through the forward
   int64_t micro_batch = 0;
   std::string recompute = "none";
 
@@ -79,6 +68,7 @@ struct PlanSettings {
   int world_size = 1;
   bool half_precision = false;  // autocast in fp16 or bf16
   bool ema = false;
+  int64_t grad_accum = 1;  // micro-batches per step on a rank
 };
 
 // The plan's figures that come from `model`'s tensors; the activations,
@@ -87,7 +77,8 @@ MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanSettings& setti
 
 // Bytes free for this rank's tensors: on a GPU what the CUDA runtime reports
 // free (cudaMemGetInfo), on the CPU the kernel's MemAvailable shared equally
-// by `ranks_here` ranks of the node; -1 when unknown.
+// by `ranks_here` ranks of the node (asked before the model is built, or it
+// would count the model's weights twice); -1 when unknown.
 int64_t device_free_bytes(bool cuda, int device_index, int ranks_here);
 
 }  // namespace tandem

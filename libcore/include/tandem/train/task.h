@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tandem/data/loader.h"
-#include "tandem/train/memory_plan.h"
+#include "tandem/train/activations.h"
 
 namespace torch::nn {
 class Module;
@@ -106,7 +106,7 @@ class Task {
   // need, not of padding, for flops_per_s and MFU; 0 if unknown. Host tensors.
   virtual double flops_in(const Batch& batch) const { return 0; }
   // What the backward of one micro-batch holds at its start and at its end
-  // (memory_plan.h: Activations), for the largest inputs the task makes (its
+  // (activations.h, memory_plan.h), for the largest inputs the task makes (its
   // longest sequence, its image size); {-1, 0} when the task cannot say.
   virtual Activations activation_bytes(const ActivationQuery& query) const { return {}; }
   // What happens to the epoch's last, partial global batch: dropped (true), or

@@ -1,0 +1,26 @@
+#pragma once
+// What a task says of its activations to the memory plan (memory_plan.h):
+// asked for a micro-batch, it answers the bytes backward holds besides the
+// weights' figures at its start and at its end. Each model states its own
+// beside its code (GPTConfig, ResNetOptions, DitOptions ::activation_bytes).
+#include <cstdint>
+
+namespace tandem {
+
+// What a training micro-batch's activations depend on besides the model and
+// its inputs' shapes.
+struct ActivationQuery {
+  int64_t micro_batch = 1;
+  int64_t element_bytes = 4;  // of the forward's compute dtype: 2 under fp16 or bf16 autocast, else 4
+  bool recompute = false;     // train.recompute = "blocks"
+};
+
+// A task's answer, in bytes: `start`, as backward starts (what the forward
+// kept, the loss's transients, the gradients made first); `end`, beside
+// every gradient as backward reaches the first layers (memory_plan.h).
+struct Activations {
+  int64_t start = -1;  // -1: the task cannot say
+  int64_t end = 0;
+};
+
+}  // namespace tandem
