@@ -13,9 +13,10 @@
 //
 // --t4 1 prints the plan alone (nothing measured) for GPT-2 124M to XL
 // fine-tuned in fp16 on one 15 GB T4, sequences of 1024 tokens (the block
-// size: summarize's data.max_tokens = 0) with 64 summary tokens: the plan at
-// the jobs' micro-batch of 16 and the largest micro-batch that fits, with and
-// without recomputation. A T4 has 15360 MiB, of which the CUDA context and
+// size: summarize's data.max_tokens = 0) with 64 summary tokens, accumulating
+// (jobs/summarize.toml's global batch of 256 is many micro-batches on one
+// GPU): the plan at the job's micro-batch of 16 and the largest micro-batch
+// that fits, with and without recomputation. A T4 has 15360 MiB, of which the CUDA context and
 // cuBLAS leave about 14.9 GiB free; a plan fits in 90% of that (the
 // trainer's rule).
 #include <torch/torch.h>
@@ -134,6 +135,7 @@ tandem::MemoryPlan gpt2_fp16_plan(const summarize::GPTConfig& config, int64_t mi
   plan.weights = plan.gradients = 4 * n;
   plan.optimizer = 8 * n;
   plan.casts = 2 * n;
+  plan.accumulates = true;
   plan.micro_batch = micro_batch;
   plan.recompute = recompute ? "blocks" : "none";
   plan.set_activations(config.activation_bytes({micro_batch, 2, recompute}, 1024, 64));
