@@ -25,20 +25,17 @@
 #include <functional>
 #include <string>
 
+#include "../unit/plan_accuracy.h"
 #include "bench_args.h"
 #include "model/dit.h"
 #include "model/gpt2.h"
-#include "tandem/nn/recompute.h"
 #include "tandem/nn/resnet.h"
-#include "tandem/obs/tensor_memory.h"
-#include "tandem/train/adamw.h"
 #include "tandem/train/memory_plan.h"
 
 namespace {
 
 namespace F = torch::nn::functional;
 
-const c10::Device kCpu(c10::kCPU);
 
 double mb(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
@@ -52,31 +49,10 @@ struct Case {
 };
 
 void measure(const Case& c, bool recompute, int steps) {
-  torch::manual_seed(0);
-  const int64_t before = tandem::tensor_memory(kCpu).live;
-  tandem::reset_tensor_peak(kCpu);
-  std::shared_ptr<torch::nn::Module> model = c.build();
-  model->train();
-  tandem::MemoryPlan plan = tandem::plan_model_memory(*model, {});
-  plan.set_activations(c.activations(recompute));
-  plan.recompute = recompute ? "blocks" : "none";
-  tandem::NamedTensors params;
-  for (const auto& p : model->named_parameters()) params.emplace_back(p.key(), p.value());
-  tandem::AdamW optimizer(params, {}, [](const std::string&, const at::Tensor&) { return true; });
-  int64_t kept = 0;
-  for (int i = 0; i < steps; ++i) {
-    const int64_t start = tandem::tensor_memory(kCpu).live;
-    tandem::nn::RecomputeScope scope(recompute);
-    at::Tensor loss = c.loss(*model);
-    kept = tandem::tensor_memory(kCpu).live - start;
-    loss.backward();
-    optimizer.step(1e-4);
-    optimizer.zero_grad();
-  }
-  const int64_t peak = tandem::tensor_memory(kCpu).peak - before;
+  const auto f = plan_accuracy::figures(c.build, c.loss, c.activations, recompute, steps);
   std::printf("| %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f |\n", c.name.c_str(), recompute ? "blocks" : "none",
-              mb(plan.activations), mb(plan.activations_end), mb(kept), mb(plan.total()), mb(peak),
-              static_cast<double>(plan.total()) / static_cast<double>(peak));
+              mb(f.plan.activations), mb(f.plan.activations_end), f.kept / (1024.0 * 1024.0), f.planned / (1024.0 * 1024.0),
+              f.measured / (1024.0 * 1024.0), f.ratio());
   std::fflush(stdout);
 }
 
@@ -177,7 +153,6 @@ int main(int argc, char** argv) {
     t4_verdicts();
     return 0;
   }
-  tandem::count_cpu_tensors();
   std::printf("| model, micro-batch | recompute | planned activations MB, start of backward | at its end | "
               "kept by forward MB | planned MB | measured peak MB | planned / measured |\n|---|---|---|---|---|---|---|---|\n");
   const Case cases[] = {gpt2("tiny", 8, 256),      gpt2("gpt2", 4, 256), gpt2("gpt2-medium", 2, 512),
