@@ -108,7 +108,7 @@ tandem::Schema carotid_schema() {
   // The users' accelerate defaults: AdamW at 1e-4 for 50 epochs, picking the
   // model that best separates persons on validation.
   d.out_dir = "output";
-  d.micro_batch = 16;
+  d.micro_batch.value = 16;
   d.epochs = 50;
   d.lr = 1e-4;
   d.weight_decay = 0.01;

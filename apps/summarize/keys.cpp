@@ -17,7 +17,7 @@ tandem::Schema summarize_schema() {
   // The course baseline: micro batch 16, accumulation 16, 500 iterations of
   // fine-tuning at a small constant-ish rate.
   d.out_dir = "out-summarization";
-  d.micro_batch = 16;
+  d.micro_batch.value = 16;
   d.grad_accum = 16;
   d.max_steps = 500;
   d.lr = 3e-5;

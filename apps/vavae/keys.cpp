@@ -25,13 +25,13 @@ tandem::TrainSettings stage_defaults(const std::string& stage) {
     d.grad_clip = 0.0;
   } else if (stage == "dit") {
     d.epochs = 80;
-    d.micro_batch = 32;
+    d.micro_batch.value = 32;
     d.schedule = "cosine";
     d.beta2 = 0.95;
     d.ema_decay = 0.9999;
   } else {
     d.epochs = 10;
-    d.micro_batch = 32;
+    d.micro_batch.value = 32;
     d.lr = 1e-3;
     d.schedule = "cosine";
     d.weight_decay = 1e-4;

@@ -2,7 +2,7 @@
 # The shared training loop, end to end, on the toy task:
 #   train_loop.sh TOY COMPARE MPIEXEC CASE
 # CASE is one of: invariance, resume, resume_drawn_seed, ema, ema_bn, resume_other_world, preempt_one_rank,
-# bad_input, nonfinite, damaged_checkpoint. Each runs in a fresh directory and cleans up.
+# bad_input, nonfinite, damaged_checkpoint, oom_backoff, micro_batch_auto. Each runs in a fresh directory and cleans up.
 set -euo pipefail
 toy=$1 compare=$2 mpiexec=$3 case=$4
 work=$(mktemp -d)
@@ -191,6 +191,67 @@ nonfinite)
   [ "$s" = 1 ] || fail "exited $s, wanted 1"
   grep -q "step 10: loss or gradients not finite for 3 steps" out.log || fail "message"
   [ -f n/checkpoints/step-00000005.h5 ] || fail "last good checkpoint lost"
+  ;;
+oom_backoff)
+  # Rank 1 runs out of memory in step 3 (forward passes 5-6 at micro-batch 4
+  # x accumulation 2), in forward, then in backward while rank 0's buckets
+  # are under way: every rank drops the step and runs it again at micro-batch
+  # 2, which the rest of the run keeps. Its model is a run's that switched
+  # to micro-batch 2 at that step (preempted there, resumed so).
+  common=(--set train.max_steps=8 --set train.global_batch=16 --set toy.dropout=0 --set dist.bucket_mb=0.0001)
+  oom=(--set toy.oom_from_call=5 --set toy.oom_rank=1 --set toy.oom_above=2)
+  s=$(status run 2 "${common[@]}" --set train.out_dir=ref --set toy.signal_at_call=3)
+  [ "$s" = 75 ] || fail "preempted reference exited $s, wanted 75"
+  run 2 "${common[@]}" --set train.out_dir=ref --set train.micro_batch=2 >/dev/null
+  # Forward pass 5 accumulates; 6 synchronises, and in its backward rank 0's
+  # first buckets are on their way when the failure comes.
+  for where in "forward 5 1" "backward 5 1" "backward 6 1" "backward 6 -1"; do
+    read -r in call rank <<<"$where"
+    s=$(status run 2 "${common[@]}" "${oom[@]}" --set toy.oom_in=$in --set toy.oom_from_call=$call \
+        --set toy.oom_rank=$rank --set train.out_dir=oom)
+    [ "$s" = 0 ] || fail "out of memory in $where: exited $s"
+    ranks=$([ "$rank" = -1 ] && echo 2 || echo 1)
+    grep -q "step 3 ran out of memory on $ranks rank(s) at train.micro_batch 4 x accumulation 2: the step is dropped and run again with micro-batch 2 x accumulation 4" out.log ||
+      fail "out of memory in $where: no back-off line"
+    "$compare" models ref/models/final_model.h5 oom/models/final_model.h5 1e-6 || fail "out of memory in $where"
+    rm -rf oom
+  done
+  # Out of memory at every size: micro-batch 4, 2, 1, then exit 1 after a
+  # checkpoint of the last good step, which a resume continues at micro-batch 1.
+  s=$(status run 2 "${common[@]}" "${oom[@]}" --set toy.oom_above=0 --set train.out_dir=dead)
+  [ "$s" = 1 ] || fail "out of memory at micro-batch 1 exited $s, wanted 1"
+  grep -q "step 3 ran out of memory on 1 rank(s) at train.micro_batch 1 x accumulation 8, and there is no smaller micro-batch; the checkpoint of step 2 keeps the run" out.log ||
+    fail "no message at micro-batch 1"
+  [ -f dead/checkpoints/step-00000002.h5 ] || fail "no checkpoint of the last good step"
+  cp -r dead recomputing
+  s=$(status run 2 "${common[@]}" --set train.out_dir=dead)
+  [ "$s" = 0 ] || fail "the resume exited $s"
+  grep -q "continuing with micro-batch 1 x accumulation 8: the run ran out of memory at a larger one with these settings" out.log ||
+    fail "the resume did not keep micro-batch 1"
+  # Under other settings, which may fit more, the run starts at its own.
+  s=$(status run 2 "${common[@]}" --set train.out_dir=recomputing --set train.recompute=blocks)
+  [ "$s" = 0 ] && grep -q "ran out of memory above micro-batch 1 with .*; this run has .*recompute = \"blocks\".*, and starts at its own micro-batch" out.log ||
+    fail "a resume with other settings kept the smaller micro-batch (exited $s)"
+  ;;
+micro_batch_auto)
+  # The largest micro-batch whose plan fits: with little activation memory,
+  # a rank's whole share; with more than any device has, exit 2 before any
+  # work, with the figures.
+  common=(--set train.max_steps=2 --set train.global_batch=16 --set train.micro_batch=auto)
+  run 2 "${common[@]}" --set toy.activation_mb=1 --set train.out_dir=fits >"$work/out.log" 2>&1 || fail "exited $?"
+  grep -q 'train.micro_batch = "auto": 8 x accumulation 1' out.log || fail "did not pick micro-batch 8"
+  grep -q '"micro_batch":8' fits/metrics.jsonl || fail "metrics.jsonl's plan row"
+  s=$(status run 2 "${common[@]}" --set train.global_batch=0 --set train.out_dir=unset)
+  [ "$s" = 2 ] && grep -q 'train.micro_batch = "auto" splits a rank.s share of train.global_batch, which is not set' out.log ||
+    fail "auto without a global batch: exited $s"
+  s=$(status run 2 "${common[@]}" --set train.out_dir=none)
+  [ "$s" = 2 ] && grep -q 'needs an estimate of the model.s activations' out.log || fail "no estimate: exited $s"
+  s=$(status run 2 "${common[@]}" --set toy.activation_mb=1e9 --set train.recompute=auto --set train.out_dir=huge)
+  [ "$s" = 2 ] || fail "too large: exited $s, wanted 2"
+  grep -q 'the run does not fit even at micro-batch 1 (recompute blocks): it plans .* MB per rank' out.log ||
+    fail "too large: no figures"
+  grep -q 'No one setting makes it fit' out.log || fail "too large: no way out named"
+  [ ! -e huge/checkpoints ] || fail "too large: wrote checkpoints"
   ;;
 *)
   echo "unknown case $case"; exit 2 ;;

@@ -195,6 +195,43 @@ TEST(GradSync, AParameterUnusedOnSomeRanksIsAveragedWithZerosNotAHang) {
   EXPECT_TRUE(torch::allclose(net->side->weight.grad(), solo->side->weight.grad() / n, 1e-6, 1e-7));
 }
 
+// A rank that ran out of memory abandons the step: mid-way through its
+// syncing backward (the last layer's buckets already on their way), or after
+// an accumulating one. The others finish with zeros for what it never sent,
+// and nobody waits forever.
+TEST(GradSync, ARankThatAbandonsTheStepSendsZerosForTheRestNotAHang) {
+  auto& world = test_world();
+  tandem::MpiComm comm(world);
+  const int n = world.size();
+  auto x = data(4);
+  auto solo = make_net();
+  loss_of(*solo, x).backward();
+
+  for (const bool mid_backward : {true, false}) {
+    auto net = make_net();
+    GradSync sync(comm, named(net), 1e-4);  // a bucket per parameter
+    if (world.rank() == 0) {
+      sync.prepare(true);
+      loss_of(*net, x).backward();
+      sync.finish();
+      // Every other rank sent b's gradients (the same as rank 0's) mid-backward, zeros after an accumulating one.
+      const double b_share = mid_backward ? 1.0 : 1.0 / n;
+      EXPECT_TRUE(torch::allclose(net->b->weight.grad(), solo->b->weight.grad() * b_share, 1e-6, 1e-7)) << mid_backward;
+      EXPECT_TRUE(torch::allclose(net->a->weight.grad(), solo->a->weight.grad() / n, 1e-6, 1e-7)) << mid_backward;
+    } else if (mid_backward) {
+      // A backward that stopped after the last layer: b's hooks fired, a's never.
+      sync.prepare(true);
+      net->b(torch::tanh(net->a(x)).detach()).pow(2).mean().backward();
+      sync.abandon();
+      EXPECT_FALSE(net->a->weight.grad().defined()) << "abandon() wrote gradients";
+    } else {
+      sync.prepare(false);
+      loss_of(*net, x).backward();
+      sync.abandon();
+    }
+  }
+}
+
 TEST(GradSync, BroadcastGivesEveryRankRankZerosWeights) {
   auto& world = test_world();
   tandem::MpiComm comm(world);

@@ -1,7 +1,8 @@
 // A small regression task on the shared training loop, for tests of the loop
-// itself: world-size invariance, exact resume, preemption, bad input. Its
-// toy.* keys inject the events those tests need (a signal at a given forward
-// pass, non-finite losses from a given one).
+// itself: world-size invariance, exact resume, preemption, bad input, the
+// memory plan. Its toy.* keys inject the events those tests need (a signal at
+// a given forward pass, non-finite losses from a given one, running out of
+// memory in forward or backward) and the activation estimate a plan uses.
 #include <torch/torch.h>
 
 #include <csignal>
@@ -19,6 +20,20 @@
 
 namespace {
 
+// What a caching allocator throws when a device is full: c10::OutOfMemoryError.
+[[noreturn]] void out_of_memory(const char* where) {
+  TORCH_CHECK_WITH(OutOfMemoryError, false, "injected: out of memory in ", where, " (toy.oom_*)");
+}
+
+// The identity, whose backward runs out of memory: fc2's gradients exist by
+// then, and with small buckets their all-reduce is under way.
+struct FailInBackward : torch::autograd::Function<FailInBackward> {
+  static torch::Tensor forward(torch::autograd::AutogradContext*, const torch::Tensor& x) { return x.clone(); }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext*, torch::autograd::variable_list) {
+    out_of_memory("backward");
+  }
+};
+
 struct Net : torch::nn::Module {
   Net(int64_t hidden, double dropout, bool batch_norm) {
     fc1 = register_module("fc1", torch::nn::Linear(8, hidden));
@@ -26,9 +41,10 @@ struct Net : torch::nn::Module {
     drop = register_module("drop", torch::nn::Dropout(dropout));
     fc2 = register_module("fc2", torch::nn::Linear(hidden, 2));
   }
-  torch::Tensor forward(const torch::Tensor& x) {
+  torch::Tensor forward(const torch::Tensor& x, bool fail_in_backward = false) {
     auto h = fc1(x);
     if (bn) h = bn(h);
+    if (fail_in_backward) h = FailInBackward::apply(h);
     return fc2(drop(torch::tanh(h)));
   }
   torch::nn::Linear fc1{nullptr}, fc2{nullptr};
@@ -53,12 +69,21 @@ class ToyTask : public tandem::Task {
         signal_at_(c.get_int("toy.signal_at_call")),
         signal_rank_(c.get_int("toy.signal_rank")),
         nan_from_(c.get_int("toy.nan_from_call")),
+        oom_from_(c.get_int("toy.oom_from_call")),
+        oom_rank_(c.get_int("toy.oom_rank")),
+        oom_above_(c.get_int("toy.oom_above")),
+        oom_in_(c.get_string("toy.oom_in")),
+        activation_mb_(c.get_double("toy.activation_mb")),
         rank_(rank) {}
 
   std::shared_ptr<torch::nn::Module> build_model() override {
     return std::make_shared<Net>(hidden_, dropout_, batch_norm_);
   }
   int64_t train_size() const override { return samples_; }
+  tandem::Activations activation_bytes(const tandem::ActivationQuery& q) const override {
+    if (activation_mb_ < 0) return {};
+    return {static_cast<int64_t>(activation_mb_ * 1048576.0) * q.micro_batch, 0};
+  }
   int64_t eval_size() const override { return samples_ / 4; }
 
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t) override {
@@ -76,7 +101,10 @@ class ToyTask : public tandem::Task {
       if (calls_ == signal_at_ && (signal_rank_ < 0 || signal_rank_ == rank_)) std::raise(SIGUSR1);
     }
     auto& net = static_cast<Net&>(model);
-    auto err = (net.forward(b.at("x")) - b.at("y")).pow(2).mean(1);
+    const bool oom = model.is_training() && oom_from_ > 0 && calls_ >= oom_from_ &&
+                     (oom_rank_ < 0 || oom_rank_ == rank_) && b.at("x").size(0) > oom_above_;
+    if (oom && oom_in_ == "forward") out_of_memory("forward");
+    auto err = (net.forward(b.at("x"), oom) - b.at("y")).pow(2).mean(1);
     auto valid = b.at("valid").to(err.dtype());
     auto l = (err * valid).sum();
     if (model.is_training() && nan_from_ > 0 && calls_ >= nan_from_) l = l * std::nan("");
@@ -87,7 +115,9 @@ class ToyTask : public tandem::Task {
   int64_t samples_, hidden_;
   double dropout_;
   bool batch_norm_;
-  int64_t signal_at_, signal_rank_, nan_from_;
+  int64_t signal_at_, signal_rank_, nan_from_, oom_from_, oom_rank_, oom_above_;
+  std::string oom_in_;
+  double activation_mb_;
   int rank_;
   int64_t calls_ = 0;
 };
@@ -97,7 +127,7 @@ int run(tandem::World& world, int argc, char** argv) {
   tandem::add_dist_keys(schema);
   tandem::TrainSettings d;
   d.out_dir = "runs/toy";
-  d.micro_batch = 4;
+  d.micro_batch.value = 4;
   d.lr = 1e-2;
   d.weight_decay = 0.01;
   tandem::add_train_keys(schema, d);
@@ -108,6 +138,12 @@ int run(tandem::World& world, int argc, char** argv) {
   schema.add("toy.signal_at_call", int64_t{-1}, "raise SIGUSR1 at this training forward pass");
   schema.add("toy.signal_rank", int64_t{-1}, "the rank that raises it; -1: every rank");
   schema.add("toy.nan_from_call", int64_t{-1}, "losses are NaN from this forward pass on");
+  schema.add("toy.oom_from_call", int64_t{-1},
+             "from this training forward pass on, micro-batches of more than toy.oom_above samples run out of memory");
+  schema.add("toy.oom_rank", int64_t{-1}, "the rank that runs out of memory; -1: every rank");
+  schema.add("toy.oom_above", int64_t{0}, "micro-batches of at most this many samples fit");
+  schema.add("toy.oom_in", std::string("forward"), "where memory runs out", {"forward", "backward"});
+  schema.add("toy.activation_mb", -1.0, "the memory plan's activations per sample, MB; < 0: no estimate");
   auto cli = tandem::parse_command_line(argc, argv, schema, "toy training job for tests");
   if (cli.help) return 0;
   ToyTask task(cli.config, world.rank());

@@ -409,7 +409,9 @@ TEST(ConfigSchemaTest, DeclarationMistakesAreLogicErrors) {
   EXPECT_THROW(schema.add("bad key", 1, "space"), std::logic_error);
   EXPECT_THROW(schema.add("a..b", 1, "empty part"), std::logic_error);
   EXPECT_THROW(schema.add("x.mode", "fast", "default not a choice", {"slow"}), std::logic_error);
-  EXPECT_THROW(schema.add("x.n", 1, "choices on an int", {"1"}), std::logic_error);
+  EXPECT_THROW(schema.add("x.n", 1, "a number as an int's word", {"1"}), std::logic_error);
+  EXPECT_THROW(schema.add("x.f", 1.0, "choices on a float", {"auto"}), std::logic_error);
+  EXPECT_NO_THROW(schema.add("x.m", 1, "an int's word", {"auto"}));
   EXPECT_THROW(schema.alias("--steps", "train.steps"), std::logic_error);
   EXPECT_THROW(schema.alias("--set", "seed"), std::logic_error);
   EXPECT_THROW(schema.alias("--batch-size", "seed"), std::logic_error);

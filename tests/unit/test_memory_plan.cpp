@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "plan_accuracy.h"
+#include "tandem/data/sampler.h"
 #include "tandem/nn/resnet.h"
 #include "tandem/obs/tensor_memory.h"
 #include "tandem/train/memory_plan.h"
@@ -63,6 +64,36 @@ TEST(MemoryPlan, TotalIsTheLargerOfBackwardsStartAndEnd) {
   plan.set_activations({-1, 30});  // unknown: both left out
   EXPECT_EQ(plan.activations_end, 0);
   EXPECT_EQ(plan.total(), 330 + 100);
+}
+
+// train.micro_batch = "auto": the largest micro-batch dividing a rank's share
+// whose plan fits, recomputing only where allowed and only when needed.
+TEST(MemoryPlan, AutoMicroBatchIsTheLargestDivisorThatFits) {
+  constexpr int64_t MB = 1 << 20;
+  // 100 MB that never leave, and 10 MB of activations per sample (4 MB recomputing).
+  const tandem::PlanAt plan_at = [](int64_t m, const std::string& recompute) {
+    tandem::MemoryPlan p;
+    p.weights = 100 * MB;
+    p.micro_batch = m;
+    p.recompute = recompute;
+    p.set_activations({m * (recompute == "blocks" ? 4 : 10) * MB, 0});
+    return p;
+  };
+  const auto pick = [&](int64_t share, int64_t budget_mb, const std::string& recompute) {
+    const auto p = tandem::fit_micro_batch(share, static_cast<double>(budget_mb * MB), recompute, plan_at);
+    return p ? std::to_string(p->micro_batch) + " " + p->recompute : std::string("nothing");
+  };
+  EXPECT_EQ(pick(24, 1000, "none"), "24 none");   // 340 MB
+  EXPECT_EQ(pick(24, 200, "none"), "8 none");     // 10 would fit, but does not divide 24
+  EXPECT_EQ(pick(24, 200, "auto"), "8 none");     // fits without: no recomputation
+  EXPECT_EQ(pick(24, 105, "auto"), "1 blocks");   // 110 MB without, 104 with
+  EXPECT_EQ(pick(24, 105, "none"), "nothing");
+  EXPECT_EQ(pick(24, 200, "blocks"), "24 blocks");  // 196 MB
+  EXPECT_EQ(pick(24, 103, "auto"), "nothing");
+  EXPECT_EQ(tandem::split_at_most(24, 5), 4);
+  EXPECT_EQ(tandem::split_at_most(24, 100), 24);
+  EXPECT_EQ(tandem::split_at_most(7, 3), 1);
+  EXPECT_EQ(tandem::split_at_most(8, 0), 0);
 }
 
 TEST(MemoryPlan, TableHasARowPerRankAndTheRowTheFiguresInMegabytes) {

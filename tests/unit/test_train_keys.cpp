@@ -26,7 +26,7 @@ std::string settings_error(const Config& c, const std::string& table = "train") 
 TEST(TrainKeys, AppDefaultsReachTheSchemaAndTheSettings) {
   TrainSettings d;
   d.out_dir = "runs/app";
-  d.micro_batch = 16;
+  d.micro_batch.value = 16;
   d.lr = 3e-5;
   Schema schema;
   add_train_keys(schema, d);
@@ -41,12 +41,41 @@ TEST(TrainKeys, AppDefaultsReachTheSchemaAndTheSettings) {
   apply_set(c, "train.keep_last=0");
   const TrainSettings s = train_settings(c);
   EXPECT_EQ(s.out_dir, "runs/app");
-  EXPECT_EQ(s.micro_batch, 16);
+  EXPECT_EQ(s.micro_batch.value, 16);
+  EXPECT_FALSE(s.micro_batch.automatic);
   EXPECT_DOUBLE_EQ(s.lr, 0.01);
   EXPECT_EQ(s.keep_last, 0);
   EXPECT_EQ(s.seed, 1337);
   EXPECT_EQ(s.key("lr"), "train.lr");
   EXPECT_EQ(s.key("gpu_every_s"), "obs.gpu_every_s");
+}
+
+// "auto" in an integer key: from --set, the job file (quoted or, from the
+// command line, bare), a file written back; a command without a Trainer
+// reads the app's default.
+TEST(TrainKeys, MicroBatchTakesAutoWhereverANumberGoes) {
+  TrainSettings d;
+  d.micro_batch.value = 16;
+  Schema schema;
+  add_train_keys(schema, d);
+  for (const std::string set : {"train.micro_batch=auto", "train.micro_batch=\"auto\""}) {
+    Config c(schema);
+    apply_set(c, set);
+    const TrainSettings s = train_settings(c);
+    EXPECT_TRUE(s.micro_batch.automatic) << set;
+    EXPECT_EQ(s.micro_batch.value, 16) << set;
+    const std::string path = ::testing::TempDir() + "auto_micro_batch.toml";
+    c.write(path);
+    EXPECT_TRUE(train_settings(load_config(schema, path, {})).micro_batch.automatic);
+    EXPECT_NE(c.to_toml().find("micro_batch = \"auto\""), std::string::npos);
+  }
+  Config c(schema);
+  EXPECT_EQ(message_of<UsageError>([&] { apply_set(c, "train.micro_batch=max"); }),
+            "--set train.micro_batch=max: train.micro_batch must be an integer or \"auto\", got 'max'");
+  EXPECT_EQ(message_of<UsageError>([&] { apply_set(c, "train.micro_batch=\"max\""); }),
+            "--set train.micro_batch=\"max\": train.micro_batch must be an integer or \"auto\", got string \"max\"");
+  EXPECT_EQ(message_of<UsageError>([&] { apply_set(c, "train.lr=auto"); }),
+            "--set train.lr=auto: train.lr must be a number, got 'auto'");
 }
 
 // The message train_settings refuses `set` with.

@@ -86,7 +86,7 @@ TEST(VavaeStageSettings, EachStageTrainsWithTheKeysOfItsTable) {
   EXPECT_DOUBLE_EQ(dit.lr, 0.002);
   EXPECT_DOUBLE_EQ(dit.beta2, 0.95);
   EXPECT_DOUBLE_EQ(dit.ema_decay, 0.9999);
-  EXPECT_EQ(dit.micro_batch, 32);
+  EXPECT_EQ(dit.micro_batch.value, 32);
   EXPECT_EQ(dit.seed, 7);  // the run's keys are shared
   EXPECT_EQ(dit.out_dir, "OUT/dit");
   EXPECT_EQ(dit.key("lr"), "dit.lr");

@@ -29,6 +29,7 @@
 #include "tandem/text/first_few.h"
 #include "tandem/train/evaluate.h"
 #include "tandem/train/inference_setup.h"
+#include "tandem/train/train_keys.h"
 #include "tandem/train/trainer.h"
 
 namespace carotid {
@@ -258,7 +259,7 @@ int run_predict(tandem::World& world, const tandem::Config& c) {
   ctx.world = &world;
   ctx.device = device;
   ctx.precision = setup.precision;
-  ctx.micro_batch = c.get_int("train.micro_batch");
+  ctx.micro_batch = tandem::train_settings(c).micro_batch.value;
   std::vector<tandem::EvalRows> each;
   for (size_t m = 0; m < files.size(); ++m) {
     TaskOptions options;

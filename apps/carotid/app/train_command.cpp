@@ -157,7 +157,7 @@ int run_train(tandem::World& world, tandem::Config c) {
   ctx.world = &world;
   ctx.device = model.parameters().front().device();
   ctx.precision = tandem::inference_setup(world, c, /*fixed_shapes=*/true).precision;
-  ctx.micro_batch = settings.micro_batch;
+  ctx.micro_batch = trainer.micro_batch();
   ctx.seed = seed;
   const double threshold =
       keep_threshold(world, threshold_rule, dataset.num_classes(), task, model, ctx, parts.val, persons, best_model);

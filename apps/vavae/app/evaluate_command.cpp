@@ -98,7 +98,7 @@ int run_evaluate(tandem::World& world, const tandem::Config& c) {
   ctx.world = &world;
   ctx.device = net.parameters().front().device();
   ctx.precision = tandem::inference_setup(world, c, /*fixed_shapes=*/true).precision;
-  ctx.micro_batch = stage.micro_batch;
+  ctx.micro_batch = trainer.micro_batch();
   ctx.seed = tandem::shared_seed(world, c.get_int("train.seed"));
   const tandem::EvalRows real_rows = tandem::gather_eval_rows(task, net, ctx);
   const double real = tandem::classification_accuracy(real_rows);

@@ -99,8 +99,14 @@ void check_choices(const KeySpec& spec, const Value& value, const std::string& w
 }  // namespace
 
 void coerce(const KeySpec& spec, Value& value, const std::string& where) {
+  if (is_word(spec, value)) return;
   if (!convert(spec.type(), value)) throw_type_error(spec, describe(value), where);
-  check_choices(spec, value, where);
+  if (!spec.has_words()) check_choices(spec, value, where);
+}
+
+bool is_word(const KeySpec& spec, const Value& value) {
+  const auto* s = std::get_if<std::string>(&value);
+  return spec.has_words() && s && std::find(spec.choices.begin(), spec.choices.end(), *s) != spec.choices.end();
 }
 
 std::string choices_text(const KeySpec& spec) {
@@ -109,8 +115,15 @@ std::string choices_text(const KeySpec& spec) {
   return text;
 }
 
+std::string choices_note(const KeySpec& spec) {
+  return (spec.has_words() ? "(an integer or " : "(") + choices_text(spec) + ")";
+}
+
 void throw_type_error(const KeySpec& spec, const std::string& got, const std::string& where) {
-  throw UsageError(where + ": " + spec.key + " must be " + expected(spec.type()) + ", got " + got);
+  std::string words;
+  for (size_t i = 0; spec.has_words() && i < spec.choices.size(); ++i)
+    words += (i + 1 == spec.choices.size() ? " or " : ", ") + to_toml_literal(spec.choices[i]);
+  throw UsageError(where + ": " + spec.key + " must be " + expected(spec.type()) + words + ", got " + got);
 }
 
 }  // namespace tandem::config_detail

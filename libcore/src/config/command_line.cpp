@@ -35,9 +35,7 @@ std::string keys_help(const Schema& schema) {
   std::string out = "Keys, set in the --config file or with --set KEY=VALUE:\n";
   for (const KeySpec& spec : schema.keys()) {
     std::string doc = spec.doc;
-    if (!spec.choices.empty()) {
-      doc += (doc.empty() ? "(" : " (") + config_detail::choices_text(spec) + ")";
-    }
+    if (!spec.choices.empty()) doc += (doc.empty() ? "" : " ") + config_detail::choices_note(spec);
     out += "  " + column(spec.key, key_width) + column(type_name(spec.type()), 8) +
            column(to_toml_literal(spec.default_value), default_width) + doc + "\n";
   }

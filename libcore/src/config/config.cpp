@@ -87,9 +87,7 @@ std::string Config::to_toml() const {
       for (size_t at = doc.find('\n'); at != std::string::npos; at = doc.find('\n', at + 3)) {
         doc.replace(at, 1, "\n# ");
       }
-      if (!spec.choices.empty()) {
-        doc += (doc.empty() ? "(" : " (") + config_detail::choices_text(spec) + ")";
-      }
+      if (!spec.choices.empty()) doc += (doc.empty() ? "" : " ") + config_detail::choices_note(spec);
       if (!doc.empty()) out += "# " + doc + "\n";
       const Entry& e = entries_.at(spec.key);
       // A root key has no dot, and npos + 1 wraps to 0: it is written whole.

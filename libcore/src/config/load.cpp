@@ -86,7 +86,8 @@ Value read_text(const KeySpec& spec, const std::string& text, const std::string&
   }
   // Exactly one value; text like "1\nx = 2" smuggles in more.
   const toml::node* node = doc.size() == 1 ? doc.get("v") : nullptr;
-  if (spec.type() == KeyType::String && !(node && node->is_string())) {
+  // A bare word: a string key's value, or a word an int key takes ("auto").
+  if ((spec.type() == KeyType::String || config_detail::is_word(spec, Value(text))) && !(node && node->is_string())) {
     Value literal = text;
     config_detail::coerce(spec, literal, where);
     return literal;

@@ -61,8 +61,13 @@ Schema& Schema::add(const std::string& key, Value default_value, std::string doc
       defaults = {std::get<std::string>(spec.default_value)};
     } else if (spec.type() == KeyType::StringList) {
       defaults = std::get<std::vector<std::string>>(spec.default_value);
+    } else if (spec.type() != KeyType::Int) {
+      throw std::logic_error("config key '" + key + "' has choices but is not a string or an integer");
     } else {
-      throw std::logic_error("config key '" + key + "' has choices but is not a string");
+      // An int key's words must not read as numbers, or "1" would be two values.
+      for (const std::string& w : spec.choices)
+        if (w.empty() || !std::all_of(w.begin(), w.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }))
+          throw std::logic_error("config key '" + key + "' takes the word '" + w + "', which is not a word of letters");
     }
     for (const std::string& d : defaults) {
       if (std::find(spec.choices.begin(), spec.choices.end(), d) == spec.choices.end()) {

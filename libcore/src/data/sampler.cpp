@@ -49,6 +49,12 @@ int64_t derive_grad_accum(int64_t global_batch, int64_t micro_batch, int world_s
                             ", or change ", key("micro_batch")));
 }
 
+int64_t split_at_most(int64_t share, int64_t cap) {
+  for (int64_t m = std::min(share, cap); m >= 1; --m)
+    if (share % m == 0) return m;
+  return 0;
+}
+
 Sampler::Sampler(const SamplerOptions& options) : options_(options), cache_(std::make_shared<OrderCache>()) {
   const SamplerOptions& o = options_;
   if (o.dataset_size <= 0) throw UsageError(log::cat("the dataset has no samples to train on (", o.dataset_size, ")"));

@@ -74,10 +74,23 @@ struct GradSync::Impl {
     s.ready = true;
   }
 
+  // A bucket counts as launched once its collective is under way: one whose
+  // launch threw is launched again by finish() or abandon(), not waited for.
   void launch_ready() {
     while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
-      auto& b = buckets[next_launch++];
+      auto& b = buckets[next_launch];
       b.work = comm.allreduce_async(b.flat, ReduceOp::Avg);
+      ++next_launch;
+    }
+  }
+
+  void reset(bool sync) {
+    syncing = sync;
+    next_launch = 0;
+    for (auto& s : slots) s.ready = false;
+    for (auto& b : buckets) {
+      b.pending = b.slots.size();
+      b.work.reset();
     }
   }
 
@@ -136,14 +149,27 @@ GradSync::~GradSync() {
 
 void GradSync::prepare(bool sync) {
   std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->reset(sync);
+}
+
+void GradSync::abandon() {
   auto& im = *impl_;
-  im.syncing = sync;
-  im.next_launch = 0;
-  for (auto& s : im.slots) s.ready = false;
-  for (auto& b : im.buckets) {
-    b.pending = b.slots.size();
-    b.work.reset();
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    if (!im.syncing) im.reset(true);
+    torch::NoGradGuard no_grad;
+    for (auto& b : im.buckets) {
+      for (size_t k : b.slots) {
+        if (im.slots[k].ready) continue;
+        im.view(im.slots[k]).zero_();
+        im.slots[k].ready = true;
+        --b.pending;
+      }
+    }
+    im.launch_ready();
+    im.syncing = false;
   }
+  for (auto& b : im.buckets) b.work->wait();
 }
 
 void GradSync::finish() {

@@ -93,4 +93,13 @@ void reset_tensor_peak(const c10::Device& device) {
   if (device.is_cpu() && counter != nullptr) counter->reset_peak();
 }
 
+void release_cached_memory(const c10::Device& device) {
+#if TANDEM_TORCH_HAS_CUDA
+  if (device.is_cuda() && c10::cuda::CUDACachingAllocator::get()->initialized())
+    c10::cuda::CUDACachingAllocator::emptyCache();
+#else
+  (void)device;
+#endif
+}
+
 }  // namespace tandem

@@ -94,6 +94,20 @@ MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanSettings& setti
   return plan;
 }
 
+std::optional<MemoryPlan> fit_micro_batch(int64_t share, double budget, const std::string& recompute,
+                                          const PlanAt& plan_at) {
+  std::vector<std::string> ways;
+  if (recompute != "blocks") ways.push_back("none");
+  if (recompute != "none") ways.push_back("blocks");
+  for (const std::string& way : ways)
+    for (int64_t m = share; m >= 1; --m) {
+      if (share % m != 0) continue;
+      MemoryPlan plan = plan_at(m, way);
+      if (static_cast<double>(plan.total()) <= budget) return plan;
+    }
+  return std::nullopt;
+}
+
 int64_t device_free_bytes(bool cuda, int device_index, int ranks_here) {
 #if TANDEM_TORCH_HAS_CUDA
   if (cuda) {

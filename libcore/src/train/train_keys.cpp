@@ -42,6 +42,11 @@ Check at_least(double low) { return {{}, false, low}; }
 Check above(double low) { return {{}, false, low, INFINITY, true}; }
 Check fraction() { return {{}, false, 0.0, 1.0, false, true}; }  // [0, 1)
 Check one_of(std::vector<std::string> choices) { return {std::move(choices)}; }
+Check at_least_or_auto(double low) {
+  Check c = at_least(low);
+  c.choices = {"auto"};
+  return c;
+}
 Check a_name() { return {{}, true}; }
 
 // Each setting, once. `$` in a doc stands for the model's table. `visit` is
@@ -54,7 +59,12 @@ void each_setting(Settings& t, Visit&& visit) {
   visit(Table::Run, "seed", t.seed, "seed for weights, sample order and augmentation; -1 picks one", any());
   visit(Table::Model, "max_steps", t.max_steps, "optimizer steps to train; 0 means $.epochs epochs", at_least(0));
   visit(Table::Model, "epochs", t.epochs, "passes over the training set when $.max_steps is 0", at_least(0));
-  visit(Table::Model, "micro_batch", t.micro_batch, "samples per rank per forward pass", at_least(1));
+  visit(Table::Model, "micro_batch", t.micro_batch,
+        "samples per rank per forward pass; \"auto\": the largest that divides a rank's share of $.global_batch "
+        "(which must then be set) and whose memory plan fits in 90% of the least free device memory of a rank, "
+        "recomputing blocks only under $.recompute = \"blocks\", or under \"auto\" when no micro-batch fits "
+        "without; halved (accumulation doubled) on running out of memory in any case",
+        at_least_or_auto(1));
   visit(Table::Run, "global_batch", t.global_batch,
         "samples per optimizer step over all ranks; sets grad_accum when > 0", at_least(0));
   visit(Table::Run, "grad_accum", t.grad_accum,
@@ -125,6 +135,13 @@ std::string doc_of(std::string doc, const std::string& model_table) {
   return doc;
 }
 
+// A field as the schema declares its default.
+template <class T>
+Value value_of(const T& field) {
+  return field;
+}
+Value value_of(const CountOrAuto& field) { return field.value; }
+
 // Declares the settings of `tables` with their defaults; the model's keys
 // under [model_table], their docs led by `what` when it is given.
 void declare(Schema& s, const TrainSettings& defaults, bool run, bool model, const std::string& model_table,
@@ -134,11 +151,16 @@ void declare(Schema& s, const TrainSettings& defaults, bool run, bool model, con
       d, [&](Table table, const std::string& name, const auto& field, const std::string& doc, const Check& check) {
         if (table == Table::Run ? !run : !model) return;
         const std::string text = doc_of(doc, model_table);
-        s.add(key_of(table, name, model_table), field, what.empty() ? text : what + ": " + text, check.choices);
+        s.add(key_of(table, name, model_table), value_of(field), what.empty() ? text : what + ": " + text,
+              check.choices);
       });
 }
 
 void read(const Config& c, const std::string& key, std::string& field) { field = c.get_string(key); }
+void read(const Config& c, const std::string& key, CountOrAuto& field) {
+  field.automatic = std::holds_alternative<std::string>(c.get(key));
+  field.value = field.automatic ? std::get<int64_t>(c.schema().at(key).default_value) : c.get_int(key);
+}
 void read(const Config& c, const std::string& key, int64_t& field) { field = c.get_int(key); }
 void read(const Config& c, const std::string& key, double& field) { field = c.get_double(key); }
 void read(const Config& c, const std::string& key, bool& field) { field = c.get_bool(key); }
@@ -147,6 +169,8 @@ template <class T>
 void require(const Config& c, const std::string& key, const T& value, const Check& check) {
   if constexpr (std::is_same_v<T, std::string>) {
     if (check.named && value.empty()) throw UsageError(key + " must not be empty (" + c.source(key) + ")");
+  } else if constexpr (std::is_same_v<T, CountOrAuto>) {
+    if (!value.automatic) require(c, key, value.value, check);
   } else {
     if (!check.holds(static_cast<double>(value))) {
       std::ostringstream got;

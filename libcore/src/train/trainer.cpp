@@ -71,6 +71,20 @@ uint64_t epoch_seed(uint64_t seed, int64_t epoch) { return mix_seed(seed, static
 // fragmentation, the CUDA context's workspaces, cuDNN's and cuBLAS's).
 constexpr double kPlanShare = 0.9;
 
+// Errors that running out of device memory raises: the caching allocator's
+// OutOfMemoryError; a raw CUDA allocation's "out of memory"
+// (cudaErrorMemoryAllocation); cuBLAS's and cuDNN's failing workspaces; the
+// CPU allocator's "not enough memory". accelerate's should_reduce_batch_size
+// reads the same messages.
+bool is_out_of_memory(const c10::Error& e) {
+  if (dynamic_cast<const c10::OutOfMemoryError*>(&e)) return true;
+  const std::string what = e.what_without_backtrace();
+  for (const char* sign : {"out of memory", "CUBLAS_STATUS_ALLOC_FAILED", "CUDNN_STATUS_ALLOC_FAILED",
+                           "not enough memory"})
+    if (what.find(sign) != std::string::npos) return true;
+  return false;
+}
+
 }  // namespace
 
 struct Trainer::Impl {
@@ -109,6 +123,11 @@ struct Trainer::Impl {
   Trainer::GradientHook gradient_hook;
   double best = std::nan("");
   int64_t skipped = 0;
+  // The micro-batch an out-of-memory back-off left the run at, kept in
+  // checkpoints with the settings it ran out under (oom_context), so that a
+  // resumed run under them does not run out again; 0: none.
+  int64_t oom_micro_batch = 0;
+  int64_t saved_at = -1;  // the step of the run's newest checkpoint
   std::unique_ptr<BadSteps> bad_steps;
   Metrics last_eval;
   std::vector<std::string> metric_names;  // the task's, prefixed as evaluate gives them
@@ -132,9 +151,16 @@ struct Trainer::Impl {
 
   void check_settings();
   void plan_memory(const std::vector<std::string>& devices);
+  MemoryPlan plan_for(PlanSettings settings, int64_t micro_batch, const std::string& recompute);
+  std::string what_would_fit(const PlanSettings& settings, const MemoryPlan& smallest, double budget);
+  void resplit(int64_t micro_batch);
+  PlanSettings plan_settings() const;
+  std::string oom_context() const;
+  void back_off(int64_t step, int64_t failed_ranks, double hint_before);
   std::vector<std::string> gather_free_memory();
   void build();
   void restore(const Checkpoint& ckpt);
+  void restore_oom_micro_batch(const Checkpoint& ckpt);
   void save(int64_t steps_done);
   void save_model(const std::string& name, int64_t steps_done);
   void save_final_model();
@@ -179,10 +205,15 @@ struct Trainer::Impl {
     // What turns the synchronised gradients into those of the step's
     // objective: undoes the loss scale and the hint, divides by the weight.
     double grad_factor = 0;
+    // Ranks that ran out of memory in the step (this rank's alone until
+    // reduce()), and the weight hint before it, which a dropped step undoes.
+    double out_of_memory = 0, hint_before = 0;
   };
-  std::unique_ptr<Loader> make_loader();
+  std::unique_ptr<Loader> make_loader(int64_t first_step);
   void start_reporting();
   StepFigures forward_backward(DeviceFeed& feed);
+  void micro_step(DeviceFeed& feed, StepFigures& f, bool last);
+  void settle_collectives();
   double first_weight_hint(const at::Tensor& weight);
   void reduce(StepFigures& f, const std::vector<at::Tensor>& grads);
   void update(int64_t step, const StepFigures& f, const std::vector<at::Tensor>& grads, double lr);
@@ -211,10 +242,21 @@ void Trainer::Impl::check_settings() {
                      first_few(metric_names, metric_names.size()) + "), nor \"" + kNoBestMetric +
                      "\" (keep the final model)");
   }
-  accum = s.global_batch > 0 ? derive_grad_accum(s.global_batch, s.micro_batch, world.size(), s.key) : s.grad_accum;
+  if (s.micro_batch.automatic) {
+    if (s.global_batch <= 0)
+      throw UsageError(s.key("micro_batch") + " = \"auto\" splits a rank's share of " + s.key("global_batch") +
+                       ", which is not set (" + config.source(s.key("global_batch")) +
+                       "): set it to the samples per optimizer step over all ranks");
+    if (s.global_batch % world.size() != 0)
+      throw UsageError(s.key("global_batch") + " = " + std::to_string(s.global_batch) + " must be a multiple of the " +
+                       std::to_string(world.size()) + " ranks for " + s.key("micro_batch") + " = \"auto\" to split");
+    s.micro_batch.value = 1;  // until the memory plan picks (plan_memory)
+  }
+  accum = s.global_batch > 0 ? derive_grad_accum(s.global_batch, s.micro_batch.value, world.size(), s.key)
+                             : s.grad_accum;
   SamplerOptions so;
   so.dataset_size = task.train_size();
-  so.micro_batch = s.micro_batch;
+  so.micro_batch = s.micro_batch.value;
   so.grad_accum = accum;
   so.world_size = world.size();
   so.rank = world.rank();
@@ -311,28 +353,33 @@ std::vector<std::string> Trainer::Impl::gather_free_memory() {
 // Figured from the model while it is still on the host, the same on every
 // rank (which all see every rank's free memory): rank 0 logs a row per rank,
 // which start_reporting also writes to metrics.jsonl and TensorBoard.
-// train.recompute = "auto" recomputes only when the plan does not fit.
+// train.recompute = "auto" recomputes only when the plan does not fit;
+// train.micro_batch = "auto" takes the largest micro-batch that fits, and a
+// run that fits at none stops here, before the device holds anything.
 void Trainer::Impl::plan_memory(const std::vector<std::string>& devices) {
   const int64_t least_free = *std::min_element(free_bytes.begin(), free_bytes.end());
-  PlanSettings settings;
-  settings.world_size = world.size();
-  settings.half_precision = precision != Precision::FP32;
-  settings.ema = s.ema_decay > 0;
-  settings.grad_accum = accum;
-  const auto plan_with = [&](const std::string& recompute) {
-    MemoryPlan p = plan_model_memory(*model, settings);
-    p.micro_batch = s.micro_batch;
-    p.recompute = recompute;
-    p.set_activations(
-        task.activation_bytes({s.micro_batch, precision == Precision::FP32 ? 4 : 2, recompute == "blocks"}));
-    return p;
-  };
-  plan = plan_with(s.recompute == "auto" ? "none" : s.recompute);
-  const auto fits = [&](const MemoryPlan& p) {
-    return least_free < 0 || p.activations < 0 || p.total() <= kPlanShare * static_cast<double>(least_free);
-  };
+  const double budget = least_free < 0 ? INFINITY : kPlanShare * static_cast<double>(least_free);
+  const int64_t share = s.micro_batch.value * accum;
+  const PlanSettings settings = plan_settings();
+  const PlanAt plan_at = [&](int64_t m, const std::string& recompute) { return plan_for(settings, m, recompute); };
+  const auto fits = [&](const MemoryPlan& p) { return p.activations < 0 || p.total() <= budget; };
+  if (s.micro_batch.automatic) {
+    if (plan_at(1, "none").activations < 0)
+      throw UsageError(s.key("micro_batch") + " = \"auto\" needs an estimate of the model's activations, which this "
+                       "task does not give: set a number");
+    const auto chosen = fit_micro_batch(share, budget, s.recompute, plan_at);
+    if (!chosen) throw UsageError(what_would_fit(settings, plan_at(1, s.recompute == "none" ? "none" : "blocks"), budget));
+    plan = *chosen;
+    resplit(plan.micro_batch);
+    if (world.rank() == 0)
+      log::info(s.key("micro_batch"), " = \"auto\": ", plan.micro_batch, " x accumulation ", accum, " (a rank's ",
+                share, " samples per step), the largest whose plan fits in ", static_cast<int>(kPlanShare * 100),
+                "% of the least free memory of a rank");
+  } else {
+    plan = plan_at(s.micro_batch.value, s.recompute == "auto" ? "none" : s.recompute);
+    if (s.recompute == "auto" && !fits(plan)) plan = plan_at(s.micro_batch.value, "blocks");
+  }
   if (s.recompute == "auto") {
-    if (!fits(plan)) plan = plan_with("blocks");
     s.recompute = plan.recompute;
     if (world.rank() == 0) log::info(s.key("recompute"), " = \"auto\": ", s.recompute);
   }
@@ -344,12 +391,79 @@ void Trainer::Impl::plan_memory(const std::vector<std::string>& devices) {
     log::warn("the plan (", plan.total() >> 20, " MB) is more than ", static_cast<int>(kPlanShare * 100),
               "% of the least free memory of a rank (", least_free >> 20, " MB): this run may run out of memory; ",
               plan.recompute == "none"
-                  ? s.key("recompute") + " = \"blocks\" would plan " + std::to_string(plan_with("blocks").total() >> 20) +
-                        " MB; "
+                  ? s.key("recompute") + " = \"blocks\" would plan " +
+                        std::to_string(plan_at(plan.micro_batch, "blocks").total() >> 20) + " MB; "
                   : std::string(),
               "a smaller ", s.key("micro_batch"), " plans less activation memory, the same global batch through more "
               "accumulation");
   }
+}
+
+PlanSettings Trainer::Impl::plan_settings() const {
+  PlanSettings settings;
+  settings.world_size = world.size();
+  settings.half_precision = precision != Precision::FP32;
+  settings.ema = s.ema_decay > 0;
+  return settings;
+}
+
+// The plan of a step in micro-batches of `micro_batch`, a rank's share of the
+// global batch taking the accumulation that needs.
+MemoryPlan Trainer::Impl::plan_for(PlanSettings settings, int64_t micro_batch, const std::string& recompute) {
+  settings.grad_accum = s.micro_batch.value * accum / micro_batch;
+  MemoryPlan p = plan_model_memory(*model, settings);
+  p.micro_batch = micro_batch;
+  p.recompute = recompute;
+  p.set_activations(task.activation_bytes({micro_batch, settings.half_precision ? 2 : 4, recompute == "blocks"}));
+  return p;
+}
+
+// Why micro-batch "auto" found nothing: the smallest plan's figures, and the
+// settings that each alone would make it fit.
+std::string Trainer::Impl::what_would_fit(const PlanSettings& settings, const MemoryPlan& smallest, double budget) {
+  const auto mb = [](double bytes) { return std::to_string(static_cast<int64_t>(bytes) >> 20) + " MB"; };
+  std::string text = s.key("micro_batch") + " = \"auto\": the run does not fit even at micro-batch 1 (recompute " +
+                     smallest.recompute + "): it plans " + mb(smallest.total()) + " per rank (weights " +
+                     mb(smallest.weights) + ", gradients " + mb(smallest.gradients) + ", optimizer " +
+                     mb(smallest.optimizer) + ", ema " + mb(smallest.ema) + ", buckets " + mb(smallest.buckets) +
+                     ", casts " + mb(smallest.casts) + ", activations " + mb(smallest.activations) + ") against " +
+                     mb(budget) + ", " + std::to_string(static_cast<int>(kPlanShare * 100)) +
+                     "% of the least free device memory of a rank. ";
+  std::vector<std::string> would;
+  if (smallest.recompute == "none") {
+    const MemoryPlan p = plan_for(settings, 1, "blocks");
+    if (p.total() <= budget) would.push_back(s.key("recompute") + " = \"blocks\" (" + mb(p.total()) + ")");
+  }
+  if (smallest.ema > 0 && smallest.total() - smallest.ema <= budget)
+    would.push_back(s.key("ema_decay") + " = 0 (" + mb(smallest.total() - smallest.ema) + ")");
+  if (!settings.half_precision) {
+    PlanSettings half = settings;
+    half.half_precision = true;
+    const MemoryPlan p = plan_for(half, 1, smallest.recompute);
+    if (p.total() <= budget)
+      would.push_back("train.precision = \"bf16\" or \"fp16\" on a GPU (" + mb(p.total()) + ")");
+  }
+  if (would.empty())
+    return text + "No one setting makes it fit: the weights, gradients and optimizer state alone take " +
+           mb(smallest.weights + smallest.gradients + smallest.optimizer) + "; it needs a device with more memory, "
+           "or a smaller model";
+  std::string list;
+  for (const std::string& w : would) list += (list.empty() ? "" : "; ") + w;
+  return text + "It would fit with: " + list;
+}
+
+// Splits a rank's share of the global batch into micro-batches of
+// `micro_batch`: the same samples per step, through more or fewer forward
+// passes, and (the objective being a sum over the global batch divided by its
+// weight) the same training up to the order of float sums.
+void Trainer::Impl::resplit(int64_t micro_batch) {
+  SamplerOptions so = sampler->options();
+  accum = so.micro_batch * so.grad_accum / micro_batch;
+  so.micro_batch = micro_batch;
+  so.grad_accum = accum;
+  s.micro_batch.value = micro_batch;
+  sampler = std::make_unique<Sampler>(so);
+  if (model) plan = plan_for(plan_settings(), micro_batch, plan.recompute);
 }
 
 void Trainer::Impl::restore(const Checkpoint& ckpt) {
@@ -391,11 +505,38 @@ void Trainer::Impl::restore(const Checkpoint& ckpt) {
   skipped = ckpt.get_int("skipped_steps");
   best = ckpt.get_double("best_value");
   if (ckpt.state.count("weight_hint")) weight_hint = ckpt.get_double("weight_hint");
+  saved_at = start_step;
+  restore_oom_micro_batch(ckpt);
   if (start_step > total_steps)
     throw UsageError(path + ": already at step " + std::to_string(start_step) + ", past this run's " +
                      std::to_string(total_steps) + " steps");
   log::info("resumed from ", path, " at step ", start_step, " (was ", ckpt.get_int("world_size"), " ranks, now ",
             world.size(), ")");
+}
+
+// A run that ran out of memory continues at the micro-batch it backed off to,
+// unless it now runs under other settings (oom_context: the micro-batch and
+// recomputation set, the precision, the device), which may fit more.
+void Trainer::Impl::restore_oom_micro_batch(const Checkpoint& ckpt) {
+  if (!ckpt.state.count("oom_micro_batch") || ckpt.get_int("oom_micro_batch") <= 0) return;
+  const int64_t cap = ckpt.get_int("oom_micro_batch");
+  const std::string then = ckpt.get_string("oom_context");
+  if (then != oom_context()) {
+    log::info(ckpt.path, " ran out of memory above micro-batch ", cap, " with ", then, "; this run has ", oom_context(),
+              ", and starts at its own micro-batch");
+    return;
+  }
+  oom_micro_batch = cap;
+  if (s.micro_batch.value <= cap) return;
+  resplit(split_at_most(s.micro_batch.value * accum, cap));
+  log::warn("continuing with micro-batch ", s.micro_batch.value, " x accumulation ", accum,
+            ": the run ran out of memory at a larger one with these settings (", ckpt.path, ")");
+}
+
+std::string Trainer::Impl::oom_context() const {
+  return log::cat(s.key("micro_batch"), " = ", to_toml_literal(config.get(s.key("micro_batch"))), ", ",
+                  s.key("recompute"), " = ", to_toml_literal(config.get(s.key("recompute"))), ", ",
+                  to_string(precision), " on ", placement.cuda ? gpu.name : std::string("cpu"));
 }
 
 // Batch-norm running statistics (the floating buffers) follow each rank's own
@@ -443,12 +584,15 @@ void Trainer::Impl::save(int64_t steps_done) {
     state["skipped_steps"] = skipped;
     state["best_value"] = best;
     state["weight_hint"] = weight_hint;
+    state["oom_micro_batch"] = oom_micro_batch;
+    state["oom_context"] = oom_context();
     state["config"] = config.to_toml();
     TensorSets sets = {{"model", weights}, {"optim", optimizer->state()}};
     if (ema) sets["ema"] = ema->named_tensors();
     const auto path = checkpoints->save(steps_done, sets, state);
     log::info("checkpoint ", path);
   }
+  saved_at = steps_done;
   // Nobody leaves before rank 0 has written: a rank that exits early makes
   // the launcher kill the others, rank 0 mid-write included.
   world.barrier();
@@ -477,7 +621,7 @@ bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
   ctx.world = &world;
   ctx.device = device;
   ctx.precision = precision;
-  ctx.micro_batch = s.micro_batch;
+  ctx.micro_batch = s.micro_batch.value;
   ctx.seed = seed;
   last_eval = evaluate(task, *model, ctx);
   if (last_eval.empty()) return false;
@@ -521,7 +665,7 @@ void Trainer::Impl::recompute_ema_bn_stats(int64_t steps_done) {
 }
 
 // The step's micro-batches for this rank, made ahead by a thread.
-std::unique_ptr<Loader> Trainer::Impl::make_loader() {
+std::unique_ptr<Loader> Trainer::Impl::make_loader(int64_t first_step) {
   const int64_t spe = sampler->steps_per_epoch();
   auto make = [this, spe](int64_t i) {
     const int64_t step = i / accum;
@@ -529,7 +673,7 @@ std::unique_ptr<Loader> Trainer::Impl::make_loader() {
     const auto mb = sampler->micro_batch(step / spe, step % spe, a);
     return make_loop_batch(task, mb.indices, mb.valid, true, epoch_seed(seed, step / spe));
   };
-  return std::make_unique<Loader>(pinned_for(make, device), start_step * accum, total_steps * accum,
+  return std::make_unique<Loader>(pinned_for(make, device), first_step * accum, total_steps * accum,
                                   static_cast<int>(2 * accum));
 }
 
@@ -548,33 +692,60 @@ void Trainer::Impl::start_reporting() {
 }
 
 // The step's micro-batches forward and backward, gradients accumulating (and
-// synchronising between ranks during the last backward).
+// synchronising between ranks during the last backward). A rank that runs
+// out of memory stops there and says so (f.out_of_memory), after taking its
+// part in the collectives the others are in or will reach, so that none
+// waits for it; reduce() then tells every rank.
 Trainer::Impl::StepFigures Trainer::Impl::forward_backward(DeviceFeed& feed) {
   StepFigures f;
+  f.hint_before = weight_hint;
   f.loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
   f.weight_sum = torch::zeros_like(f.loss_sum);
   for (int64_t a = 0; a < accum; ++a) {
-    auto [host_batch, batch] = feed.next();
-    // Counted on the host copy: on a GPU the count would wait for the device.
-    f.tokens += task.tokens_in(host_batch);
-    f.flops += task.flops_in(host_batch);
-    Loss loss;
-    {
-      AutocastGuard autocast(precision, placement.cuda);
-      nn::RecomputeScope recompute(s.recompute == "blocks");
-      loss = task.loss(*model, batch);
+    try {
+      micro_step(feed, f, a == accum - 1);
+    } catch (const c10::Error& e) {
+      if (!is_out_of_memory(e)) throw;
+      log::warn("out of memory in micro-batch ", a + 1, " of ", accum, " (", s.micro_batch.value,
+                " samples): ", e.what_without_backtrace());
+      f.out_of_memory = 1;
+      settle_collectives();
+      return f;
     }
-    if (weight_hint == 0) weight_hint = first_weight_hint(loss.weight);
-    // Only now: a loss may differentiate on its own (autograd::grad for an
-    // adaptive weight, as vavae's VF loss does), and the gradient sync must
-    // not take those gradients for this backward's.
-    if (sync) sync->prepare(a == accum - 1);
-    f.loss_sum += loss.sum.detach().to(torch::kDouble);
-    f.weight_sum += loss.weight.detach().to(torch::kDouble);
-    (loss.sum * (scaler->scale() / weight_hint)).backward();
   }
   if (sync) sync->finish();
   return f;
+}
+
+// One micro-batch forward and backward; the last one's backward synchronises.
+void Trainer::Impl::micro_step(DeviceFeed& feed, StepFigures& f, bool last) {
+  auto [host_batch, batch] = feed.next();
+  // Counted on the host copy: on a GPU the count would wait for the device.
+  f.tokens += task.tokens_in(host_batch);
+  f.flops += task.flops_in(host_batch);
+  Loss loss;
+  {
+    AutocastGuard autocast(precision, placement.cuda);
+    nn::RecomputeScope recompute(s.recompute == "blocks");
+    loss = task.loss(*model, batch);
+  }
+  if (weight_hint == 0) weight_hint = first_weight_hint(loss.weight);
+  // Only now: a loss may differentiate on its own (autograd::grad for an
+  // adaptive weight, as vavae's VF loss does), and the gradient sync must
+  // not take those gradients for this backward's.
+  if (sync) sync->prepare(last);
+  f.loss_sum += loss.sum.detach().to(torch::kDouble);
+  f.weight_sum += loss.weight.detach().to(torch::kDouble);
+  (loss.sum * (scaler->scale() / weight_hint)).backward();
+}
+
+// After running out of memory, the collectives of the step this rank has not
+// yet taken part in, in the order the others take them: the first step's
+// weight hint, then the gradient buckets not yet launched (GradSync::abandon).
+// What they carry does not matter: every rank drops the step.
+void Trainer::Impl::settle_collectives() {
+  if (weight_hint == 0) weight_hint = first_weight_hint(torch::zeros({}, torch::TensorOptions().device(device)));
+  if (sync) sync->abandon();
 }
 
 // The first micro-batch's loss weight averaged over the ranks, times the
@@ -586,7 +757,7 @@ double Trainer::Impl::first_weight_hint(const at::Tensor& weight) {
   auto w = weight.detach().to(torch::kDouble).reshape({1}).clone();
   if (world.size() > 1) comm->allreduce(w, ReduceOp::Avg);
   double share = w.item<double>() * static_cast<double>(accum);
-  if (!(share > 0) || !std::isfinite(share)) share = static_cast<double>(s.micro_batch * accum);
+  if (!(share > 0) || !std::isfinite(share)) share = static_cast<double>(s.micro_batch.value * accum);
   return std::exp2(std::round(std::log2(share)));
 }
 
@@ -597,15 +768,17 @@ double Trainer::Impl::first_weight_hint(const at::Tensor& weight) {
 void Trainer::Impl::reduce(StepFigures& f, const std::vector<at::Tensor>& grads) {
   const auto options = f.loss_sum.options();
   auto reduced = torch::stack({f.loss_sum, f.weight_sum, torch::full({}, f.tokens, options),
-                               torch::full({}, f.flops, options), grad_norm_of(grads, options)});
+                               torch::full({}, f.flops, options), torch::full({}, f.out_of_memory, options),
+                               grad_norm_of(grads, options)});
   if (world.size() > 1) {
-    auto summed = reduced.narrow(0, 0, 4);  // the norm is the same everywhere
+    auto summed = reduced.narrow(0, 0, 5);  // the norm is the same everywhere
     comm->allreduce(summed, ReduceOp::Sum);
   }
   auto host = reduced.cpu();
   f.weight = host[1].item<double>();
   f.tokens = host[2].item<double>();
   f.flops = host[3].item<double>();
+  f.out_of_memory = host[4].item<double>();
   // GradSync averages over the ranks: the gradients hold
   // sum_r grad(loss_sum_r) * scale / (hint * world), the step wants
   // sum_r grad(loss_sum_r) / weight. A global batch of no weight (padding
@@ -613,7 +786,7 @@ void Trainer::Impl::reduce(StepFigures& f, const std::vector<at::Tensor>& grads)
   const bool weighed = f.weight > 0;
   f.loss = weighed ? host[0].item<double>() / f.weight : 0.0;
   f.grad_factor = weighed ? world.size() * weight_hint / (scaler->scale() * f.weight) : 0.0;
-  f.grad_norm = host[4].item<double>() * f.grad_factor;
+  f.grad_norm = host[5].item<double>() * f.grad_factor;
 }
 
 // Clips, then steps the optimizer, or skips a step whose gradients are not
@@ -645,6 +818,37 @@ void Trainer::Impl::update(int64_t step, const StepFigures& f, const std::vector
   optimizer->zero_grad();
   if (!apply) ++skipped;
   bad_steps->after_step(step, apply, f.loss, *scaler, checkpoints->dir());
+}
+
+// Every rank learned in reduce() that `failed_ranks` ran out of memory in
+// `step`: the step is dropped (its gradients and its first weight hint
+// undone, nothing updated) and the caller runs it again with the micro-batch
+// halved, as the rest of the run and its checkpoints will be. With nothing
+// smaller to try, the run ends after a checkpoint of the last good step.
+void Trainer::Impl::back_off(int64_t step, int64_t failed_ranks, double hint_before) {
+  optimizer->zero_grad();
+  weight_hint = hint_before;
+  // The failed forward passes moved batch-norm statistics: average them anew.
+  buffers_averaged_at = -1;
+  release_cached_memory(device);
+  reset_tensor_peak(device);
+  const int64_t was = s.micro_batch.value, share = was * accum;
+  const int64_t smaller = split_at_most(share, was / 2);
+  const std::string what = log::cat("step ", step + 1, " ran out of memory on ", failed_ranks, " rank(s) at ",
+                                    s.key("micro_batch"), " ", was, " x accumulation ", accum);
+  if (smaller < 1) {
+    if (saved_at != step) save(step);
+    throw std::runtime_error(log::cat(
+        what, ", and there is no smaller micro-batch; the checkpoint of step ", step, " keeps the run. The plan was ",
+        plan.total() >> 20, " MB at micro-batch ", plan.micro_batch, " (recompute ", s.recompute, ") against ",
+        *std::min_element(free_bytes.begin(), free_bytes.end()) >> 20, " MB free: set ", s.key("recompute"),
+        " = \"blocks\", lower the precision or use a device with more memory"));
+  }
+  resplit(smaller);
+  oom_micro_batch = smaller;
+  if (world.rank() == 0)
+    log::warn(what, ": the step is dropped and run again with micro-batch ", smaller, " x accumulation ", accum,
+              ", kept for the rest of the run");
 }
 
 // Rank 0's row in metrics.jsonl, the progress line and, every log_every
@@ -690,8 +894,8 @@ void Trainer::Impl::report(int64_t done, const StepFigures& f, double lr, double
 }
 
 int Trainer::Impl::loop() {
-  auto loader = make_loader();
-  DeviceFeed feed(*loader, device);
+  auto loader = make_loader(start_step);
+  auto feed = std::make_unique<DeviceFeed>(*loader, device);
   start_reporting();
   // The first step's peak, not the restore's or the broadcast's.
   reset_tensor_peak(device);
@@ -715,11 +919,22 @@ int Trainer::Impl::loop() {
     torch::manual_seed(rank_seed(seed, world.rank()) + static_cast<uint64_t>(step));
     const auto t0 = std::chrono::steady_clock::now();
     const double lr = schedule.at(step);
-    StepFigures figures = forward_backward(feed);
+    StepFigures figures = forward_backward(*feed);
     std::vector<at::Tensor> grads;
     for (auto& [name, p] : params)
       if (p.grad().defined()) grads.push_back(p.grad());
     reduce(figures, grads);
+    if (figures.out_of_memory > 0) {
+      grads.clear();
+      // The loader's thread reads the sampler that back_off replaces.
+      feed.reset();
+      loader.reset();
+      back_off(step, static_cast<int64_t>(figures.out_of_memory), figures.hint_before);
+      loader = make_loader(step);
+      feed = std::make_unique<DeviceFeed>(*loader, device);
+      --step;  // the same step again
+      continue;
+    }
     update(step, figures, grads, lr);
     const int64_t done = step + 1;
     report(done, figures, lr, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -789,7 +1004,7 @@ int Trainer::Impl::run() {
       !why.empty())
     log::warn(why);
   log::info("training on ", im.world.size(), " rank(s), ", im.placement.torch_device(), ", ", im.comm->backend(),
-            " backend, ", to_string(im.precision), "; micro batch ", im.s.micro_batch, " x accumulation ", im.accum,
+            " backend, ", to_string(im.precision), "; micro batch ", im.s.micro_batch.value, " x accumulation ", im.accum,
             " x world ", im.world.size(), " = global batch ", im.sampler->global_batch(), "; ", im.total_steps,
             " steps (", im.sampler->steps_per_epoch(), " per epoch)");
   if (im.start_step == im.total_steps) {
@@ -811,5 +1026,6 @@ int Trainer::Impl::run() {
 torch::nn::Module& Trainer::model() { return *impl_->model; }
 void Trainer::on_gradients(GradientHook hook) { impl_->gradient_hook = std::move(hook); }
 const Metrics& Trainer::last_eval() const { return impl_->last_eval; }
+int64_t Trainer::micro_batch() const { return impl_->s.micro_batch.value; }
 
 }  // namespace tandem

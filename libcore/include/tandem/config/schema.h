@@ -13,8 +13,12 @@ struct KeySpec {
   std::string key;  // dotted: "train.lr" is `lr` in the TOML table [train]
   Value default_value;
   std::string doc;
-  std::vector<std::string> choices;  // for string keys and string lists; empty: any
+  // A string key's or string list's allowed values (empty: any); an int
+  // key's words that may stand in for a number ("auto": the program picks),
+  // kept as strings in the Config.
+  std::vector<std::string> choices;
   KeyType type() const { return type_of(default_value); }
+  bool has_words() const { return type() == KeyType::Int && !choices.empty(); }
 };
 
 struct AliasSpec {

@@ -41,6 +41,10 @@ inline int64_t micro_batch_index(int accum_step, int world_size, int rank) {
 // that is not a whole number, suggesting the nearest global batches that are.
 int64_t derive_grad_accum(int64_t global_batch, int64_t micro_batch, int world_size, const KeyNames& key = {});
 
+// The largest micro-batch of at most `cap` that splits a rank's `share` of a
+// global batch into equal micro-batches (1 divides any); 0 when cap < 1.
+int64_t split_at_most(int64_t share, int64_t cap);
+
 class Sampler {
  public:
   // Throws UsageError for a dataset that cannot fill one global batch with

@@ -39,6 +39,12 @@ class GradSync {
   // After the backward of a syncing micro-step: every parameter's grad is then
   // the average over ranks of its locally accumulated gradient.
   void finish();
+  // Instead of finish(), on a rank whose step will be dropped (it ran out of
+  // memory): takes part in the step's reduction as the other ranks do,
+  // whether or not this rank's syncing backward began (buckets already on
+  // their way stay so), sending zeros for every gradient not yet in a
+  // bucket; allocates nothing and leaves .grad alone.
+  void abandon();
 
   int64_t num_buckets() const;
   std::vector<int64_t> bucket_sizes() const;  // elements per bucket

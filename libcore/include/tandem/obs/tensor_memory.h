@@ -26,5 +26,9 @@ void count_cpu_tensors();
 TensorMemory tensor_memory(const c10::Device& device);
 // Lowers the device's peak to what is live now, to measure a stretch of work.
 void reset_tensor_peak(const c10::Device& device);
+// Gives the caching allocator's unused blocks back to the GPU
+// (torch.cuda.empty_cache), so that a step retried after running out of
+// memory starts from unfragmented memory; nothing on the CPU.
+void release_cached_memory(const c10::Device& device);
 
 }  // namespace tandem

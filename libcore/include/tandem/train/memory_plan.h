@@ -33,6 +33,8 @@
 // starts with the gradients of those before it: they join the start too. The README's table gives planned against measured
 // figures (tests/bench/bench_memory_plan): within 15% on the CPU in fp32.
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +76,17 @@ struct PlanSettings {
 // The plan's figures that come from `model`'s tensors; the activations,
 // micro_batch and recompute are the caller's to fill in (set_activations).
 MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanSettings& settings);
+
+// What train.micro_batch = "auto" picks for a rank's `share` of a global
+// batch: the plan of the largest micro-batch dividing it whose total is at
+// most `budget` bytes; without recomputation when `recompute` allows that
+// ("none", "auto") and some micro-batch fits so, else recomputing ("blocks",
+// or "auto" when none fits without). nullopt when not even micro-batch 1
+// fits. `plan_at(micro_batch, recompute)` makes a plan; plans grow with the
+// micro-batch, so the first that fits going down is the largest.
+using PlanAt = std::function<MemoryPlan(int64_t micro_batch, const std::string& recompute)>;
+std::optional<MemoryPlan> fit_micro_batch(int64_t share, double budget, const std::string& recompute,
+                                          const PlanAt& plan_at);
 
 // Bytes free for this rank's tensors: on a GPU what the CUDA runtime reports
 // free (cudaMemGetInfo), on the CPU the kernel's MemAvailable shared equally

@@ -28,6 +28,14 @@ struct KeyNames {
 // train.best_metric's value for "pick nothing": the final model is the run's.
 inline constexpr const char* kNoBestMetric = "none";
 
+// A count the program may pick when the user sets "auto" (train.micro_batch:
+// the Trainer picks the largest the memory plan fits). Under "auto", `value`
+// is the key's default: what a command without a Trainer (predict) uses.
+struct CountOrAuto {
+  int64_t value = 0;
+  bool automatic = false;
+};
+
 struct TrainSettings {
   // The run's keys, always under [train] (gpu_every_s is obs.gpu_every_s).
   std::string out_dir = "runs/run";
@@ -42,7 +50,8 @@ struct TrainSettings {
   bool tensorboard = true;  // obs.tensorboard
 
   // The model's keys: under [train], or the model's own table.
-  int64_t max_steps = 0, epochs = 1, micro_batch = 8;
+  int64_t max_steps = 0, epochs = 1;
+  CountOrAuto micro_batch{8};
   double lr = 3e-4;
   std::string schedule = "cosine";
   std::string recompute = "none";

@@ -4,7 +4,9 @@
 // the global batch (micro batch x accumulation x world size), gradient sync
 // during backward, precision and loss scaling, AdamW with clipping and a
 // schedule, evaluation on all ranks, checkpoints, exact resume (also on a
-// different number of ranks), preemption by signal, and per-step metrics.
+// different number of ranks), preemption by signal, per-step metrics, a
+// memory plan before the first step (train.micro_batch = "auto" picks from
+// it) and, on running out of memory, the step again at half the micro-batch.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -40,6 +42,9 @@ class Trainer {
 
   torch::nn::Module& model();
   const Metrics& last_eval() const;
+  // The micro-batch training ended with: train.micro_batch, or what "auto"
+  // picked, or what running out of memory left. For evaluating afterwards.
+  int64_t micro_batch() const;
 
   // Called on every rank at every step with the trainable parameters, whose
   // grad() then holds the gradient of the step's objective as the optimizer
