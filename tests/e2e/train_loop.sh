@@ -2,7 +2,7 @@
 # The shared training loop, end to end, on the toy task:
 #   train_loop.sh TOY COMPARE MPIEXEC CASE
 # CASE is one of: invariance, resume, resume_drawn_seed, ema, ema_bn, resume_other_world, preempt_one_rank,
-# bad_input, nonfinite, damaged_checkpoint, oom_backoff, micro_batch_auto. Each runs in a fresh directory and cleans up.
+# bad_input, nonfinite, damaged_checkpoint, oom_backoff, micro_batch_auto, early_stop. Each runs in a fresh directory and cleans up.
 set -euo pipefail
 toy=$1 compare=$2 mpiexec=$3 case=$4
 work=$(mktemp -d)
@@ -252,6 +252,33 @@ micro_batch_auto)
     fail "too large: no figures"
   grep -q 'No one setting makes it fit' out.log || fail "too large: no way out named"
   [ ! -e huge/checkpoints ] || fail "too large: wrote checkpoints"
+  ;;
+early_stop)
+  # eval_loss falls, so under best_mode "max" only the first evaluation (step
+  # 2) is an improvement: with patience 2 the run stops after the one at step
+  # 6, on both ranks together, as a finished run. A run preempted between the
+  # evaluations of steps 4 and 6 keeps its patience: it stops at 6 too, with
+  # the same model; run again, it has nothing to do.
+  common=(--set train.max_steps=20 --set train.global_batch=8 --set train.eval_every=2 --set train.best_mode=max
+          --set train.early_stop_patience=2)
+  s=$(status run 2 "${common[@]}" --set train.out_dir=straight)
+  [ "$s" = 0 ] || fail "exited $s"
+  grep -q "stopping early at step 6 of 20: eval_loss has not improved on .* by more than 0 for 2 evaluations" out.log ||
+    fail "no early-stop line"
+  grep -q '"step":6,"stopped":"early_stop"' straight/metrics.jsonl || fail "metrics.jsonl does not say why it ended"
+  [ -f straight/models/final_model.h5 ] && [ -f straight/models/best_model.h5 ] || fail "models missing"
+  [ "$(ls straight/checkpoints)" = "$(printf 'step-00000006.h5')" ] || fail "checkpoints: $(ls straight/checkpoints | xargs)"
+  s=$(status run 2 "${common[@]}" --set train.out_dir=split --set toy.signal_at_call=5)
+  [ "$s" = 75 ] || fail "preempted run exited $s, wanted 75"
+  s=$(status run 2 "${common[@]}" --set train.out_dir=split)
+  [ "$s" = 0 ] && grep -q "stopping early at step 6 of 20" out.log || fail "the requeued run did not stop at step 6"
+  "$compare" models straight/models/final_model.h5 split/models/final_model.h5 0
+  s=$(status run 2 "${common[@]}" --set train.out_dir=split)
+  [ "$s" = 0 ] && grep -q "nothing to do: the checkpoint is at step 6 and the run stopped early there" out.log ||
+    fail "a stopped run trained on when run again"
+  s=$(status run 2 "${common[@]}" --set train.best_metric=none --set train.out_dir=none)
+  [ "$s" = 2 ] && grep -q 'train.early_stop_patience = 2 watches train.best_metric, which is "none": name one of eval_loss' out.log ||
+    fail "patience without a metric: exited $s"
   ;;
 *)
   echo "unknown case $case"; exit 2 ;;

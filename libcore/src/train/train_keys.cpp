@@ -111,6 +111,14 @@ void each_setting(Settings& t, Visit&& visit) {
       "most an epoch) through the average in training mode to give its batch-norm layers their own running "
       "statistics, as SWA's update_bn does; 0: the live model's statistics",
       at_least(0));
+  visit(Table::Model, "early_stop_patience", t.early_stop_patience,
+        "end the run, as a finished one (final and best models, reports), after this many evaluations in a row "
+        "in which the best-model metric (train.best_metric, in the direction of train.best_mode) did not improve "
+        "on its best by more than $.early_stop_min_delta; 0: never",
+        at_least(0));
+  visit(Table::Model, "early_stop_min_delta", t.early_stop_min_delta,
+        "the least change of the best-model metric that counts as an improvement for $.early_stop_patience",
+        at_least(0));
   visit(Table::Run, "best_metric", t.best_metric,
         "metric that picks models/best_model.h5; \"none\": no picking, models/final_model.h5 is the run's model",
         a_name());

@@ -128,6 +128,12 @@ struct Trainer::Impl {
   // resumed run under them does not run out again; 0: none.
   int64_t oom_micro_batch = 0;
   int64_t saved_at = -1;  // the step of the run's newest checkpoint
+  // Early stopping (train.early_stop_patience): the best value that counted
+  // as an improvement, the evaluations since, and whether the run ended so.
+  // Kept in checkpoints, so a requeued run keeps its patience.
+  double stop_best = std::nan("");
+  int64_t stop_wait = 0;
+  bool stopped_early = false;
   std::unique_ptr<BadSteps> bad_steps;
   Metrics last_eval;
   std::vector<std::string> metric_names;  // the task's, prefixed as evaluate gives them
@@ -163,8 +169,9 @@ struct Trainer::Impl {
   void restore_oom_micro_batch(const Checkpoint& ckpt);
   void save(int64_t steps_done);
   void save_model(const std::string& name, int64_t steps_done);
-  void save_final_model();
+  void save_final_model(int64_t steps_done);
   bool evaluate_and_track(int64_t steps_done);
+  bool early_stop(int64_t steps_done);
 
   void recompute_ema_bn_stats(int64_t steps_done);
   void average_buffers(int64_t steps_done);
@@ -242,6 +249,15 @@ void Trainer::Impl::check_settings() {
                      first_few(metric_names, metric_names.size()) + "), nor \"" + kNoBestMetric +
                      "\" (keep the final model)");
   }
+  if (s.early_stop_patience > 0 && s.best_metric == kNoBestMetric)
+    throw UsageError(s.key("early_stop_patience") + " = " + std::to_string(s.early_stop_patience) + " watches " +
+                     s.key("best_metric") + ", which is \"" + kNoBestMetric + "\": name one of " +
+                     first_few(metric_names, metric_names.size()) + ", or set " + s.key("early_stop_patience") +
+                     " = 0");
+  if (s.early_stop_patience > 0 && task.eval_size() <= 0)
+    throw UsageError(s.key("early_stop_patience") + " = " + std::to_string(s.early_stop_patience) +
+                     " stops on evaluations, and this run has no evaluation set: give it one, or set " +
+                     s.key("early_stop_patience") + " = 0");
   if (s.micro_batch.automatic) {
     if (s.global_batch <= 0)
       throw UsageError(s.key("micro_batch") + " = \"auto\" splits a rank's share of " + s.key("global_batch") +
@@ -507,6 +523,11 @@ void Trainer::Impl::restore(const Checkpoint& ckpt) {
   if (ckpt.state.count("weight_hint")) weight_hint = ckpt.get_double("weight_hint");
   saved_at = start_step;
   restore_oom_micro_batch(ckpt);
+  if (ckpt.state.count("early_stop_wait")) {
+    stop_best = ckpt.get_double("early_stop_best");
+    stop_wait = ckpt.get_int("early_stop_wait");
+    stopped_early = ckpt.get_int("stopped_early") != 0;
+  }
   if (start_step > total_steps)
     throw UsageError(path + ": already at step " + std::to_string(start_step) + ", past this run's " +
                      std::to_string(total_steps) + " steps");
@@ -586,6 +607,9 @@ void Trainer::Impl::save(int64_t steps_done) {
     state["weight_hint"] = weight_hint;
     state["oom_micro_batch"] = oom_micro_batch;
     state["oom_context"] = oom_context();
+    state["early_stop_best"] = stop_best;
+    state["early_stop_wait"] = stop_wait;
+    state["stopped_early"] = int64_t{stopped_early};
     state["config"] = config.to_toml();
     TensorSets sets = {{"model", weights}, {"optim", optimizer->state()}};
     if (ema) sets["ema"] = ema->named_tensors();
@@ -647,6 +671,37 @@ bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
     log::info("new best ", s.best_metric, " ", best, ": models/best_model.h5");
   }
   return better;
+}
+
+// Early stopping as Lightning's EarlyStopping: an evaluation improves only
+// by beating the best so far by more than min_delta, in the metric's
+// direction; `patience` evaluations in a row without that end the run.
+// Every rank holds the same reduced evaluation, so decides alike; World::any
+// makes sure of it, so that no rank is left waiting in the next step's
+// collectives.
+bool Trainer::Impl::early_stop(int64_t steps_done) {
+  if (s.early_stop_patience == 0 || last_eval.empty()) return false;
+  const double value = last_eval.at(s.best_metric), delta = s.early_stop_min_delta;
+  const bool improved = std::isnan(stop_best) ? !std::isnan(value)
+                        : s.best_mode == "max" ? value > stop_best + delta
+                                               : value < stop_best - delta;
+  if (improved) {
+    stop_best = value;
+    stop_wait = 0;
+  } else {
+    ++stop_wait;
+  }
+  stopped_early = world.any(stop_wait >= s.early_stop_patience);
+  if (!stopped_early || world.rank() != 0) return stopped_early;
+  log::info("stopping early at step ", steps_done, " of ", total_steps, ": ", s.best_metric, " has not improved on ",
+            stop_best, " by more than ", delta, " for ", stop_wait, " evaluations (", s.key("early_stop_patience"),
+            ")");
+  const MetricsWriter::Row row = {{"step", steps_done},
+                                  {"stopped", "early_stop"},
+                                  {"early_stop_best", stop_best},
+                                  {"early_stop_wait", stop_wait}};
+  if (metrics) metrics->write(row);
+  return true;
 }
 
 // The first micro-batches of this rank's share of the epoch just trained,
@@ -907,7 +962,8 @@ int Trainer::Impl::loop() {
       if (tensorboard) tensorboard->gpus(reported_step, gpus);
     });
 
-  for (int64_t step = start_step; step < total_steps; ++step) {
+  int64_t finished = total_steps;  // or the step early stopping ended the run at
+  for (int64_t step = start_step; step < finished; ++step) {
     if (world.any(preemption_requested())) {
       log::warn("signal ", preemption_signal(), " received: checkpointing at step ", step, " and exiting with status ",
                 int(kExitRequeue), " so the job can be requeued");
@@ -940,24 +996,27 @@ int Trainer::Impl::loop() {
     report(done, figures, lr, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 
     const bool epoch_end = done % sampler->steps_per_epoch() == 0;
-    if ((s.eval_every > 0 && done % s.eval_every == 0) || (s.eval_every == 0 && epoch_end) || done == total_steps)
-      evaluate_and_track(done);
-    if ((s.ckpt_every > 0 && done % s.ckpt_every == 0) || done == total_steps) save(done);
+    const bool evaluates =
+        (s.eval_every > 0 && done % s.eval_every == 0) || (s.eval_every == 0 && epoch_end) || done == total_steps;
+    if (evaluates) evaluate_and_track(done);
+    const bool stops = evaluates && early_stop(done);
+    if ((s.ckpt_every > 0 && done % s.ckpt_every == 0) || done == total_steps || stops) save(done);
+    if (stops) finished = done;
   }
   if (progress) progress->finish();
-  save_final_model();
-  if (world.rank() == 0) log::info("done: ", total_steps, " steps; models in ", (out_dir / "models").string());
+  save_final_model(finished);
+  if (world.rank() == 0) log::info("done: ", finished, " steps; models in ", (out_dir / "models").string());
   return kExitOk;
 }
 
 // Every rank returns after the file exists: the app reads the run's model
 // next (trained_model), on every rank, and without a best model (best_metric
 // "none") that is this file.
-void Trainer::Impl::save_final_model() {
-  average_buffers(total_steps);
+void Trainer::Impl::save_final_model(int64_t steps_done) {
+  average_buffers(steps_done);
   {
-    JudgedWeights judged(*this, total_steps);
-    save_model("final_model", total_steps);
+    JudgedWeights judged(*this, steps_done);
+    save_model("final_model", steps_done);
   }
   world.barrier();
 }
@@ -1007,16 +1066,17 @@ int Trainer::Impl::run() {
             " backend, ", to_string(im.precision), "; micro batch ", im.s.micro_batch.value, " x accumulation ", im.accum,
             " x world ", im.world.size(), " = global batch ", im.sampler->global_batch(), "; ", im.total_steps,
             " steps (", im.sampler->steps_per_epoch(), " per epoch)");
-  if (im.start_step == im.total_steps) {
+  if (im.start_step == im.total_steps || im.stopped_early) {
     // The last checkpoint comes before the final model: a run that died
     // between the two (killed, out of disk) is finished here. Rank 0 writes
     // models, so its answer is everyone's.
+    const std::string why = im.stopped_early ? "the run stopped early there" : "it is the last step";
     const fs::path final_model = im.out_dir / "models" / "final_model.h5";
     if (im.world.any(im.world.rank() == 0 && !fs::is_regular_file(final_model))) {
-      log::info("the checkpoint is at the last step: writing the final model it lacks");
-      im.save_final_model();
+      log::info("the checkpoint is at step ", im.start_step, " and ", why, ": writing the final model it lacks");
+      im.save_final_model(im.start_step);
     } else {
-      log::info("nothing to do: the checkpoint is at the last step");
+      log::info("nothing to do: the checkpoint is at step ", im.start_step, " and ", why);
     }
     return kExitOk;
   }

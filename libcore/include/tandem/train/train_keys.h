@@ -58,6 +58,8 @@ struct TrainSettings {
   int64_t warmup_steps = 0;
   double weight_decay = 0.1, beta1 = 0.9, beta2 = 0.999, grad_clip = 1.0, ema_decay = 0.0;
   int64_t ema_bn_batches = 0;
+  int64_t early_stop_patience = 0;
+  double early_stop_min_delta = 0.0;
 
   KeyNames key;
 };
