@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tandem/data/sampler.h"
+
 namespace tandem {
 namespace {
 
@@ -100,8 +102,7 @@ std::optional<MemoryPlan> fit_micro_batch(int64_t share, double budget, const st
   if (recompute != "blocks") ways.push_back("none");
   if (recompute != "none") ways.push_back("blocks");
   for (const std::string& way : ways)
-    for (int64_t m = share; m >= 1; --m) {
-      if (share % m != 0) continue;
+    for (int64_t m = share; m >= 1; m = split_at_most(share, m - 1)) {
       MemoryPlan plan = plan_at(m, way);
       if (static_cast<double>(plan.total()) <= budget) return plan;
     }

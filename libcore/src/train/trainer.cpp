@@ -172,6 +172,12 @@ struct Trainer::Impl {
   void save_final_model(int64_t steps_done);
   bool evaluate_and_track(int64_t steps_done);
   bool early_stop(int64_t steps_done);
+  // Whether best_metric's `value` is better than `than` by more than
+  // `delta`, in train.best_mode's direction: the one rule of the best model
+  // and of early stopping.
+  bool beats(double value, double than, double delta) const {
+    return s.best_mode == "max" ? value > than + delta : value < than - delta;
+  }
 
   void recompute_ema_bn_stats(int64_t steps_done);
   void average_buffers(int64_t steps_done);
@@ -479,7 +485,7 @@ void Trainer::Impl::resplit(int64_t micro_batch) {
   so.grad_accum = accum;
   s.micro_batch.value = micro_batch;
   sampler = std::make_unique<Sampler>(so);
-  if (model) plan = plan_for(plan_settings(), micro_batch, plan.recompute);
+  plan = plan_for(plan_settings(), micro_batch, plan.recompute);
 }
 
 void Trainer::Impl::restore(const Checkpoint& ckpt) {
@@ -664,7 +670,7 @@ bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
     throw std::logic_error("the task's metric_names() do not name the metrics its eval_metrics gives");
   if (s.best_metric == kNoBestMetric) return false;
   auto it = last_eval.find(s.best_metric);
-  const bool better = std::isnan(best) || (s.best_mode == "min" ? it->second < best : it->second > best);
+  const bool better = std::isnan(best) || beats(it->second, best, 0.0);
   if (better) {
     best = it->second;
     save_model("best_model", steps_done);
@@ -682,9 +688,7 @@ bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
 bool Trainer::Impl::early_stop(int64_t steps_done) {
   if (s.early_stop_patience == 0 || last_eval.empty()) return false;
   const double value = last_eval.at(s.best_metric), delta = s.early_stop_min_delta;
-  const bool improved = std::isnan(stop_best) ? !std::isnan(value)
-                        : s.best_mode == "max" ? value > stop_best + delta
-                                               : value < stop_best - delta;
+  const bool improved = std::isnan(stop_best) ? !std::isnan(value) : beats(value, stop_best, delta);
   if (improved) {
     stop_best = value;
     stop_wait = 0;
