@@ -49,7 +49,13 @@ tandem::Schema summarize_schema() {
   s.add("gen.top_p", 1.0, "sample from the smallest set of tokens with this much probability");
   s.add("gen.batch", int64_t{16}, "prompts generated together per rank");
   s.add("rouge.stemmer", false, kScoreStemmerDoc);
+  s.add("eval.rouge_samples", int64_t{200},
+        "at every evaluation during training, also generate greedy summaries of the first N validation examples "
+        "and score them as eval does: eval_rouge1, eval_rouge2, eval_rougeL, eval_rougeLsum (F1), which "
+        "train.best_metric may name, with train.best_mode = \"max\"; 0: the loss alone");
   s.add("cmd.checkpoint", std::string(""), "checkpoint or models/*.h5 file for eval, predict, generate, export");
+  s.add("cmd.examples", int64_t{0},
+        "eval: score the first N validation examples only, the set eval.rouge_samples scores during training; 0: all");
   s.add("cmd.hf", std::string(""), "Hugging Face GPT-2 directory for generate");
   s.add("cmd.prompt", std::string(""), "text to continue (generate)");
   s.add("cmd.prompt_file", std::string(""), "file whose text to continue (generate)");
@@ -66,6 +72,7 @@ tandem::Schema summarize_schema() {
   s.alias("--test-csv", "data.test_csv");
   s.alias("--checkpoint", "cmd.checkpoint");
   s.alias("--hf", "cmd.hf");
+  s.alias("--examples", "cmd.examples");
   s.alias("--prompt", "cmd.prompt");
   s.alias("--prompt-file", "cmd.prompt_file");
   s.alias("--out", "cmd.out");

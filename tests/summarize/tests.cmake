@@ -40,6 +40,22 @@ add_test(NAME summarize_model_file_commands
                  ${CMAKE_CURRENT_BINARY_DIR}/model-file-commands)
 set_tests_properties(summarize_model_file_commands PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}" LABELS "summarize;e2e"
                      TIMEOUT 300)
+# The ROUGE training evaluates is eval's, exactly; a bad count and a ROUGE
+# best_metric without ROUGE stop at the door.
+add_test(NAME summarize_rouge_during_training
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/rouge_during_training.sh $<TARGET_FILE:summarize>
+                 ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/rouge-during-training)
+set_tests_properties(summarize_rouge_during_training PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
+                     LABELS "summarize;e2e" TIMEOUT 300)
+tandem_e2e_test(summarize_rouge_samples_negative STATUS 2 MATCH "eval.rouge_samples must be >= 0 \\(0: all\\), got -1"
+  COMMAND $<TARGET_FILE:summarize> train --set eval.rouge_samples=-1 --set model.n_layer=1
+          --set train.out_dir=${CMAKE_CURRENT_BINARY_DIR}/rouge-negative
+          --set data.cache_dir=${CMAKE_CURRENT_BINARY_DIR}/token-cache)
+tandem_e2e_test(summarize_rouge_best_metric_without_rouge STATUS 2
+  MATCH "train.best_metric = \"eval_rouge1\" is not a metric this evaluation gives \\(eval_loss\\)"
+  COMMAND $<TARGET_FILE:summarize> train --set eval.rouge_samples=0 --set train.best_metric=eval_rouge1
+          --set model.n_layer=1 --set train.out_dir=${CMAKE_CURRENT_BINARY_DIR}/rouge-none
+          --set data.cache_dir=${CMAKE_CURRENT_BINARY_DIR}/token-cache)
 # A tokenizer folder without a vocabulary, and a tiktoken file that is not one.
 tandem_e2e_test(summarize_missing_tokenizer STATUS 2
   MATCH "tokenizer.dir '${CMAKE_CURRENT_BINARY_DIR}/no-vocab' does not exist: run env/tokenizer.sh.*gpt2.tiktoken"

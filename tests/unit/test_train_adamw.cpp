@@ -156,6 +156,21 @@ TEST(TrainAdamW, SkipsParametersWithoutGradients) {
   EXPECT_EQ(state[5].second.item<int64_t>(), 0);
 }
 
+// The fused kernel writes the weights without moving their version
+// counters; what keeps a copy of a weight until it changes (summarize's
+// packed weights for decoding, WeightCopy) and autograd's check of saved
+// tensors read those counters, as after torch's unfused in-place update.
+TEST(TrainAdamW, AStepMovesTheVersionOfEachParameterItUpdates) {
+  const NamedTensors params = make_params(6);
+  AdamW adamw(params, AdamWOptions{}, trainer_rule);
+  std::vector<int64_t> before;
+  for (const auto& [name, tensor] : params) before.push_back(tensor._version());
+  params[0].second.mutable_grad() = torch::ones_like(params[0].second);
+  adamw.step(1e-2);
+  EXPECT_GT(params[0].second._version(), before[0]);
+  EXPECT_EQ(params[1].second._version(), before[1]);  // no gradient: not updated
+}
+
 TEST(TrainAdamW, ZeroGradLeavesGradientsUndefined) {
   const NamedTensors params = make_params(5);
   AdamW adamw(params, AdamWOptions{}, trainer_rule);

@@ -77,56 +77,70 @@ std::string default_checkpoint(const tandem::Config& c) {
   return !trained.empty() ? trained : (fs::path(out_dir(c)) / "models" / "final_model.h5").string();
 }
 
+// The first examples, as many as the count `key` gives; all of them for 0.
+std::vector<Example> first_examples(const std::vector<Example>& examples, const tandem::Config& c,
+                                    const std::string& key) {
+  const int64_t n = c.get_int(key);
+  if (n < 0) throw tandem::UsageError(key + " must be >= 0 (0: all), got " + std::to_string(n));
+  if (n == 0 || n >= static_cast<int64_t>(examples.size())) return examples;
+  return {examples.begin(), examples.begin() + n};
+}
+
+// eval.json and the console's report: ROUGE on the validation examples
+// against the first-line baseline, and a few samples.
+void report_validation(tandem::World& world, const tandem::Config& c, GPT& model, const Gpt2Tokenizer& tok,
+                       const Corpus& corpus) {
+  const auto val = first_examples(corpus.val, c, "cmd.examples");
+  const bool stem = c.get_bool("rouge.stemmer");
+  const auto scored = score_summaries(world, model, tok, val, inference_settings(world, c, tok.eot()), stem);
+  if (world.rank() != 0) return;
+  const auto& predictions = scored.predictions;
+  std::vector<RougeScores> baseline;
+  for (const auto& example : val) baseline.push_back(rouge(example.summary, first_line(example.dialogue), stem));
+  const auto& mean = scored.mean;
+  const auto base = mean_scores(baseline);
+  const fs::path out = out_dir(c);
+  nlohmann::ordered_json report;
+  report["data"] = corpus.origin;
+  report["examples"] = predictions.size();
+  report["stemmer"] = stem;
+  report["rouge"] = nlohmann::json::parse(to_json(mean));
+  report["baseline_first_line"] = nlohmann::json::parse(to_json(base));
+  auto& samples = report["samples"] = nlohmann::json::array();
+  for (size_t i = 0; i < std::min<size_t>(5, predictions.size()); ++i)
+    samples.push_back({{"id", val[i].id}, {"reference", val[i].summary}, {"prediction", predictions[i]}});
+  fs::create_directories(out);
+  tandem::write_bytes_atomically((out / "eval.json").string(), report.dump(2) + "\n");
+  std::printf(
+      "\nROUGE on %zu validation examples (F1): rouge1 %.4f rouge2 %.4f rougeL %.4f "
+      "rougeLsum %.4f\nbaseline (first line of the dialogue): rouge1 %.4f rouge2 %.4f "
+      "rougeL %.4f rougeLsum %.4f\nwritten to %s\n",
+      predictions.size(), mean.at("rouge1").f1, mean.at("rouge2").f1, mean.at("rougeL").f1, mean.at("rougeLsum").f1,
+      base.at("rouge1").f1, base.at("rouge2").f1, base.at("rougeL").f1, base.at("rougeLsum").f1,
+      (out / "eval.json").c_str());
+  std::printf("rouge1 %s the first-line baseline\n",
+              mean.at("rouge1").f1 > base.at("rouge1").f1 ? "beats" : "does not beat");
+  for (size_t i = 0; i < std::min<size_t>(3, predictions.size()); ++i)
+    std::printf("  %s\n    reference:  %s\n    prediction: %s\n", val[i].id.c_str(), val[i].summary.c_str(),
+                predictions[i].c_str());
+}
+
+void write_submission(tandem::World& world, const tandem::Config& c, GPT& model, const Gpt2Tokenizer& tok,
+                      const Corpus& corpus) {
+  const auto predictions = summarize_all(world, model, tok, corpus.test, inference_settings(world, c, tok.eot()));
+  if (world.rank() != 0) return;
+  const fs::path out = out_dir(c);
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < predictions.size(); ++i) rows.push_back({corpus.test[i].id, predictions[i]});
+  fs::create_directories(out);
+  tandem::write_csv((out / "submission.csv").string(), {"id", "summary"}, rows);
+  std::printf("submission: %zu rows in %s\n", rows.size(), (out / "submission.csv").c_str());
+}
+
 int evaluate_and_predict(tandem::World& world, const tandem::Config& c, GPT& model, const Gpt2Tokenizer& tok,
                          const Corpus& corpus) {
-  const auto settings = inference_settings(world, c, tok.eot());
-  const bool stem = c.get_bool("rouge.stemmer");
-  const fs::path out = out_dir(c);
-  if (!corpus.val.empty()) {
-    const auto predictions = summarize_all(world, model, tok, corpus.val, settings);
-    if (world.rank() == 0) {
-      std::vector<RougeScores> ours, baseline;
-      for (size_t i = 0; i < predictions.size(); ++i) {
-        ours.push_back(rouge(corpus.val[i].summary, predictions[i], stem));
-        baseline.push_back(rouge(corpus.val[i].summary, first_line(corpus.val[i].dialogue), stem));
-      }
-      const auto mean = mean_scores(ours), base = mean_scores(baseline);
-      nlohmann::ordered_json report;
-      report["data"] = corpus.origin;
-      report["examples"] = predictions.size();
-      report["stemmer"] = stem;
-      report["rouge"] = nlohmann::json::parse(to_json(mean));
-      report["baseline_first_line"] = nlohmann::json::parse(to_json(base));
-      auto& samples = report["samples"] = nlohmann::json::array();
-      for (size_t i = 0; i < std::min<size_t>(5, predictions.size()); ++i)
-        samples.push_back(
-            {{"id", corpus.val[i].id}, {"reference", corpus.val[i].summary}, {"prediction", predictions[i]}});
-      fs::create_directories(out);
-      tandem::write_bytes_atomically((out / "eval.json").string(), report.dump(2) + "\n");
-      std::printf(
-          "\nROUGE on %zu validation examples (F1): rouge1 %.4f rouge2 %.4f rougeL %.4f "
-          "rougeLsum %.4f\nbaseline (first line of the dialogue): rouge1 %.4f rouge2 %.4f "
-          "rougeL %.4f rougeLsum %.4f\nwritten to %s\n",
-          predictions.size(), mean.at("rouge1").f1, mean.at("rouge2").f1, mean.at("rougeL").f1, mean.at("rougeLsum").f1,
-          base.at("rouge1").f1, base.at("rouge2").f1, base.at("rougeL").f1, base.at("rougeLsum").f1,
-          (out / "eval.json").c_str());
-      std::printf("rouge1 %s the first-line baseline\n",
-                  mean.at("rouge1").f1 > base.at("rouge1").f1 ? "beats" : "does not beat");
-      for (size_t i = 0; i < std::min<size_t>(3, predictions.size()); ++i)
-        std::printf("  %s\n    reference:  %s\n    prediction: %s\n", corpus.val[i].id.c_str(),
-                    corpus.val[i].summary.c_str(), predictions[i].c_str());
-    }
-  }
-  if (!corpus.test.empty()) {
-    const auto predictions = summarize_all(world, model, tok, corpus.test, settings);
-    if (world.rank() == 0) {
-      std::vector<std::vector<std::string>> rows;
-      for (size_t i = 0; i < predictions.size(); ++i) rows.push_back({corpus.test[i].id, predictions[i]});
-      fs::create_directories(out);
-      tandem::write_csv((out / "submission.csv").string(), {"id", "summary"}, rows);
-      std::printf("submission: %zu rows in %s\n", rows.size(), (out / "submission.csv").c_str());
-    }
-  }
+  if (!corpus.val.empty()) report_validation(world, c, model, tok, corpus);
+  if (!corpus.test.empty()) write_submission(world, c, model, tok, corpus);
   return tandem::kExitOk;
 }
 
@@ -138,6 +152,28 @@ struct Setup {
 
 Setup setup(tandem::World& world, const tandem::Config& c) {
   return {load_tokenizer(c), model_config(c), tandem::shared_seed(world, c.get_int("train.seed"))};
+}
+
+// The ROUGE evaluation during training that eval.rouge_samples asks for:
+// greedy, whatever gen.temperature says, since a sampled summary would make
+// the best model and early stopping a matter of luck.
+std::optional<RougeDuringTraining> rouge_during_training(tandem::World& world, const tandem::Config& c,
+                                                         const Setup& s, const Corpus& corpus) {
+  auto examples = first_examples(corpus.val, c, "eval.rouge_samples");
+  if (c.get_int("eval.rouge_samples") == 0 || examples.empty()) return std::nullopt;
+  RougeDuringTraining rouge;
+  rouge.examples = std::move(examples);
+  rouge.tokenizer = &s.tok;
+  rouge.settings = inference_settings(world, c, s.tok.eot());
+  rouge.settings.generate.sample = false;
+  rouge.settings.generate.temperature = 1.0;
+  rouge.stemmer = c.get_bool("rouge.stemmer");
+  return rouge;
+}
+
+SummarizeTask make_task(tandem::World& world, const tandem::Config& c, const Setup& s, Prepared& data) {
+  return SummarizeTask(s.shape, c.get_string("model.init_from"), std::move(data.train), std::move(data.val),
+                       s.tok.eot(), rouge_during_training(world, c, s, data.corpus));
 }
 
 // Trains `task` with `c`, its shape recorded in the config every checkpoint
@@ -154,14 +190,14 @@ int train(tandem::World& world, const tandem::Config& c, const GPTConfig& shape,
 int run_train(tandem::World& world, const tandem::Config& c) {
   auto s = setup(world, c);
   auto data = prepare_data(world, c, s.tok, s.shape, s.seed);
-  SummarizeTask task(s.shape, c.get_string("model.init_from"), std::move(data.train), std::move(data.val), s.tok.eot());
+  SummarizeTask task = make_task(world, c, s, data);
   return train(world, c, s.shape, task);
 }
 
 int run_all(tandem::World& world, const tandem::Config& c) {
   auto s = setup(world, c);
   auto data = prepare_data(world, c, s.tok, s.shape, s.seed);
-  SummarizeTask task(s.shape, c.get_string("model.init_from"), std::move(data.train), std::move(data.val), s.tok.eot());
+  SummarizeTask task = make_task(world, c, s, data);
   const int status = train(world, c, s.shape, task);
   if (status != tandem::kExitOk) return status;
   // The best model by validation loss summarises; final weights are in models/ too.

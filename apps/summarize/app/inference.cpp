@@ -84,4 +84,14 @@ std::vector<std::string> summarize_all(tandem::World& world, GPT& model, const G
   return texts;
 }
 
+ScoredSummaries score_summaries(tandem::World& world, GPT& model, const Gpt2Tokenizer& tok,
+                                const std::vector<Example>& examples, const InferenceSettings& s, bool stemmer) {
+  ScoredSummaries out;
+  out.predictions = summarize_all(world, model, tok, examples, s);
+  std::vector<RougeScores> each;
+  for (size_t i = 0; i < examples.size(); ++i) each.push_back(rouge(examples[i].summary, out.predictions[i], stemmer));
+  out.mean = mean_scores(each);
+  return out;
+}
+
 }  // namespace summarize

@@ -3,9 +3,15 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 
 #include "model/gpt2_hf.h"
+#include "tandem/dist/world.h"
 #include "tandem/error.h"
+#include "tandem/obs/log.h"
+#include "tandem/text/number_text.h"
+#include "tandem/train/evaluate.h"
 
 namespace summarize {
 
@@ -21,8 +27,14 @@ GPT make_model(const GPTConfig& config, const std::string& init_from) {
   throw tandem::UsageError("model.init_from must be \"scratch\" or \"hf:DIR\", got \"" + init_from + "\"");
 }
 
-SummarizeTask::SummarizeTask(GPTConfig config, std::string init_from, TokenSet train, TokenSet val, int64_t pad)
-    : config_(config), init_from_(std::move(init_from)), train_(std::move(train)), val_(std::move(val)), pad_(pad) {}
+SummarizeTask::SummarizeTask(GPTConfig config, std::string init_from, TokenSet train, TokenSet val, int64_t pad,
+                             std::optional<RougeDuringTraining> rouge)
+    : config_(config),
+      init_from_(std::move(init_from)),
+      train_(std::move(train)),
+      val_(std::move(val)),
+      pad_(pad),
+      rouge_(std::move(rouge)) {}
 
 std::shared_ptr<torch::nn::Module> SummarizeTask::build_model() { return make_model(config_, init_from_).ptr(); }
 
@@ -76,6 +88,31 @@ tandem::Loss SummarizeTask::loss(torch::nn::Module& module, const tandem::Batch&
   namespace F = torch::nn::functional;
   return {F::cross_entropy(model.head(h).to(torch::kFloat), targets, F::CrossEntropyFuncOptions().reduction(torch::kSum)),
           count};
+}
+
+// ROUGE's names, as rouge() keys them.
+const std::vector<std::string> kRougeNames = {"rouge1", "rouge2", "rougeL", "rougeLsum"};
+
+tandem::Metrics SummarizeTask::collective_metrics(torch::nn::Module& module, const tandem::EvalContext& ctx) {
+  if (!rouge_) return {};
+  GPT model(std::dynamic_pointer_cast<GPTImpl>(module.shared_from_this()));
+  InferenceSettings settings = rouge_->settings;
+  settings.generate.precision = ctx.precision;
+  const auto start = std::chrono::steady_clock::now();
+  const auto scored =
+      score_summaries(*ctx.world, model, *rouge_->tokenizer, rouge_->examples, settings, rouge_->stemmer);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  tandem::log::info("ROUGE of ", rouge_->examples.size(), " greedy summaries (eval.rouge_samples): ",
+                    tandem::number_text(std::round(took.count() * 10) / 10), " s");
+  tandem::Metrics metrics;
+  for (const auto& name : kRougeNames) metrics[name] = scored.mean.at(name).f1;
+  return metrics;
+}
+
+std::vector<std::string> SummarizeTask::metric_names() const {
+  std::vector<std::string> names = {"loss"};
+  if (rouge_) names.insert(names.end(), kRougeNames.begin(), kRougeNames.end());
+  return names;
 }
 
 tandem::Activations SummarizeTask::activation_bytes(const tandem::ActivationQuery& query) const {

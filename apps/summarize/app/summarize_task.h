@@ -1,15 +1,31 @@
 #pragma once
 // Summarization as a Task for the shared training loop: batches of
-// prompt + summary sequences, loss on the summary and its <|endoftext|> only.
+// prompt + summary sequences, loss on the summary and its <|endoftext|> only;
+// evaluation gives that loss and, optionally, the ROUGE of summaries it
+// generates.
+#include <optional>
+
+#include "app/inference.h"
 #include "data/tokens.h"
 #include "model/gpt2.h"
 #include "tandem/train/task.h"
 
 namespace summarize {
 
+// What evaluation needs to generate summaries and score them (the key
+// eval.rouge_samples).
+struct RougeDuringTraining {
+  std::vector<Example> examples;             // the first eval.rouge_samples validation examples
+  const Gpt2Tokenizer* tokenizer = nullptr;  // outlives the task
+  InferenceSettings settings;                // greedy; precision: the training's
+  bool stemmer = false;
+};
+
 class SummarizeTask : public tandem::Task {
  public:
-  SummarizeTask(GPTConfig config, std::string init_from, TokenSet train, TokenSet val, int64_t pad);
+  // Without `rouge`, evaluation gives the loss alone.
+  SummarizeTask(GPTConfig config, std::string init_from, TokenSet train, TokenSet val, int64_t pad,
+                std::optional<RougeDuringTraining> rouge = std::nullopt);
 
   std::shared_ptr<torch::nn::Module> build_model() override;
   int64_t train_size() const override { return train_.size(); }
@@ -19,6 +35,11 @@ class SummarizeTask : public tandem::Task {
   // The cross-entropy summed over the summary tokens the batch predicts, and
   // their number.
   tandem::Loss loss(torch::nn::Module& model, const tandem::Batch& batch) override;
+  // rouge1, rouge2, rougeL, rougeLsum: the F1 of greedy summaries of the
+  // RougeDuringTraining examples, as `summarize eval` scores them
+  // (score_summaries); none without them.
+  tandem::Metrics collective_metrics(torch::nn::Module& model, const tandem::EvalContext& ctx) override;
+  std::vector<std::string> metric_names() const override;
   // For the worst micro-batch: every row as long as the longest training
   // sequence, with as many summary tokens as the longest summary.
   tandem::Activations activation_bytes(const tandem::ActivationQuery& query) const override;
@@ -32,6 +53,7 @@ class SummarizeTask : public tandem::Task {
   std::string init_from_;
   TokenSet train_, val_;
   int64_t pad_;
+  std::optional<RougeDuringTraining> rouge_;
 };
 
 // Builds the model a run asks for: a preset or explicit sizes, from scratch

@@ -93,6 +93,11 @@ void AdamW::step(double lr) {
     at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, options_.beta1,
                       options_.beta2, decay ? options_.weight_decay : 0.0, options_.eps, /*amsgrad=*/false,
                       /*maximize=*/false);
+    // The fused kernel leaves version counters alone (torch's own fused
+    // AdamW too), so nothing would know the weights changed in place: not
+    // autograd's check of saved tensors, not a copy kept until its weight
+    // changes (summarize's packed weights for generating during training).
+    for (const at::Tensor& param : params) param.unsafeGetTensorImpl()->bump_version();
   }
 }
 

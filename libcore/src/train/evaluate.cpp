@@ -47,6 +47,9 @@ Metrics evaluate(Task& task, torch::nn::Module& model, const EvalContext& ctx) {
   if (task.eval_size() == 0) return {};
   Metrics out;
   for (const auto& [k, v] : task.eval_metrics(gather_eval_rows(task, model, ctx))) out[kEvalPrefix + k] = v;
+  for (const auto& [k, v] : task.collective_metrics(model, ctx))
+    if (!out.emplace(kEvalPrefix + k, v).second)
+      throw std::logic_error("the task's collective_metrics and eval_metrics both give '" + k + "'");
   return out;
 }
 

@@ -33,6 +33,8 @@ Metrics Task::eval_metrics(const EvalRows& rows) {
   return {{"loss", weight > 0 ? rows.at("loss_sum").sum().item<double>() / weight : 0.0}};
 }
 
+Metrics Task::collective_metrics(torch::nn::Module&, const EvalContext&) { return {}; }
+
 std::vector<std::string> Task::metric_names() const { return {"loss"}; }
 
 bool Task::decays(const std::string&, const at::Tensor& param) const { return param.dim() >= 2; }

@@ -24,6 +24,7 @@ using EvalRows = std::map<std::string, at::Tensor>;
 using Metrics = std::map<std::string, double>;
 
 class Task;
+struct EvalContext;
 
 // A loss as the trainer takes it: a sum over the batch's valid samples and
 // the weight that sum is over (summarize: summary tokens; carotid: the class
@@ -93,10 +94,19 @@ class Task {
   // or, for an eval_rows that gives each sample its own "loss" (samples of
   // equal weight), their mean.
   virtual Metrics eval_metrics(const EvalRows& rows);
-  // The names eval_metrics gives, known before training, so that a misspelt
-  // train.best_metric stops the run at the door rather than at the first
-  // evaluation; the Trainer holds every evaluation to them. The default is
-  // the default eval_metrics' {"loss"}: a task overriding one overrides both.
+  // Metrics that are no function of per-sample rows of one forward pass
+  // (summarize: the ROUGE of summaries generated token by token), computed
+  // by the task itself at every evaluation, after eval_metrics, with the
+  // judged weights in `model`. Every rank calls it together, so it may use
+  // collectives on ctx.world, and it must give every rank the same values:
+  // they decide the best model and early stopping. Not under autocast or
+  // NoGradGuard: the task sets up what it runs. The default gives none.
+  virtual Metrics collective_metrics(torch::nn::Module& model, const EvalContext& ctx);
+  // The names eval_metrics and collective_metrics give, known before
+  // training, so that a misspelt train.best_metric stops the run at the door
+  // rather than at the first evaluation; the Trainer holds every evaluation
+  // to them. The default is the default eval_metrics' {"loss"}: a task
+  // overriding either overrides this.
   virtual std::vector<std::string> metric_names() const;
 
   // Tokens in a batch's valid samples (its host tensors, before the copy to
