@@ -276,6 +276,14 @@ early_stop)
   s=$(status run 2 "${common[@]}" --set train.out_dir=split)
   [ "$s" = 0 ] && grep -q "nothing to do: the checkpoint is at step 6 and the run stopped early there" out.log ||
     fail "a stopped run trained on when run again"
+  # With more patience (or none asked for) it trains on: patience 3 stops at
+  # the next evaluation, step 8; then early stopping off runs the schedule out.
+  s=$(status run 2 "${common[@]}" --set train.out_dir=split --set train.early_stop_patience=3)
+  [ "$s" = 0 ] && grep -q "the run stopped early at step 6 after 2 evaluations without improvement; with train.early_stop_patience = 3 it trains on" out.log &&
+    grep -q "stopping early at step 8 of 20" out.log || fail "patience 3 did not train on to step 8"
+  s=$(status run 2 "${common[@]}" --set train.out_dir=split --set train.early_stop_patience=0)
+  [ "$s" = 0 ] && grep -q "with train.early_stop_patience = 0 it trains on" out.log &&
+    [ -f split/checkpoints/step-00000020.h5 ] || fail "early stopping off did not run the schedule out"
   s=$(status run 2 "${common[@]}" --set train.best_metric=none --set train.out_dir=none)
   [ "$s" = 2 ] && grep -q 'train.early_stop_patience = 2 watches train.best_metric, which is "none": name one of eval_loss' out.log ||
     fail "patience without a metric: exited $s"

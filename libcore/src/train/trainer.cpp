@@ -533,6 +533,15 @@ void Trainer::Impl::restore(const Checkpoint& ckpt) {
     stop_best = ckpt.get_double("early_stop_best");
     stop_wait = ckpt.get_int("early_stop_wait");
     stopped_early = ckpt.get_int("stopped_early") != 0;
+    // The stop follows from the patience, which is this run's to set, as
+    // every other setting a resume changes: with patience left (or none
+    // asked for), a run that stopped early trains on.
+    if (stopped_early && (s.early_stop_patience == 0 || stop_wait < s.early_stop_patience)) {
+      stopped_early = false;
+      log::info("the run stopped early at step ", ckpt.get_int("step"), " after ", stop_wait,
+                " evaluations without improvement; with ", s.key("early_stop_patience"), " = ",
+                s.early_stop_patience, " it trains on");
+    }
   }
   if (start_step > total_steps)
     throw UsageError(path + ": already at step " + std::to_string(start_step) + ", past this run's " +
