@@ -254,16 +254,16 @@ micro_batch_auto)
   [ ! -e huge/checkpoints ] || fail "too large: wrote checkpoints"
   ;;
 early_stop)
-  # eval_loss falls, so under best_mode "max" only the first evaluation (step
-  # 2) is an improvement: with patience 2 the run stops after the one at step
-  # 6, on both ranks together, as a finished run. A run preempted between the
+  # eval_loss falls by far less than min_delta 100, so only the first
+  # evaluation (step 2) is an improvement: with patience 2 the run stops
+  # after the one at step 6, on both ranks together, as a finished run. A run preempted between the
   # evaluations of steps 4 and 6 keeps its patience: it stops at 6 too, with
   # the same model; run again, it has nothing to do.
-  common=(--set train.max_steps=20 --set train.global_batch=8 --set train.eval_every=2 --set train.best_mode=max
-          --set train.early_stop_patience=2)
+  common=(--set train.max_steps=20 --set train.global_batch=8 --set train.eval_every=2
+          --set train.early_stop_min_delta=100 --set train.early_stop_patience=2)
   s=$(status run 2 "${common[@]}" --set train.out_dir=straight)
   [ "$s" = 0 ] || fail "exited $s"
-  grep -q "stopping early at step 6 of 20: eval_loss has not improved on .* by more than 0 for 2 evaluations" out.log ||
+  grep -q "stopping early at step 6 of 20: eval_loss has not improved on .* by more than 100 for 2 evaluations" out.log ||
     fail "no early-stop line"
   grep -q '"step":6,"stopped":"early_stop"' straight/metrics.jsonl || fail "metrics.jsonl does not say why it ended"
   [ -f straight/models/final_model.h5 ] && [ -f straight/models/best_model.h5 ] || fail "models missing"
@@ -287,6 +287,10 @@ early_stop)
   s=$(status run 2 "${common[@]}" --set train.best_metric=none --set train.out_dir=none)
   [ "$s" = 2 ] && grep -q 'train.early_stop_patience = 2 watches train.best_metric, which is "none": name one of eval_loss' out.log ||
     fail "patience without a metric: exited $s"
+  # A direction against the metric's would keep the worst model.
+  s=$(status run 2 "${common[@]}" --set train.best_mode=max --set train.out_dir=max)
+  [ "$s" = 2 ] && grep -q 'train.best_mode = "max" would keep the worst eval_loss: a smaller one is better, so set train.best_mode = "min"' out.log ||
+    fail "best_mode max on eval_loss: exited $s"
   ;;
 *)
   echo "unknown case $case"; exit 2 ;;

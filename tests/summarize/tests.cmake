@@ -56,6 +56,20 @@ tandem_e2e_test(summarize_rouge_best_metric_without_rouge STATUS 2
   COMMAND $<TARGET_FILE:summarize> train --set eval.rouge_samples=0 --set train.best_metric=eval_rouge1
           --set model.n_layer=1 --set train.out_dir=${CMAKE_CURRENT_BINARY_DIR}/rouge-none
           --set data.cache_dir=${CMAKE_CURRENT_BINARY_DIR}/token-cache)
+tandem_e2e_test(summarize_rouge_best_mode_min STATUS 2
+  MATCH "train.best_mode = \"min\" would keep the worst eval_rouge1: a larger one is better, so set train.best_mode = \"max\""
+  COMMAND $<TARGET_FILE:summarize> train --set eval.rouge_samples=4 --set train.best_metric=eval_rouge1
+          --set model.n_layer=1 --set train.out_dir=${CMAKE_CURRENT_BINARY_DIR}/rouge-min
+          --set data.cache_dir=${CMAKE_CURRENT_BINARY_DIR}/token-cache)
+tandem_e2e_test(summarize_rouge_no_room STATUS 2
+  MATCH "gen.max_new_tokens = 250 leaves 6 of the model's 256 positions for a prompt, and data.prompt_template alone takes"
+  COMMAND $<TARGET_FILE:summarize> train --set eval.rouge_samples=4 --set gen.max_new_tokens=250
+          --set model.n_layer=1 --set train.out_dir=${CMAKE_CURRENT_BINARY_DIR}/rouge-room
+          --set data.cache_dir=${CMAKE_CURRENT_BINARY_DIR}/token-cache)
+tandem_e2e_test(summarize_split_seed_minus_one STATUS 2
+  MATCH "train.seed = -1 draws a new seed at every start, so a resumed run, eval and predict would hold out other rows of .*dialogues.csv for validation"
+  COMMAND $<TARGET_FILE:summarize> train --set data.train_csv=${CMAKE_CURRENT_LIST_DIR}/e2e/dialogues.csv
+          --set train.seed=-1 --set train.out_dir=${CMAKE_CURRENT_BINARY_DIR}/seed-minus-one)
 # A tokenizer folder without a vocabulary, and a tiktoken file that is not one.
 tandem_e2e_test(summarize_missing_tokenizer STATUS 2
   MATCH "tokenizer.dir '${CMAKE_CURRENT_BINARY_DIR}/no-vocab' does not exist: run env/tokenizer.sh.*gpt2.tiktoken"

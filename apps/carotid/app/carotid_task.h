@@ -60,6 +60,7 @@ class CarotidTask : public tandem::Task {
   tandem::EvalRows eval_rows(torch::nn::Module& model, const tandem::Batch& batch) override;
   tandem::Metrics eval_metrics(const tandem::EvalRows& rows) override;
   std::vector<std::string> metric_names() const override;
+  std::string metric_mode(const std::string& name) const override;
 
  private:
   TaskOptions options_;

@@ -159,14 +159,16 @@ Setup setup(tandem::World& world, const tandem::Config& c) {
 // the best model and early stopping a matter of luck.
 std::optional<RougeDuringTraining> rouge_during_training(tandem::World& world, const tandem::Config& c,
                                                          const Setup& s, const Corpus& corpus) {
-  auto examples = first_examples(corpus.val, c, "eval.rouge_samples");
-  if (c.get_int("eval.rouge_samples") == 0 || examples.empty()) return std::nullopt;
+  if (c.get_int("eval.rouge_samples") == 0) return std::nullopt;
   RougeDuringTraining rouge;
-  rouge.examples = std::move(examples);
+  rouge.examples = first_examples(corpus.val, c, "eval.rouge_samples");
+  if (rouge.examples.empty()) return std::nullopt;
   rouge.tokenizer = &s.tok;
   rouge.settings = inference_settings(world, c, s.tok.eot());
   rouge.settings.generate.sample = false;
   rouge.settings.generate.temperature = 1.0;
+  rouge.settings.progress = false;
+  check_prompt_room(s.tok, rouge.settings, s.shape.block_size);
   rouge.stemmer = c.get_bool("rouge.stemmer");
   return rouge;
 }
@@ -200,7 +202,7 @@ int run_all(tandem::World& world, const tandem::Config& c) {
   SummarizeTask task = make_task(world, c, s, data);
   const int status = train(world, c, s.shape, task);
   if (status != tandem::kExitOk) return status;
-  // The best model by validation loss summarises; final weights are in models/ too.
+  // The best model (by train.best_metric) summarises; final weights are in models/ too.
   auto model = load_model(world, c, s.shape, default_checkpoint(c));
   return evaluate_and_predict(world, c, model, s.tok, data.corpus);
 }

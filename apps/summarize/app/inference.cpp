@@ -8,6 +8,7 @@
 #include "tandem/dist/gather_in_order.h"
 #include "tandem/dist/mpi_comm.h"
 #include "tandem/dist/world.h"
+#include "tandem/error.h"
 #include "tandem/obs/log.h"
 #include "tandem/obs/progress.h"
 
@@ -44,8 +45,19 @@ std::vector<std::vector<int64_t>> gather(tandem::World& world, const std::vector
 
 }  // namespace
 
+void check_prompt_room(const Gpt2Tokenizer& tok, const InferenceSettings& s, int64_t block_size) {
+  const int64_t room = block_size - s.generate.max_new_tokens;
+  const auto fixed = static_cast<int64_t>(tok.encode(s.format.head).size() + tok.encode(s.format.tail).size());
+  if (fixed >= room)
+    throw tandem::UsageError("gen.max_new_tokens = " + std::to_string(s.generate.max_new_tokens) + " leaves " +
+                             std::to_string(room) + " of the model's " + std::to_string(block_size) +
+                             " positions for a prompt, and data.prompt_template alone takes " +
+                             std::to_string(fixed) + " tokens");
+}
+
 std::vector<std::string> summarize_all(tandem::World& world, GPT& model, const Gpt2Tokenizer& tok,
                                        const std::vector<Example>& examples, const InferenceSettings& s) {
+  check_prompt_room(tok, s, model->config().block_size);
   const auto shard = tandem::eval_shard(static_cast<int64_t>(examples.size()), world.size(), world.rank());
   // Prompts leave room for the summary; long dialogues lose their end.
   const int64_t room = model->config().block_size - s.generate.max_new_tokens;
@@ -54,9 +66,10 @@ std::vector<std::string> summarize_all(tandem::World& world, GPT& model, const G
   const auto prompts = tokenize(
       mine, [&tok](std::string_view t) { return tok.encode(t); }, s.format, room, false, tok.eot(), nullptr);
   if (prompts.size() != static_cast<int64_t>(mine.size()))
-    throw std::runtime_error("a prompt template longer than the model's context");
+    throw std::logic_error("prompts were dropped although check_prompt_room passed");
 
   std::vector<std::vector<int64_t>> outputs;
+  const bool show = s.progress && world.rank() == 0;
   tandem::Progress progress("generate", static_cast<int64_t>(mine.size()), std::cerr, tandem::console_redraws(), 10.0);
   for (size_t begin = 0; begin < mine.size(); begin += s.batch) {
     const size_t end = std::min(mine.size(), begin + static_cast<size_t>(s.batch));
@@ -66,9 +79,9 @@ std::vector<std::string> summarize_all(tandem::World& world, GPT& model, const G
       batch.emplace_back(first, first + prompts.length(i));
     }
     for (auto& o : generate(model, batch, s.generate)) outputs.push_back(std::move(o));
-    if (world.rank() == 0) progress.update(static_cast<int64_t>(end));
+    if (show) progress.update(static_cast<int64_t>(end));
   }
-  if (world.rank() == 0) progress.finish();
+  if (show) progress.finish();
   const auto all = gather(world, outputs, examples.size());
   std::vector<std::string> texts;
   texts.reserve(all.size());

@@ -90,17 +90,14 @@ tandem::Loss SummarizeTask::loss(torch::nn::Module& module, const tandem::Batch&
           count};
 }
 
-// ROUGE's names, as rouge() keys them.
-const std::vector<std::string> kRougeNames = {"rouge1", "rouge2", "rougeL", "rougeLsum"};
-
 tandem::Metrics SummarizeTask::collective_metrics(torch::nn::Module& module, const tandem::EvalContext& ctx) {
   if (!rouge_) return {};
-  GPT model(std::dynamic_pointer_cast<GPTImpl>(module.shared_from_this()));
-  InferenceSettings settings = rouge_->settings;
-  settings.generate.precision = ctx.precision;
+  auto gpt = std::dynamic_pointer_cast<GPTImpl>(module.shared_from_this());
+  if (!gpt) throw std::logic_error("SummarizeTask evaluates a model that is not its GPT");
+  GPT model(gpt);
   const auto start = std::chrono::steady_clock::now();
   const auto scored =
-      score_summaries(*ctx.world, model, *rouge_->tokenizer, rouge_->examples, settings, rouge_->stemmer);
+      score_summaries(*ctx.world, model, *rouge_->tokenizer, rouge_->examples, rouge_->settings, rouge_->stemmer);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   tandem::log::info("ROUGE of ", rouge_->examples.size(), " greedy summaries (eval.rouge_samples): ",
                     tandem::number_text(std::round(took.count() * 10) / 10), " s");
@@ -113,6 +110,10 @@ std::vector<std::string> SummarizeTask::metric_names() const {
   std::vector<std::string> names = {"loss"};
   if (rouge_) names.insert(names.end(), kRougeNames.begin(), kRougeNames.end());
   return names;
+}
+
+std::string SummarizeTask::metric_mode(const std::string& name) const {
+  return name == "loss" ? "min" : "max";
 }
 
 tandem::Activations SummarizeTask::activation_bytes(const tandem::ActivationQuery& query) const {

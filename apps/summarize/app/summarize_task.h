@@ -17,7 +17,7 @@ namespace summarize {
 struct RougeDuringTraining {
   std::vector<Example> examples;             // the first eval.rouge_samples validation examples
   const Gpt2Tokenizer* tokenizer = nullptr;  // outlives the task
-  InferenceSettings settings;                // greedy; precision: the training's
+  InferenceSettings settings;                // eval's (inference_setup's precision), greedy
   bool stemmer = false;
 };
 
@@ -40,6 +40,7 @@ class SummarizeTask : public tandem::Task {
   // (score_summaries); none without them.
   tandem::Metrics collective_metrics(torch::nn::Module& model, const tandem::EvalContext& ctx) override;
   std::vector<std::string> metric_names() const override;
+  std::string metric_mode(const std::string& name) const override;
   // For the worst micro-batch: every row as long as the longest training
   // sequence, with as many summary tokens as the longest summary.
   tandem::Activations activation_bytes(const tandem::ActivationQuery& query) const override;

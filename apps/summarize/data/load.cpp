@@ -88,6 +88,10 @@ Corpus load_corpus(const tandem::Config& c, uint64_t seed) {
     if (!(fraction > 0 && fraction < 1))
       throw tandem::UsageError("data.val_fraction must be between 0 and 1 (exclusive), got " +
                                std::to_string(fraction));
+    if (c.get_int("train.seed") == -1)
+      throw tandem::UsageError("train.seed = -1 draws a new seed at every start, so a resumed run, eval and predict "
+                               "would hold out other rows of " + train + " for validation: give train.seed a "
+                               "number, or data.val_csv");
     const auto order = shuffled(rows.size(), seed);
     const size_t n_val = std::max<size_t>(1, static_cast<size_t>(fraction * rows.size()));
     if (n_val >= rows.size())

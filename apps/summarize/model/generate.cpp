@@ -59,9 +59,13 @@ at::Generator generator_for(const at::Device& device, uint64_t seed) {
 }
 
 // How many steps pass between looks at which rows have ended: on a GPU each
-// look reads flags copied to the host without waiting (the copy of the look
-// before, if it has arrived), so the host keeps queueing steps; on the CPU
-// there is nothing to wait for, and every step looks.
+// look reads the flags copied to the host at the look before, waiting for
+// that copy only if it has not arrived, so the host stays up to this many
+// steps ahead of the device; on the CPU there is nothing to wait for, and
+// every step looks. Reading the copy of a fixed step, rather than whichever
+// has arrived, makes rows leave the batch at the same steps on every run:
+// the batch's size picks the GPU's kernels and their rounding, so greedy
+// summaries, and the ROUGE that judges a run, are the same run after run.
 constexpr int64_t kGpuStepsPerLook = 8;
 
 // The decoding state: every row's tokens so far on the device ([steps, B]
@@ -92,15 +96,16 @@ class Decoding {
       return done_.all().item<bool>();
     }
     if (step % kGpuStepsPerLook != kGpuStepsPerLook - 1) return false;
-    const bool have = look_ && look_->query();
-    if (have) ended = seen_;
-    if (!look_ || have) {
-      seen_ = torch::empty(done_.sizes(), done_.options().device(torch::kCPU).pinned_memory(true));
-      seen_.copy_(done_, /*non_blocking=*/true);
-      const auto* guard = c10::impl::getDeviceGuardImpl(done_.device().type());
-      look_.emplace(done_.device().type());
-      look_->record(guard->getStream(done_.device()));
+    const bool have = look_.has_value();
+    if (have) {
+      look_->synchronize();
+      ended = seen_;
     }
+    seen_ = torch::empty(done_.sizes(), done_.options().device(torch::kCPU).pinned_memory(true));
+    seen_.copy_(done_, /*non_blocking=*/true);
+    const auto* guard = c10::impl::getDeviceGuardImpl(done_.device().type());
+    look_.emplace(done_.device().type());
+    look_->record(guard->getStream(done_.device()));
     return have && ended.all().item<bool>();
   }
 

@@ -36,7 +36,8 @@ struct GenerateOptions {
 // the padding is masked out and each row's positions start at its first
 // token, so a greedy row's tokens do not depend on the rows beside it (up to
 // float rounding). Tokens stay on the device: the host looks at which rows
-// have ended every few steps, through a copy it does not wait for, and reads
+// have ended every few steps, through a copy of a fixed step (so rows leave
+// the batch at the same steps, and greedy tokens repeat, on every run), and reads
 // the tokens once at the end. A prompt longer than block_size - max_new_tokens keeps its
 // last block_size - max_new_tokens tokens; an empty prompt starts from eot,
 // GPT-2's start of text. Runs in eval mode without gradients and gives the

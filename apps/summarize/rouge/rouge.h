@@ -14,8 +14,9 @@ struct Prf {
   double f1 = 0;  // 2PR / (P + R), 0 when P + R is 0
 };
 
-// Keyed "rouge1", "rouge2", "rougeL", "rougeLsum".
+// Keyed by kRougeNames.
 using RougeScores = std::map<std::string, Prf>;
+inline const std::vector<std::string> kRougeNames = {"rouge1", "rouge2", "rougeL", "rougeLsum"};
 
 // Target (the reference) first, as rouge_score's score(). rougeLsum takes
 // sentences to be the lines of each text.

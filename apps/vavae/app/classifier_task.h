@@ -33,6 +33,7 @@ class ClassifierTask : public tandem::Task {
   // "loss" and "accuracy".
   tandem::Metrics eval_metrics(const tandem::EvalRows& rows) override;
   std::vector<std::string> metric_names() const override;
+  std::string metric_mode(const std::string& name) const override { return name == "loss" ? "min" : "max"; }
 
  private:
   tandem::nn::ResNetOptions model_;

@@ -53,6 +53,7 @@ class VaeTask : public tandem::Task {
   tandem::EvalRows eval_rows(torch::nn::Module& model, const tandem::Batch& batch) override;
   tandem::Metrics eval_metrics(const tandem::EvalRows& rows) override;
   std::vector<std::string> metric_names() const override;
+  std::string metric_mode(const std::string&) const override { return "min"; }  // loss and l1
 
  private:
   VaeTaskOptions options_;

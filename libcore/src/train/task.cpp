@@ -37,6 +37,8 @@ Metrics Task::collective_metrics(torch::nn::Module&, const EvalContext&) { retur
 
 std::vector<std::string> Task::metric_names() const { return {"loss"}; }
 
+std::string Task::metric_mode(const std::string& name) const { return name == "loss" ? "min" : ""; }
+
 bool Task::decays(const std::string&, const at::Tensor& param) const { return param.dim() >= 2; }
 
 }  // namespace tandem

@@ -34,4 +34,13 @@ for name in ("rouge1", "rouge2", "rougeL", "rougeLsum"):
         sys.exit(f"{name}: eval {ours[name]['f1']!r}, training at step {best['step']} {best['eval_' + name]!r}")
 print(f"step {best['step']}: rouge1 {best['eval_rouge1']!r} in both")
 PY
+# Resumed to judge by another metric, the run starts its best over rather
+# than hold eval_loss to ROUGE's best: the step-8 evaluation is the best.
+"$mpiexec" -n 2 "$summarize" train "${common[@]}" --set model.n_layer=1 --set train.max_steps=8 \
+  --set train.warmup_steps=0 --set train.eval_every=2 --set eval.rouge_samples=7 \
+  --set train.best_metric=eval_loss --set train.best_mode=min >"$work/resume.log" 2>&1 ||
+  fail "the resumed training exited with $?"
+grep -q "eval_rouge1 max was the run's best metric and direction, now eval_loss min: the best model and early stopping start over" \
+  "$work/resume.log" && grep -q "new best eval_loss .* models/best_model.h5" "$work/resume.log" ||
+  fail "the resume did not start its best over"
 echo "PASS"

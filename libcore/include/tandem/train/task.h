@@ -108,6 +108,12 @@ class Task {
   // to them. The default is the default eval_metrics' {"loss"}: a task
   // overriding either overrides this.
   virtual std::vector<std::string> metric_names() const;
+  // Which way a metric of metric_names() is better: "max" (larger), "min"
+  // (smaller), or "" where the task does not say (a count). A
+  // train.best_mode against it stops the run at the door, since it would
+  // keep the worst model and stop while the metric still improves. The
+  // default says "min" for "loss" alone.
+  virtual std::string metric_mode(const std::string& name) const;
 
   // Tokens in a batch's valid samples (its host tensors, before the copy to
   // the device), for tokens_per_s; 0 when the task does not count tokens.

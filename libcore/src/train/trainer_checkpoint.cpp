@@ -1,0 +1,175 @@
+#include "trainer_impl.h"
+
+namespace tandem {
+
+void Trainer::Impl::restore(const Checkpoint& ckpt) {
+  const std::string& path = ckpt.path;
+  const int64_t their_batch = ckpt.get_int("global_batch");
+  if (their_batch != sampler->global_batch())
+    throw UsageError(path + ": trained with a global batch of " + std::to_string(their_batch) + ", this run has " +
+                     std::to_string(sampler->global_batch()) + " (" + s.key("micro_batch") +
+                     " x grad_accum x ranks); resuming needs the same global "
+                     "batch to continue the same sample order");
+  const auto their_seed = static_cast<uint64_t>(ckpt.get_int("seed"));
+  if (s.seed < 0 && their_seed != seed) {
+    // train.seed = -1 drew a seed when the run began. A requeued job draws
+    // again, so it continues with the checkpoint's, or it would refuse its own
+    // checkpoint. The model built from the new draw is overwritten just below.
+    seed = their_seed;
+    SamplerOptions so = sampler->options();
+    so.seed = seed;
+    sampler = std::make_unique<Sampler>(so);
+    log::info(s.key("seed"), " = -1: continuing with the seed the run drew, ", seed);
+  } else if (their_seed != seed) {
+    throw UsageError(path + ": trained with train.seed " + std::to_string(their_seed) + ", this run has " +
+                     std::to_string(seed));
+  }
+  if (has_config(ckpt)) {
+    try {
+      const auto changed =
+          changed_settings(config_from_checkpoint(config.schema(), ckpt), config, {"cmd", s.key("resume")});
+      if (!changed.empty()) log::warn(path, " was written with other settings; this run continues with:");
+      for (const std::string& line : changed) log::warn("  ", line);
+    } catch (const UsageError& e) {
+      log::warn("the settings ", path, " was written with cannot be compared with this run's: ", e.what());
+    }
+  }
+  tandem::restore(ckpt, "model", weights);
+  optimizer->load_state(ckpt.set("optim"));
+  scaler->load_state(ckpt.state);
+  start_step = ckpt.get_int("step");
+  skipped = ckpt.get_int("skipped_steps");
+  if (ckpt.state.count("weight_hint")) weight_hint = ckpt.get_double("weight_hint");
+  saved_at = start_step;
+  restore_oom_micro_batch(ckpt);
+  restore_best(ckpt);
+  if (start_step > total_steps)
+    throw UsageError(path + ": already at step " + std::to_string(start_step) + ", past this run's " +
+                     std::to_string(total_steps) + " steps");
+  log::info("resumed from ", path, " at step ", start_step, " (was ", ckpt.get_int("world_size"), " ranks, now ",
+            world.size(), ")");
+}
+
+// The best value and early stopping's count, unless the run now judges by
+// another metric or direction: a value of the old one (a loss of 2.3 against
+// ROUGE's 0.3) would pick the wrong best model and stop the run at once.
+// Checkpoints from before "best_of" are taken as of this run's.
+void Trainer::Impl::restore_best(const Checkpoint& ckpt) {
+  if (ckpt.state.count("best_of") && ckpt.get_string("best_of") != best_of()) {
+    log::info(ckpt.get_string("best_of"), " was the run's best metric and direction, now ", best_of(),
+              ": the best model and early stopping start over");
+    return;
+  }
+  best = ckpt.get_double("best_value");
+  if (!ckpt.state.count("early_stop_wait")) return;
+  stop_best = ckpt.get_double("early_stop_best");
+  stop_wait = ckpt.get_int("early_stop_wait");
+  stopped_early = ckpt.get_int("stopped_early") != 0;
+  // The stop follows from the patience, which is this run's to set, as
+  // every other setting a resume changes: with patience left (or none
+  // asked for), a run that stopped early trains on.
+  if (stopped_early && (s.early_stop_patience == 0 || stop_wait < s.early_stop_patience)) {
+    stopped_early = false;
+    log::info("the run stopped early at step ", ckpt.get_int("step"), " after ", stop_wait,
+              " evaluations without improvement; with ", s.key("early_stop_patience"), " = ", s.early_stop_patience,
+              " it trains on");
+  }
+}
+
+// Batch-norm running statistics (the floating buffers) follow each rank's own
+// shard: only gradients are averaged. Left so, an evaluation would score each
+// rank's shard with its own statistics, a checkpoint and a model file would
+// hold rank 0's, and the EMA would copy the local ones. PyTorch's DDP
+// broadcasts rank 0's buffers before every forward (broadcast_buffers=True),
+// which makes them rank 0's everywhere and costs a collective per step. Here
+// the ranks' buffers are averaged where they are read instead: before every
+// evaluation, checkpoint and model file. A running statistic is a linear
+// recursion over batch statistics (r <- (1 - m) r + m b), so the mean of the
+// ranks' values, whenever it is taken, is the running statistic of the
+// ranks' mean batch statistics: every rank's data counts, nothing is paid
+// per step, and training, which normalises with batch statistics, is
+// untouched. The EMA's copies of the buffers are averaged alike, and a step's
+// buffers once: the evaluation, checkpoint and model file of the last step
+// read the same ones.
+void Trainer::Impl::average_buffers(int64_t steps_done) {
+  if (world.size() == 1 || buffers_averaged_at == steps_done) return;
+  buffers_averaged_at = steps_done;
+  std::set<std::string> buffer_names;
+  std::vector<at::Tensor> floating;
+  for (const auto& b : model->named_buffers()) {
+    buffer_names.insert(b.key());
+    if (b.value().is_floating_point()) floating.push_back(b.value());
+  }
+  if (ema)
+    for (const auto& [name, t] : ema->named_tensors())
+      if (buffer_names.count(name) && t.is_floating_point()) floating.push_back(t);
+  torch::NoGradGuard no_grad;
+  std::vector<WorkHandle> works;
+  for (const auto& t : floating) works.push_back(comm->allreduce_async(t, ReduceOp::Avg));
+  for (auto& w : works) w->wait();
+}
+
+void Trainer::Impl::save(int64_t steps_done) {
+  average_buffers(steps_done);
+  if (world.rank() == 0) {
+    CheckpointState state = scaler->state();
+    state["step"] = steps_done;
+    state["epoch"] = steps_done / sampler->steps_per_epoch();
+    state["global_batch"] = sampler->global_batch();
+    state["world_size"] = int64_t{world.size()};
+    state["seed"] = static_cast<int64_t>(seed);
+    state["skipped_steps"] = skipped;
+    state["best_value"] = best;
+    state["best_of"] = best_of();
+    state["weight_hint"] = weight_hint;
+    state["oom_micro_batch"] = oom_micro_batch;
+    state["oom_context"] = oom_context();
+    state["early_stop_best"] = stop_best;
+    state["early_stop_wait"] = stop_wait;
+    state["stopped_early"] = int64_t{stopped_early};
+    state["config"] = config.to_toml();
+    TensorSets sets = {{"model", weights}, {"optim", optimizer->state()}};
+    if (ema) sets["ema"] = ema->named_tensors();
+    const auto path = checkpoints->save(steps_done, sets, state);
+    log::info("checkpoint ", path);
+  }
+  saved_at = steps_done;
+  // Nobody leaves before rank 0 has written: a rank that exits early makes
+  // the launcher kill the others, rank 0 mid-write included.
+  world.barrier();
+}
+
+// Called with the judged weights in the model: a model file's "model" set is
+// what was evaluated (the EMA, with one), so every reader of model files
+// (predict, test reports, sampling, model.load) gets it without knowing of EMAs.
+void Trainer::Impl::save_model(const std::string& name, int64_t steps_done) {
+  if (world.rank() != 0) return;
+  CheckpointState state;
+  state["step"] = steps_done;
+  state["config"] = config.to_toml();
+  fs::create_directories(out_dir / "models");
+  TensorSets sets = {{"model", weights}};
+  save_checkpoint((out_dir / "models" / (name + ".h5")).string(), sets, state);
+}
+
+// Every rank returns after the file exists: the app reads the run's model
+// next (trained_model), on every rank, and without a best model (best_metric
+// "none") that is this file.
+void Trainer::Impl::save_final_model(int64_t steps_done) {
+  average_buffers(steps_done);
+  {
+    JudgedWeights judged(*this, steps_done);
+    save_model("final_model", steps_done);
+  }
+  world.barrier();
+}
+
+std::string trained_model(const std::string& out_dir) {
+  for (const char* name : {"best_model.h5", "final_model.h5"}) {
+    const fs::path path = fs::path(out_dir) / "models" / name;
+    if (fs::is_regular_file(path)) return path.string();
+  }
+  return "";
+}
+
+}  // namespace tandem
