@@ -29,6 +29,8 @@
 #   mpi-shared-gpu           2 ranks on one GPU over the MPI backend: GradSync's
 #                            hooks, the pinned staging and autocast under CUDA
 #   generate-greedy          greedy summaries on the GPU equal the CPU's exactly
+#   rouge-training           the ROUGE training evaluates on the GPU equals
+#                            `summarize eval`'s of its best model, to the bit
 #   gpt2-124m                GPT-2 124M on one GPU: ms/step, tokens/s, MFU,
 #                            peak memory (medians after the warm-up steps)
 # APP is summarize, carotid or vavae; PREC fp32 (TF32 off), fp16 (loss
@@ -68,7 +70,7 @@ precs=(fp32 fp16 bf16)
 checks=(cpu-envcheck cpu-reference-summarize cpu-reference-carotid cpu-reference-vavae unit-gpu nccl-envcheck
   collectives-layouts)
 for a in "${apps[@]}"; do for p in "${precs[@]}"; do checks+=("tiny-$a-$p"); done; done
-checks+=(mpi-shared-gpu generate-greedy gpt2-124m)
+checks+=(mpi-shared-gpu generate-greedy rouge-training gpt2-124m)
 
 quick=0 bundle='' only=()
 while [ $# -gt 0 ]; do
@@ -199,7 +201,7 @@ export first_gpu
 needs() { # needs APP: some wanted check runs APP
   case $1 in
     summarize) wanted_like cpu-reference-summarize || wanted_like tiny-summarize || wanted mpi-shared-gpu ||
-      wanted generate-greedy || wanted gpt2-124m ;;
+      wanted generate-greedy || wanted rouge-training || wanted gpt2-124m ;;
     *) wanted_like "cpu-reference-$1" || wanted_like "tiny-$1" ;;
   esac
 }
@@ -537,6 +539,36 @@ print(f"{len(bad) + abs(len(cpu) - len(gpu))} of {len(cpu) - 1} summaries differ
 PY
 }
 
+# ROUGE during training (eval.rouge_samples) equals eval's of the same model
+# on the same examples to the bit, on the GPU too: the tiny job in the GPU's
+# autocast precision, scored on 32 validation examples every 50 steps
+# (--quick: 25 of 50), its best model by eval_rouge1, then `eval --examples
+# 32` of that model. Greedy rows leave a batch at fixed steps (generate.cpp),
+# so batch sizes, kernels and rounding repeat from one generation to the next.
+check_rouge_training() {
+  local out=$work/rouge-training steps=$((quick ? 50 : 150)) every=$((quick ? 25 : 50)) took verdict
+  local job=(--config "$repo/jobs/summarize-tiny.toml" --set "data.cache_dir=$work/token-cache" --set dist.device=cuda
+    --set "train.out_dir=$out" --set eval.rouge_samples=32)
+  prog apps/summarize train "${job[@]}" --set "train.max_steps=$steps" --set "train.eval_every=$every" \
+    --set train.best_metric=eval_rouge1 --set train.best_mode=max ||
+    { fail "training: exit status $?: $(first_error "$LOG")"; return; }
+  took=$(sed -n 's/.*ROUGE of 32 greedy summaries (eval.rouge_samples): \([0-9.]*\) s.*/\1/p' "$LOG" | tail -n 1)
+  prog apps/summarize eval "${job[@]}" --checkpoint "$out/models/best_model.h5" --examples 32 ||
+    { fail "eval: exit status $?: $(first_error "$LOG")"; return; }
+  verdict=$("$TANDEM_PYTHON" - "$out/metrics.jsonl" "$out/eval.json" <<'PY'
+import json, sys
+evals = [r for r in map(json.loads, open(sys.argv[1])) if "eval_rouge1" in r]
+best = max(evals, key=lambda r: r["eval_rouge1"])  # the first of equals, as the trainer keeps it
+ours = json.load(open(sys.argv[2]))["rouge"]
+bad = [n for n in ("rouge1", "rouge2", "rougeL", "rougeLsum") if ours[n]["f1"] != best["eval_" + n]]
+print("; ".join(f"{n}: training {best['eval_' + n]!r}, eval {ours[n]['f1']!r}" for n in bad) if bad
+      else f"ok step={best['step']} rouge1={best['eval_rouge1']:.4f} evaluations={len(evals)}")
+PY
+  )
+  # shellcheck disable=SC2086  # the figures are words
+  case $verdict in ok\ *) pass ${verdict#ok } "rouge_s=${took:-?}" ;; *) fail "${verdict:-the comparison printed nothing}" ;; esac
+}
+
 # GPT-2 124M (model.preset = "gpt2", as jobs/summarize.toml has it) from
 # scratch on the built-in dialogues, one rank, the GPU's precision (auto);
 # figures are medians over the steps after the warm-up (allocator, cuBLAS
@@ -598,14 +630,15 @@ for app in "${apps[@]}"; do
     else run_check "$name" 180 check_tiny "$app" "$prec"; fi
   done
 done
-if wanted mpi-shared-gpu || wanted generate-greedy || wanted gpt2-124m; then
+if wanted mpi-shared-gpu || wanted generate-greedy || wanted rouge-training || wanted gpt2-124m; then
   if [ "$gpus" -gt 0 ] && [ -n "$missing_summarize" ]; then
-    for name in mpi-shared-gpu generate-greedy gpt2-124m; do
+    for name in mpi-shared-gpu generate-greedy rouge-training gpt2-124m; do
       wanted $name && record $name skipped "$missing_summarize"
     done
   else
     gpu_check mpi-shared-gpu 180 check_shared_gpu
     gpu_check generate-greedy 300 check_generate
+    gpu_check rouge-training 240 check_rouge_training
     gpu_check gpt2-124m 300 check_gpt2
   fi
 fi
