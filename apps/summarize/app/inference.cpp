@@ -45,7 +45,7 @@ std::vector<std::vector<int64_t>> gather(tandem::World& world, const std::vector
 
 }  // namespace
 
-void check_prompt_room(const Gpt2Tokenizer& tok, const InferenceSettings& s, int64_t block_size) {
+int64_t check_prompt_room(const Gpt2Tokenizer& tok, const InferenceSettings& s, int64_t block_size) {
   const int64_t room = block_size - s.generate.max_new_tokens;
   const auto fixed = static_cast<int64_t>(tok.encode(s.format.head).size() + tok.encode(s.format.tail).size());
   if (fixed >= room)
@@ -53,14 +53,14 @@ void check_prompt_room(const Gpt2Tokenizer& tok, const InferenceSettings& s, int
                              std::to_string(room) + " of the model's " + std::to_string(block_size) +
                              " positions for a prompt, and data.prompt_template alone takes " +
                              std::to_string(fixed) + " tokens");
+  return room;
 }
 
 std::vector<std::string> summarize_all(tandem::World& world, GPT& model, const Gpt2Tokenizer& tok,
                                        const std::vector<Example>& examples, const InferenceSettings& s) {
-  check_prompt_room(tok, s, model->config().block_size);
-  const auto shard = tandem::eval_shard(static_cast<int64_t>(examples.size()), world.size(), world.rank());
   // Prompts leave room for the summary; long dialogues lose their end.
-  const int64_t room = model->config().block_size - s.generate.max_new_tokens;
+  const int64_t room = check_prompt_room(tok, s, model->config().block_size);
+  const auto shard = tandem::eval_shard(static_cast<int64_t>(examples.size()), world.size(), world.rank());
   std::vector<Example> mine;
   for (int64_t i : shard.indices) mine.push_back(examples[i]);
   const auto prompts = tokenize(

@@ -25,10 +25,10 @@ struct InferenceSettings {
   bool progress = true;  // a progress line on rank 0's console (not between training's)
 };
 
-// Throws UsageError, naming gen.max_new_tokens, when the prompt template
-// alone fills what a model of `block_size` positions leaves beside
-// max_new_tokens new ones: no dialogue would fit.
-void check_prompt_room(const Gpt2Tokenizer& tokenizer, const InferenceSettings& settings, int64_t block_size);
+// The positions a model of `block_size` leaves a prompt beside
+// max_new_tokens new ones. Throws UsageError, naming gen.max_new_tokens, when
+// the prompt template alone fills them: no dialogue would fit.
+int64_t check_prompt_room(const Gpt2Tokenizer& tokenizer, const InferenceSettings& settings, int64_t block_size);
 
 std::vector<std::string> summarize_all(tandem::World& world, GPT& model, const Gpt2Tokenizer& tokenizer,
                                        const std::vector<Example>& examples, const InferenceSettings& settings);
