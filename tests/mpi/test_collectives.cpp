@@ -61,6 +61,31 @@ TEST_P(Collectives, AllgatherPlacesBlocksByRank) {
   for (int r = 0; r < world.size(); ++r) EXPECT_TRUE(torch::equal(out[r], base(4, type) * (r + 1))) << "block " << r;
 }
 
+// Rank r's input holds, at block b, (r + 1) * (b + 1) * v: block b reduced
+// over the ranks is triangle(n) * (b + 1) * v summed, n * (b + 1) * v at its
+// largest; every rank b gets block b, and nothing outside its output moves.
+TEST_P(Collectives, ReduceScatterGivesEachRankItsBlockReduced) {
+  auto& world = test_world();
+  MpiComm comm(world);
+  const auto type = GetParam();
+  const int r = world.rank(), n = world.size();
+  for (int64_t len : {1, 5, 1000}) {
+    const auto v = base(len, type);
+    const auto blocks = (torch::arange(1, n + 1, torch::kLong).to(type).view({n, 1}) * v.view({1, len}));
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Max, ReduceOp::Avg}) {
+      // Avg: 2 * (r + 1) per rank, whose mean is n + 1, exact in every dtype.
+      const auto input = (blocks * (op == ReduceOp::Avg ? 2 * (r + 1) : r + 1)).contiguous();
+      auto out = torch::full({len + 2}, -1, torch::TensorOptions().dtype(type));
+      comm.reduce_scatter(input, out.narrow(0, 1, len), op);
+      const int64_t factor = op == ReduceOp::Sum ? triangle(n) : op == ReduceOp::Max ? n : n + 1;
+      EXPECT_TRUE(torch::equal(out.narrow(0, 1, len), v * (r + 1) * factor))
+          << c10::toString(type) << " len " << len << " " << tandem::to_string(op);
+      EXPECT_EQ(out[0].item<double>(), -1);
+      EXPECT_EQ(out[len + 1].item<double>(), -1);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, Collectives,
                          ::testing::Values(torch::kFloat32, torch::kFloat16, torch::kBFloat16, torch::kFloat64,
                                            torch::kInt64),

@@ -98,6 +98,23 @@ TEST(ContractRefusals, AllgatherOutputMustFitAndNotOverlapTheInput) {
   EXPECT_NE(refusal([&] { comm.allgather(torch::ones({4}), out.to(torch::kDouble)); }), "");
 }
 
+TEST(ContractRefusals, ReduceScatterInputMustHoldEveryRanksBlockAndNotOverlapTheOutput) {
+  auto& world = test_world();
+  MpiComm comm(world);
+  auto whole = torch::ones({world.size() * 4});
+  EXPECT_NE(refusal([&] { comm.reduce_scatter(whole, whole.narrow(0, 0, 4), ReduceOp::Sum); })
+                .find("reduce_scatter (output): f32[4] with strides [1] shares memory with the input"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] { comm.reduce_scatter(torch::ones({world.size() * 4 + 1}), torch::zeros({4}), ReduceOp::Sum); })
+                .find("reduce_scatter (input): f32[" + std::to_string(world.size() * 4 + 1) + "] with strides [1] must hold " +
+                      std::to_string(world.size()) + " (world size) x 4 elements of the output's type f32"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] { comm.reduce_scatter(whole.t().contiguous().view({world.size(), 4}).t(), torch::zeros({4}),
+                                              ReduceOp::Sum); })
+                .find("reduce_scatter (input)"),
+            std::string::npos);
+}
+
 // A communicator whose teardown behaves as NcclComm's: destroying waits for
 // the peers (here a while, standing for "until they come"), aborting does not.
 class FakeComm : public tandem::Communicator {
@@ -114,6 +131,7 @@ class FakeComm : public tandem::Communicator {
   tandem::WorkHandle allreduce_async(const at::Tensor&, ReduceOp) override { return nullptr; }
   tandem::WorkHandle broadcast_async(const at::Tensor&, int) override { return nullptr; }
   tandem::WorkHandle allgather_async(const at::Tensor&, const at::Tensor&) override { return nullptr; }
+  tandem::WorkHandle reduce_scatter_async(const at::Tensor&, const at::Tensor&, ReduceOp) override { return nullptr; }
   tandem::WorkHandle barrier_async() override { return nullptr; }
   bool failed = false;
 };

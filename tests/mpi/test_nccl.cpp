@@ -55,6 +55,16 @@ TEST(Nccl, CollectivesOnTheGpuMatchHandComputedValues) {
     auto out = torch::empty({n, 1000}, opts);
     comm.allgather(v * (r + 1), out);
     EXPECT_TRUE(torch::equal(out[n - 1], v * n));
+    // Block b of rank k holds 2 (k + 1)(b + 1) v: rank r gets block r,
+    // summed tri 2 (r + 1) v, averaged (n + 1)(r + 1) v, at most 2 n (r + 1) v.
+    const auto blocks = torch::arange(1, n + 1, torch::kLong).to(opts).view({n, 1}) * v.view({1, -1}) * (2 * (r + 1));
+    auto part = torch::empty({1000}, opts);
+    comm.reduce_scatter(blocks, part, tandem::ReduceOp::Sum);
+    EXPECT_TRUE(torch::equal(part, v * (2 * tri * (r + 1)))) << c10::toString(type);
+    comm.reduce_scatter(blocks, part, tandem::ReduceOp::Avg);
+    EXPECT_TRUE(torch::equal(part, v * ((n + 1) * (r + 1)))) << c10::toString(type);
+    comm.reduce_scatter(blocks, part, tandem::ReduceOp::Max);
+    EXPECT_TRUE(torch::equal(part, v * (2 * n * (r + 1)))) << c10::toString(type);
   }
   // Async work overlaps compute: queue several, then wait in reverse.
   std::vector<torch::Tensor> ts;

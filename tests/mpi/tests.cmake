@@ -1,4 +1,10 @@
 tandem_mpi_test(mpi_collectives ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=*Collectives*)
+# The block collectives ZeRO shards with, on world sizes that do not divide
+# evenly into the usual powers of two as well as on four.
+foreach(ranks 3 4)
+  tandem_mpi_test(mpi_collectives_${ranks}ranks RANKS ${ranks}
+                  ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=*Collectives.ReduceScatter*:*Collectives.Allgather*)
+endforeach()
 
 
 add_executable(dead_rank ${CMAKE_CURRENT_LIST_DIR}/progs/dead_rank.cpp)

@@ -65,15 +65,20 @@ void require_collective_tensor(const std::string& op, const at::Tensor& t, c10::
     refuse(op, t, "has a type collectives do not take (f32, f64, f16, bf16, i64, i32, u8, i8)");
 }
 
-void require_allgather_pair(const at::Tensor& input, const at::Tensor& output, int size, c10::Device device) {
-  require_collective_tensor("allgather (input)", input, device);
-  require_collective_tensor("allgather (output)", output, device);
-  if (output.numel() != input.numel() * size || output.scalar_type() != input.scalar_type())
-    refuse("allgather (output)", output,
-           "must hold " + std::to_string(size) + " (world size) x " + std::to_string(input.numel()) +
-               " elements of the input's type " + dtype_name(input.scalar_type()));
+void require_block_pair(const std::string& op, const at::Tensor& part, const at::Tensor& whole, int size,
+                        c10::Device device) {
+  // allgather gathers parts into the whole; reduce_scatter scatters the whole.
+  const bool gathers = op == "allgather";
+  const at::Tensor& input = gathers ? part : whole;
+  const at::Tensor& output = gathers ? whole : part;
+  require_collective_tensor(op + " (input)", input, device);
+  require_collective_tensor(op + " (output)", output, device);
+  if (whole.numel() != part.numel() * size || whole.scalar_type() != part.scalar_type())
+    refuse(op + (gathers ? " (output)" : " (input)"), whole,
+           "must hold " + std::to_string(size) + " (world size) x " + std::to_string(part.numel()) + " elements of the " +
+               (gathers ? "input" : "output") + "'s type " + dtype_name(part.scalar_type()));
   if (at::get_overlap_status(input, output) != at::MemOverlapStatus::No)
-    refuse("allgather (output)", output, "shares memory with the input; give it a buffer of its own");
+    refuse(op + " (output)", output, "shares memory with the input; give it a buffer of its own");
 }
 
 Teardown teardown_for(bool any_work_failed) {

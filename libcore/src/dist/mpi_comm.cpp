@@ -58,6 +58,16 @@ std::function<void()> copy_back(const at::Tensor& target, const at::Tensor& buff
   return [target, buffer]() mutable { target.copy_(buffer); };
 }
 
+// A sum over `size` ranks made their mean, when `op` asks for one: integers
+// truncate toward zero, as NCCL's backend does.
+void average(at::Tensor& sum, ReduceOp op, int size) {
+  if (op != ReduceOp::Avg) return;
+  if (sum.is_floating_point())
+    sum.div_(size);
+  else
+    sum.div_(size, "trunc");
+}
+
 }  // namespace
 
 int MpiComm::rank() const { return world_.rank(); }
@@ -72,12 +82,7 @@ WorkHandle MpiComm::allreduce_async(const at::Tensor& tensor, ReduceOp op) {
     mpi_check(MPI_Allreduce(MPI_IN_PLACE, buf.data_ptr(), count, mpi_type(buf.scalar_type()),
                             op == ReduceOp::Max ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD),
               "MPI_Allreduce");
-    if (op == ReduceOp::Avg) {
-      if (buf.is_floating_point())
-        buf.div_(size);
-      else
-        buf.div_(size, "trunc");
-    }
+    average(buf, op, size);
   };
   return world_.submit(describe("allreduce(" + to_string(op) + ")", tensor), job, copy_back(tensor, buf));
 }
@@ -93,7 +98,7 @@ WorkHandle MpiComm::broadcast_async(const at::Tensor& tensor, int root) {
 }
 
 WorkHandle MpiComm::allgather_async(const at::Tensor& input, const at::Tensor& output) {
-  require_allgather_pair(input, output, world_.size(), device_);
+  require_block_pair("allgather", input, output, world_.size(), device_);
   auto in = host_buffer(input, true);
   auto out = host_buffer(output, false);
   const int count = count_of(in);
@@ -102,6 +107,21 @@ WorkHandle MpiComm::allgather_async(const at::Tensor& input, const at::Tensor& o
     mpi_check(MPI_Allgather(in.data_ptr(), count, type, out.data_ptr(), count, type, MPI_COMM_WORLD), "MPI_Allgather");
   };
   return world_.submit(describe("allgather", input), job, copy_back(output, out));
+}
+
+WorkHandle MpiComm::reduce_scatter_async(const at::Tensor& input, const at::Tensor& output, ReduceOp op) {
+  require_block_pair("reduce_scatter", output, input, world_.size(), device_);
+  auto in = host_buffer(input, true);
+  auto out = host_buffer(output, false);
+  const int count = count_of(out);
+  const int size = world_.size();
+  auto job = [in, out, count, op, size]() mutable {
+    mpi_check(MPI_Reduce_scatter_block(in.data_ptr(), out.data_ptr(), count, mpi_type(in.scalar_type()),
+                                       op == ReduceOp::Max ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD),
+              "MPI_Reduce_scatter_block");
+    average(out, op, size);
+  };
+  return world_.submit(describe("reduce_scatter(" + to_string(op) + ")", input), job, copy_back(output, out));
 }
 
 WorkHandle MpiComm::barrier_async() {

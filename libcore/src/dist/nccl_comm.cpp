@@ -295,7 +295,7 @@ WorkHandle NcclComm::broadcast_async(const at::Tensor& tensor, int root) {
 }
 
 WorkHandle NcclComm::allgather_async(const at::Tensor& input, const at::Tensor& output) {
-  require_allgather_pair(input, output, s_->size, device());
+  require_block_pair("allgather", input, output, s_->size, device());
   const auto type = nccl_type(input.scalar_type());
   State* s = s_.get();
   const void* in = input.data_ptr();
@@ -304,6 +304,22 @@ WorkHandle NcclComm::allgather_async(const at::Tensor& input, const at::Tensor& 
   auto work = s->enqueue(describe("allgather", input), {input, output},
                          [=] { return ncclAllGather(in, out, count, type, s->handle->comm, s->stream); });
   return work;
+}
+
+WorkHandle NcclComm::reduce_scatter_async(const at::Tensor& input, const at::Tensor& output, ReduceOp op) {
+  require_block_pair("reduce_scatter", output, input, s_->size, device());
+  const auto type = nccl_type(input.scalar_type());
+  const bool int_avg = op == ReduceOp::Avg && !input.is_floating_point();  // truncates, as allreduce's
+  const ncclRedOp_t nop = op == ReduceOp::Max ? ncclMax : op == ReduceOp::Sum || int_avg ? ncclSum : ncclAvg;
+  State* s = s_.get();
+  const void* in = input.data_ptr();
+  void* out = output.data_ptr();
+  const size_t count = output.numel();
+  std::function<void()> then;
+  if (int_avg) then = [output, s]() mutable { output.div_(s->size, "trunc"); };
+  return s->enqueue(
+      describe("reduce_scatter(" + to_string(op) + ")", input), {input, output},
+      [=] { return ncclReduceScatter(in, out, count, type, nop, s->handle->comm, s->stream); }, then);
 }
 
 WorkHandle NcclComm::barrier_async() {

@@ -7,7 +7,7 @@
 // that breaks it stops as the GPU run would, with the same message, instead
 // of passing on the MPI backend (which could quietly stage any tensor through
 // a copy) and crashing on the first GPU. Checked by require_collective_tensor
-// and require_allgather_pair, which each backend calls before it touches a
+// and require_block_pair, which each backend calls before it touches a
 // tensor:
 // - Dense: a strided tensor contiguous in its own suggested memory format
 //   (row-major, or channels-last for 4-D and 5-D tensors such as carotid's
@@ -22,8 +22,9 @@
 //   that alone without a collective of its own; breaking it reduces the
 //   elements of one rank with other elements of another (or, for sizes, makes
 //   MPI fail or NCCL hang), so it is the caller's to keep.
-// - allgather: the output holds size() x the input's elements, of its dtype,
-//   on the same device, dense, and shares no memory with the input.
+// - allgather and reduce_scatter: the whole (allgather's output,
+//   reduce_scatter's input) holds size() x the part's elements, of its
+//   dtype, on the same device, dense, and shares no memory with the part.
 #include <c10/core/Device.h>
 
 #include <memory>
@@ -57,11 +58,19 @@ class Communicator {
   // `output` holds size() blocks of the input's elements in the input's
   // memory order, rank r's at block r.
   virtual WorkHandle allgather_async(const at::Tensor& input, const at::Tensor& output) = 0;
+  // `output` gets block rank() of `input` (size() blocks of the output's
+  // elements, in memory order) reduced over the ranks: each rank ends with
+  // its own share of an allreduce, for a size()-th of the traffic
+  // (ZeRO's sharded gradients). Avg of integer tensors truncates.
+  virtual WorkHandle reduce_scatter_async(const at::Tensor& input, const at::Tensor& output, ReduceOp op) = 0;
   virtual WorkHandle barrier_async() = 0;
 
   void allreduce(const at::Tensor& tensor, ReduceOp op) { allreduce_async(tensor, op)->wait(); }
   void broadcast(const at::Tensor& tensor, int root) { broadcast_async(tensor, root)->wait(); }
   void allgather(const at::Tensor& input, const at::Tensor& output) { allgather_async(input, output)->wait(); }
+  void reduce_scatter(const at::Tensor& input, const at::Tensor& output, ReduceOp op) {
+    reduce_scatter_async(input, output, op)->wait();
+  }
   void barrier() { barrier_async()->wait(); }
 };
 
@@ -70,8 +79,10 @@ std::string to_string(ReduceOp op);
 // Throws std::invalid_argument naming `op`, the tensor's type, shape and
 // strides, and what was expected, when `t` breaks the contract above.
 void require_collective_tensor(const std::string& op, const at::Tensor& t, c10::Device device);
-// The same for both of allgather's tensors, and their sizes and overlap.
-void require_allgather_pair(const at::Tensor& input, const at::Tensor& output, int size, c10::Device device);
+// The same for both of allgather's or reduce_scatter's tensors (`op`), and
+// their sizes and overlap: `whole` holds `size` blocks of `part`'s elements.
+void require_block_pair(const std::string& op, const at::Tensor& part, const at::Tensor& whole, int size,
+                        c10::Device device);
 
 // How a communicator's destructor ends it. Destroy waits until the work of
 // every rank is done (ncclCommDestroy); Abort cancels what is in flight and

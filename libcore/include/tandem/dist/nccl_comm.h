@@ -27,6 +27,7 @@ class NcclComm : public Communicator {
   WorkHandle allreduce_async(const at::Tensor& tensor, ReduceOp op) override;
   WorkHandle broadcast_async(const at::Tensor& tensor, int root) override;
   WorkHandle allgather_async(const at::Tensor& input, const at::Tensor& output) override;
+  WorkHandle reduce_scatter_async(const at::Tensor& input, const at::Tensor& output, ReduceOp op) override;
   WorkHandle barrier_async() override;
 
   struct State;
