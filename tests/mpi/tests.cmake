@@ -35,3 +35,9 @@ tandem_mpi_test(mpi_objective ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=Train
 # The collective contract (communicator.h), on the MPI backend as on NCCL.
 tandem_mpi_test(mpi_contract ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=Contract*:*/Contract*)
 set_tests_properties(mpi_contract PROPERTIES LABELS "mpi;contract")
+# ZeRO-1's split and its optimizer, bitwise against the unsharded one, on
+# world sizes that cut the tensors in different places.
+foreach(ranks 2 3 4)
+  tandem_mpi_test(mpi_param_shards_${ranks}ranks RANKS ${ranks}
+                  ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=ParamShards*:ShardedAdamW*)
+endforeach()

@@ -6,6 +6,8 @@
 //   bitwise equal.
 // compare_runs ema A.h5 B.h5 TOL
 //   the same for the "ema" set (runs with train.ema_decay > 0).
+// compare_runs optim A.h5 B.h5 TOL
+//   the same for the "optim" set (the optimizer's moments and step counts).
 // compare_runs ema-vs-model A.h5 B.h5 TOL
 //   A's "ema" set against B's "model" set; B "-" is A itself.
 // compare_runs checkpoints A.h5 B.h5 0
@@ -124,7 +126,7 @@ int compare_checkpoints(const std::string& a, const std::string& b) {
 
 int main(int argc, char** argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: compare_runs losses|models|ema|ema-vs-model|checkpoints A B TOL\n");
+    std::fprintf(stderr, "usage: compare_runs losses|models|ema|optim|ema-vs-model|checkpoints A B TOL\n");
     return 2;
   }
   const std::string what = argv[1];
@@ -132,7 +134,7 @@ int main(int argc, char** argv) {
   const double tol = std::stod(argv[4]);
   if (what == "losses") return compare_losses(argv[2], argv[3], tol);
   if (what == "checkpoints") return compare_checkpoints(argv[2], argv[3]);
-  if (what == "ema") return compare_sets(argv[2], "ema", argv[3], "ema", tol);
+  if (what == "ema" || what == "optim") return compare_sets(argv[2], what, argv[3], what, tol);
   if (what == "ema-vs-model") return compare_sets(argv[2], "ema", b == "-" ? argv[2] : b, "model", tol);
   return compare_sets(argv[2], "model", argv[3], "model", tol);
 }

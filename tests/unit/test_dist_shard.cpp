@@ -32,13 +32,20 @@ TEST(Shard, AFlatThatDoesNotDivideIsPaddedAndALastBlockMayHoldOnlyPadding) {
   EXPECT_TRUE(shard_of(kNumels, 5, 4).pieces.empty());
 }
 
-TEST(Shard, BlocksAreAMultipleOfTheAlignment) {
-  // 12 over 2 ranks at 4-element alignment: blocks of 8 (16 with padding).
+TEST(Shard, TensorsStartAndBlocksEndAtMultiplesOfTheAlignment) {
+  // At 4-element alignment the tensors start at 0, 8 and 12 of a flat of 16:
+  // blocks of 8 over 2 ranks, the first holding 5 elements and 3 of padding.
   EXPECT_EQ(shard_of(kNumels, 2, 0).block, 6);
   const Shard first = shard_of(kNumels, 2, 0, 4);
+  EXPECT_EQ(first.starts, (std::vector<int64_t>{0, 8, 12}));
   EXPECT_EQ(first.block, 8);
-  EXPECT_EQ(first.pieces, (Pieces{{0, 0, 0, 5}, {1, 0, 5, 3}}));
-  EXPECT_EQ(shard_of(kNumels, 2, 1, 4).pieces, (Pieces{{2, 0, 0, 4}}));
+  EXPECT_EQ(first.pieces, (Pieces{{0, 0, 0, 5}}));
+  EXPECT_EQ(shard_of(kNumels, 2, 1, 4).pieces, (Pieces{{1, 0, 0, 3}, {2, 0, 4, 4}}));
+  // With a third tensor of 12 over 3 ranks, blocks of 8 (a flat of 24): the
+  // cut inside it falls 4 elements from its start, a multiple of the
+  // alignment.
+  EXPECT_EQ(shard_of({5, 3, 12}, 3, 1, 4).pieces, (Pieces{{1, 0, 0, 3}, {2, 0, 4, 4}}));
+  EXPECT_EQ(shard_of({5, 3, 12}, 3, 2, 4).pieces, (Pieces{{2, 4, 0, 8}}));
 }
 
 TEST(Shard, EmptyTensorsAndOneRank) {
@@ -75,6 +82,9 @@ TEST(Shard, OverTheRanksThePiecesCoverEveryElementOnceInOrder) {
         ASSERT_EQ(p.offset, offset);
         ASSERT_GT(p.length, 0);
         ASSERT_LE(p.at + p.length, s.block);
+        ASSERT_EQ(s.starts[p.tensor] % align, 0);
+        ASSERT_EQ(p.offset % align, 0);
+        ASSERT_EQ(p.at, s.starts[p.tensor] + p.offset - r * s.block);
         offset += p.length;
       }
     }

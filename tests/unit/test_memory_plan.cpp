@@ -45,6 +45,27 @@ TEST(MemoryPlan, FiguresComeFromTheModelsTensors) {
   EXPECT_TRUE(all.accumulates);
 }
 
+// dist.shard = "optimizer": the moments of a rank's block of each group
+// (dist/shard.h) and the flats of the two largest groups, which the step's
+// all-gather holds at once.
+TEST(MemoryPlan, AShardedOptimizerHoldsARanksBlocksAndTwoGroupsFlats) {
+  auto model = small_model();
+  tandem::PlanSettings settings;
+  settings.world_size = 2;
+  settings.shard_optimizer = true;
+  // In reverse order bn.bias, bn.weight and the linear weight, starting at
+  // multiples of 64 elements: 0, 64 and 128, a flat of 328. In one group,
+  // 2 blocks of 192 (a flat of 384 with padding).
+  EXPECT_EQ(tandem::plan_model_memory(*model, settings).optimizer, (2 * 192 + 384) * 4);
+  // A group per tensor (buckets of a few bytes): blocks of 64, 64 and 128,
+  // flats of 128, 128 and 256.
+  settings.bucket_mb = 1e-6;
+  EXPECT_EQ(tandem::plan_model_memory(*model, settings).optimizer, (2 * (64 + 64 + 128) + 256 + 128) * 4);
+  // One rank has nothing to share the moments with.
+  settings.world_size = 1;
+  EXPECT_EQ(tandem::plan_model_memory(*model, settings).optimizer, 2 * 240 * 4);
+}
+
 TEST(MemoryPlan, TotalIsTheLargerOfBackwardsStartAndEnd) {
   tandem::MemoryPlan plan;
   plan.weights = 100;

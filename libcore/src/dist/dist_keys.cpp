@@ -17,6 +17,11 @@ void add_dist_keys(Schema& schema) {
              "seconds a collective, or the wait for the other ranks in MPI_Finalize, may take before the job is ended "
              "as hung");
   schema.add("dist.bucket_mb", 25.0, "size of the gradient buckets all-reduced during backward, MiB");
+  schema.add("dist.shard", std::string("none"),
+             "what is split over the ranks instead of kept whole on each: \"optimizer\" (ZeRO-1) keeps AdamW's two "
+             "moments of a 1/N slice of the parameters on each of N ranks, updates that slice and gathers the "
+             "others', bitwise as \"none\" does; checkpoints stay whole and resume under any setting and world size",
+             {"none", "optimizer"});
   schema.add("dist.tf32", true,
              "on GPUs of compute capability 8.0 or more, fp32 matmuls and convolutions use TF32 tensor cores "
              "(torch.backends.cuda.matmul.allow_tf32 and cudnn.allow_tf32), about 8x faster with a 10-bit "
@@ -38,6 +43,7 @@ DistSettings dist_settings(const Config& config) {
   if (!(s.timeout_s > 0))
     throw UsageError("dist.timeout_s must be a positive number of seconds (" + config.source("dist.timeout_s") + ")");
   s.bucket_mb = config.get_double("dist.bucket_mb");
+  s.shard = config.get_string("dist.shard");
   s.tf32 = config.get_bool("dist.tf32");
   s.deterministic = config.get_bool("dist.deterministic");
   s.inference_fp32 = config.get_bool("dist.inference_fp32");

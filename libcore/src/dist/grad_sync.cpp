@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "tandem/dist/communicator.h"
+#include "tandem/dist/shard.h"
 
 #if TANDEM_TORCH_HAS_CUDA
 #include <ATen/cuda/CUDAEvent.h>
@@ -108,34 +109,20 @@ struct GradSync::Impl {
 GradSync::GradSync(Communicator& comm, const NamedTensors& params, double bucket_mb, bool overlap)
     : impl_(std::make_unique<Impl>(comm, overlap)) {
   auto& im = *impl_;
-  const double cap_bytes = bucket_mb * 1024 * 1024;
-  double bytes_in_bucket = 0;
-  // Reverse registration order: the order in which backward produces grads.
-  for (auto it = params.rbegin(); it != params.rend(); ++it) {
-    const auto& p = it->second;
-    if (!p.requires_grad()) continue;
-    const bool new_bucket = im.buckets.empty() || bytes_in_bucket >= cap_bytes ||
-                            im.buckets.back().flat.scalar_type() != p.scalar_type() ||
-                            im.buckets.back().flat.device() != p.device();
-    if (new_bucket) {
-      im.buckets.push_back({});
-      im.buckets.back().flat = torch::empty({0}, p.options());
-      bytes_in_bucket = 0;
+  for (const auto& group : group_params(params, bucket_mb)) {
+    im.buckets.push_back({});
+    int64_t offset = 0;
+    for (size_t k : group) {
+      Impl::Slot s;
+      s.name = params[k].first;
+      s.param = params[k].second;
+      s.bucket = static_cast<int64_t>(im.buckets.size()) - 1;
+      s.offset = offset;
+      offset += s.param.numel();
+      im.buckets.back().slots.push_back(im.slots.size());
+      im.slots.push_back(s);
     }
-    Impl::Slot s;
-    s.name = it->first;
-    s.param = p;
-    s.bucket = static_cast<int64_t>(im.buckets.size()) - 1;
-    s.offset = 0;
-    for (size_t k : im.buckets.back().slots) s.offset += im.slots[k].param.numel();
-    im.buckets.back().slots.push_back(im.slots.size());
-    im.slots.push_back(s);
-    bytes_in_bucket += static_cast<double>(p.numel() * p.element_size());
-  }
-  for (auto& b : im.buckets) {
-    int64_t n = 0;
-    for (size_t k : b.slots) n += im.slots[k].param.numel();
-    b.flat = torch::zeros({n}, b.flat.options());
+    im.buckets.back().flat = torch::zeros({offset}, params[group.front()].second.options());
   }
   for (size_t i = 0; i < im.slots.size(); ++i) {
     Impl* raw = impl_.get();

@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "tandem/dist/shard.h"
 #include "tandem/error.h"
 #include "tandem/text/first_few.h"
 
@@ -28,8 +29,8 @@ bool is_step_count(const at::Tensor& tensor) {
 
 }  // namespace
 
-AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay)
-    : params_(std::move(params)), options_(options) {
+AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay, const ParamShards* shards)
+    : params_(std::move(params)), options_(options), shards_(shards) {
   std::unordered_set<std::string> seen;
   slots_.reserve(params_.size());
   for (const auto& [name, param] : params_) {
@@ -40,8 +41,14 @@ AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay)
     // Allocated up front, not at the first step as torch does, so that state()
     // always has the same entries; zeros make the first update identical.
     Slot slot;
-    slot.exp_avg = torch::zeros_like(param, at::MemoryFormat::Preserve);
-    slot.exp_avg_sq = torch::zeros_like(param, at::MemoryFormat::Preserve);
+    if (shards_) {
+      int64_t owned = 0;
+      for (const ElementRun& run : shards_->owned(slots_.size())) owned += run.length;
+      slot.exp_avg = torch::zeros({owned}, param.options());
+    } else {
+      slot.exp_avg = torch::zeros_like(param, at::MemoryFormat::Preserve);
+    }
+    slot.exp_avg_sq = torch::zeros_like(slot.exp_avg);
     slot.decay = decay(name, param);
     slots_.push_back(std::move(slot));
   }
@@ -72,32 +79,52 @@ void AdamW::step(double lr) {
   for (const auto& [key, members] : groups) {
     const int64_t step = std::get<0>(key);
     const bool decay = std::get<1>(key);
-    std::vector<at::Tensor> params, grads, exp_avgs, exp_avg_sqs;
+    std::vector<at::Tensor> lists[4];  // params, grads, exp_avgs, exp_avg_sqs
     for (size_t i : members) {
       slots_[i].step = step;
-      const at::Tensor& param = params_[i].second;
-      params.push_back(param);
-      // The kernel walks a parameter, its gradient and moments as flat runs of
-      // memory, so all must share strides: a gradient laid out otherwise (a
-      // contiguous one for a transposed or channels-last weight) is copied
-      // into the parameter's layout first.
-      const at::Tensor& grad = param.grad();
-      grads.push_back(grad.strides() == param.strides() ? grad : at::empty_like(param).copy_(grad));
-      exp_avgs.push_back(slots_[i].exp_avg);
-      exp_avg_sqs.push_back(slots_[i].exp_avg_sq);
+      add_views(i, lists);
     }
+    if (lists[0].empty()) continue;  // sharded: every run of these is another rank's
     // The kernel reads the step count from a float tensor on the parameters'
     // device, one per parameter; they all hold the same count, so one serves.
-    const at::Tensor count = at::scalar_tensor(static_cast<double>(step), params.front().options().dtype(at::kFloat));
-    const std::vector<at::Tensor> steps(params.size(), count);
-    at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, options_.beta1,
+    const at::Tensor count = at::scalar_tensor(static_cast<double>(step), lists[0].front().options().dtype(at::kFloat));
+    const std::vector<at::Tensor> steps(lists[0].size(), count);
+    at::_fused_adamw_(lists[0], lists[1], lists[2], lists[3], /*max_exp_avg_sqs=*/{}, steps, lr, options_.beta1,
                       options_.beta2, decay ? options_.weight_decay : 0.0, options_.eps, /*amsgrad=*/false,
                       /*maximize=*/false);
     // The fused kernel leaves version counters alone (torch's own fused
     // AdamW too), so nothing would know the weights changed in place: not
     // autograd's check of saved tensors, not a copy kept until its weight
     // changes (summarize's packed weights for generating during training).
-    for (const at::Tensor& param : params) param.unsafeGetTensorImpl()->bump_version();
+    for (const at::Tensor& param : lists[0]) param.unsafeGetTensorImpl()->bump_version();
+  }
+  if (shards_) shards_->all_gather();
+}
+
+void AdamW::add_views(size_t i, std::vector<at::Tensor> (&lists)[4]) const {
+  const at::Tensor& param = params_[i].second;
+  const Slot& slot = slots_[i];
+  // The kernel walks a parameter, its gradient and moments as flat runs of
+  // memory, so all must share strides: a gradient laid out otherwise (a
+  // contiguous one for a transposed or channels-last weight) is copied
+  // into the parameter's layout first.
+  const at::Tensor& given = param.grad();
+  const at::Tensor grad = given.strides() == param.strides() ? given : at::empty_like(param).copy_(given);
+  if (!shards_) {
+    lists[0].push_back(param);
+    lists[1].push_back(grad);
+    lists[2].push_back(slot.exp_avg);
+    lists[3].push_back(slot.exp_avg_sq);
+    return;
+  }
+  const at::Tensor p = memory_order(param), g = memory_order(grad);
+  int64_t at = 0;
+  for (const ElementRun& run : shards_->owned(i)) {
+    lists[0].push_back(p.narrow(0, run.offset, run.length));
+    lists[1].push_back(g.narrow(0, run.offset, run.length));
+    lists[2].push_back(slot.exp_avg.narrow(0, at, run.length));
+    lists[3].push_back(slot.exp_avg_sq.narrow(0, at, run.length));
+    at += run.length;
   }
 }
 
@@ -106,13 +133,23 @@ void AdamW::zero_grad() {
 }
 
 NamedTensors AdamW::state() const {
+  std::vector<at::Tensor> exp_avgs, exp_avg_sqs;
+  for (const Slot& slot : slots_) {
+    exp_avgs.push_back(slot.exp_avg);
+    exp_avg_sqs.push_back(slot.exp_avg_sq);
+  }
+  if (shards_) {
+    exp_avgs = shards_->gather(exp_avgs);
+    exp_avg_sqs = shards_->gather(exp_avg_sqs);
+    if (exp_avgs.empty()) return {};
+  }
   NamedTensors out;
   out.reserve(3 * params_.size());
   for (size_t i = 0; i < params_.size(); ++i) {
     const std::string& name = params_[i].first;
     const Slot& slot = slots_[i];
-    out.emplace_back(name + ".exp_avg", slot.exp_avg);
-    out.emplace_back(name + ".exp_avg_sq", slot.exp_avg_sq);
+    out.emplace_back(name + ".exp_avg", exp_avgs[i]);
+    out.emplace_back(name + ".exp_avg_sq", exp_avg_sqs[i]);
     out.emplace_back(name + ".step", torch::tensor(slot.step, torch::kInt64).reshape({}));
   }
   return out;
@@ -161,9 +198,24 @@ void AdamW::load_state(const NamedTensors& state) {
 
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < slots_.size(); ++i) {
-    slots_[i].exp_avg.copy_(*sources[3 * i]);
-    slots_[i].exp_avg_sq.copy_(*sources[3 * i + 1]);
+    load_moment(i, slots_[i].exp_avg, *sources[3 * i]);
+    load_moment(i, slots_[i].exp_avg_sq, *sources[3 * i + 1]);
     slots_[i].step = sources[3 * i + 2]->item<int64_t>();
+  }
+}
+
+// Sharded, the runs of the whole moment are read in the parameter's memory
+// order: the checkpoint's tensor is laid out first as the parameter is.
+void AdamW::load_moment(size_t i, at::Tensor& moment, const at::Tensor& whole) const {
+  if (!shards_) {
+    moment.copy_(whole);
+    return;
+  }
+  const at::Tensor laid_out = memory_order(at::empty_like(params_[i].second).copy_(whole));
+  int64_t at = 0;
+  for (const ElementRun& run : shards_->owned(i)) {
+    moment.narrow(0, at, run.length).copy_(laid_out.narrow(0, run.offset, run.length));
+    at += run.length;
   }
 }
 

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "tandem/data/sampler.h"
+#include "tandem/dist/shard.h"
 
 namespace tandem {
 namespace {
@@ -28,6 +29,26 @@ std::string mb_text(int64_t bytes) {
 }
 
 int64_t bytes_of(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
+
+// A rank's moments of its blocks (ParamShards), and the all-gather's two
+// largest group flats in flight at once.
+int64_t sharded_optimizer_bytes(torch::nn::Module& model, const PlanSettings& settings) {
+  NamedTensors params;
+  for (const auto& p : model.named_parameters()) params.emplace_back(p.key(), p.value());
+  int64_t moments = 0;
+  std::vector<int64_t> flats;
+  for (const auto& group : group_params(params, settings.bucket_mb)) {
+    std::vector<int64_t> numels;
+    for (size_t i : group) numels.push_back(params[i].second.numel());
+    const Shard shard = shard_of(numels, settings.world_size, 0, ParamShards::kAlign);
+    const int64_t size = params[group.front()].second.element_size();
+    moments += 2 * shard.block * size;
+    flats.push_back(shard.padded * size);
+  }
+  std::sort(flats.rbegin(), flats.rend());
+  for (size_t k = 0; k < flats.size() && k < 2; ++k) moments += flats[k];
+  return moments;
+}
 
 }  // namespace
 
@@ -88,7 +109,8 @@ MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanSettings& setti
   }
   for (const auto& b : model.buffers()) plan.weights += bytes_of(b);
   plan.gradients = trainable;
-  plan.optimizer = 2 * trainable;
+  plan.optimizer =
+      settings.shard_optimizer && settings.world_size > 1 ? sharded_optimizer_bytes(model, settings) : 2 * trainable;
   if (settings.ema) plan.ema = plan.weights;
   if (settings.world_size > 1) plan.buckets = trainable;
   if (settings.half_precision) plan.casts = 2 * trainable_elements;

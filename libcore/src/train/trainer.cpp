@@ -139,8 +139,15 @@ void Trainer::Impl::build() {
   opt.beta2 = s.beta2;
   opt.eps = s.eps;
   opt.weight_decay = s.weight_decay;
-  optimizer = std::make_unique<AdamW>(params, opt,
-                                      [this](const std::string& n, const at::Tensor& p) { return task.decays(n, p); });
+  if (dist.shard == "optimizer" && world.size() > 1) {
+    shards = std::make_unique<ParamShards>(*comm, params, dist.bucket_mb);
+    int64_t elements = 0;
+    for (const auto& [name, p] : params) elements += p.numel();
+    log::info("dist.shard = \"optimizer\": this rank updates ", shards->owned_elements(), " of the ", elements,
+              " trainable elements and keeps their AdamW moments alone");
+  }
+  optimizer = std::make_unique<AdamW>(
+      params, opt, [this](const std::string& n, const at::Tensor& p) { return task.decays(n, p); }, shards.get());
   scaler = std::make_unique<LossScaler>(precision == Precision::FP16);
   bad_steps = std::make_unique<BadSteps>(s.max_bad_steps, s.key("max_bad_steps"));
   std::optional<Checkpoint> resume;

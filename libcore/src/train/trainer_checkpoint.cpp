@@ -111,6 +111,8 @@ void Trainer::Impl::average_buffers(int64_t steps_done) {
 
 void Trainer::Impl::save(int64_t steps_done) {
   average_buffers(steps_done);
+  // Every rank's part: sharded, the moments are gathered to rank 0.
+  NamedTensors optim = optimizer->state();
   if (world.rank() == 0) {
     CheckpointState state = scaler->state();
     state["step"] = steps_done;
@@ -128,7 +130,7 @@ void Trainer::Impl::save(int64_t steps_done) {
     state["early_stop_wait"] = stop_wait;
     state["stopped_early"] = int64_t{stopped_early};
     state["config"] = config.to_toml();
-    TensorSets sets = {{"model", weights}, {"optim", optimizer->state()}};
+    TensorSets sets = {{"model", weights}, {"optim", optim}};
     if (ema) sets["ema"] = ema->named_tensors();
     const auto path = checkpoints->save(steps_done, sets, state);
     log::info("checkpoint ", path);

@@ -26,6 +26,7 @@
 #include "tandem/dist/layout.h"
 #include "tandem/dist/placement.h"
 #include "tandem/dist/seed.h"
+#include "tandem/dist/shard.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
 #include "tandem/io/checkpoint_dir.h"
@@ -79,6 +80,7 @@ struct Trainer::Impl {
   std::shared_ptr<torch::nn::Module> model;
   NamedTensors params;   // trainable, in registration order
   NamedTensors weights;  // parameters and buffers: what a checkpoint holds
+  std::unique_ptr<ParamShards> shards;  // dist.shard = "optimizer" on more than one rank
   std::unique_ptr<AdamW> optimizer;
   std::unique_ptr<LossScaler> scaler;
   std::unique_ptr<GradSync> sync;

@@ -80,6 +80,8 @@ PlanSettings Trainer::Impl::plan_settings() const {
   settings.world_size = world.size();
   settings.half_precision = precision != Precision::FP32;
   settings.ema = s.ema_decay > 0;
+  settings.shard_optimizer = dist.shard == "optimizer";
+  settings.bucket_mb = dist.bucket_mb;
   return settings;
 }
 
@@ -112,6 +114,12 @@ std::string Trainer::Impl::what_would_fit(const PlanSettings& settings, const Me
   }
   if (smallest.ema > 0 && smallest.total() - smallest.ema <= budget)
     would.push_back(s.key("ema_decay") + " = 0 (" + mb(smallest.total() - smallest.ema) + ")");
+  if (settings.world_size > 1 && !settings.shard_optimizer) {
+    PlanSettings sharded = settings;
+    sharded.shard_optimizer = true;
+    const MemoryPlan p = plan_for(sharded, 1, smallest.recompute);
+    if (p.total() <= budget) would.push_back("dist.shard = \"optimizer\" (" + mb(p.total()) + ")");
+  }
   if (!settings.half_precision) {
     PlanSettings half = settings;
     half.half_precision = true;

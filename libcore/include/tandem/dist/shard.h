@@ -1,21 +1,36 @@
 #pragma once
-// ZeRO's split of a flat run of tensors into one block per rank (issue 44).
-// The tensors' elements lie end to end (a gradient bucket, or every
-// parameter), padded at the end to `world` blocks of one size, a multiple of
-// `align` elements, so that reduce_scatter and allgather move equal blocks
-// (communicator.h). Rank r owns block r and the pieces of the tensors that
-// fall in it: the slices of the gradients it keeps under "gradients", and of
-// the parameters and AdamW moments it updates under "optimizer". DeepSpeed's
-// stage 1-2 partitions a flattened group alike (one padded flat, one equal
-// partition per rank).
+// ZeRO's split of the parameters over the ranks (dist.shard, issue 44), and
+// the collectives that bring the pieces together again.
+//
+// The trainable parameters are grouped as GradSync buckets them (reverse
+// registration order, about dist.bucket_mb each). A group's tensors lie in a
+// flat, each starting at a multiple of `align` elements, padded at the end to
+// `world` blocks of one size, itself a multiple of `align`, so that
+// reduce_scatter and allgather move equal blocks (communicator.h). Rank r
+// owns block r and the runs of the tensors that fall in it: under
+// "optimizer" (ZeRO-1) it updates those runs of the parameters and keeps
+// AdamW's moments of them alone, then every rank gathers every block.
+// DeepSpeed's stages 1-2 partition a flattened group alike (one padded flat,
+// one equal partition per rank).
+//
+// Why the alignment: AdamW's fused CPU kernel walks a tensor in vectors and
+// finishes its last few elements one by one, and the two paths round apart
+// (exp_avg_sq differs by an ulp). A run that starts mid-tensor at a multiple
+// of 64 elements from the tensor's start splits no vector that the whole
+// tensor's update would have used, so a sharded update is the unsharded one
+// to the bit.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "tandem/named_tensors.h"
+
 namespace tandem {
 
-// Elements [offset, offset + length) of tensor `tensor` sit at [at, at +
-// length) of the rank's block.
+class Communicator;
+
+// Elements [offset, offset + length) of tensor `tensor`, in its memory order,
+// sit at [at, at + length) of the rank's block.
 struct ShardPiece {
   size_t tensor = 0;
   int64_t offset = 0;
@@ -26,14 +41,76 @@ struct ShardPiece {
 };
 
 struct Shard {
-  int64_t block = 0;   // elements per rank's block: the flat's share, rounded up to `align`
-  int64_t padded = 0;  // block x world: the flat with its padding
+  std::vector<int64_t> starts;     // each tensor's first element in the flat
+  int64_t block = 0;               // elements per rank's block, a multiple of `align`
+  int64_t padded = 0;              // block x world: the flat with its padding
   std::vector<ShardPiece> pieces;  // in the flat's order; none for a block of padding only
 };
 
 // Rank `rank`'s block of the flat of tensors with these element counts, in
-// this order. Throws std::invalid_argument for world < 1, a rank outside
-// [0, world), align < 1 or a negative count.
+// this order, each starting at a multiple of `align`. Throws
+// std::invalid_argument for world < 1, a rank outside [0, world), align < 1
+// or a negative count.
 Shard shard_of(const std::vector<int64_t>& numels, int world, int rank, int64_t align = 1);
+
+// GradSync's buckets and ZeRO's groups: indices into `params` of those that
+// require grad, in reverse registration order (the order backward makes
+// their gradients), a group ending once it holds bucket_mb MiB or where the
+// dtype or device changes.
+std::vector<std::vector<size_t>> group_params(const NamedTensors& params, double bucket_mb);
+
+// A dense tensor's elements in memory order, as one 1-D view.
+at::Tensor memory_order(const at::Tensor& dense);
+
+// A run of a tensor's elements in memory order.
+struct ElementRun {
+  int64_t offset = 0;
+  int64_t length = 0;
+};
+
+// The trainable parameters' split over the communicator's ranks, and the
+// collectives over it. Every rank builds it from the same parameters.
+class ParamShards {
+ public:
+  static constexpr int64_t kAlign = 64;
+
+  ParamShards(Communicator& comm, const NamedTensors& params, double bucket_mb);
+
+  // This rank's runs of parameter i (in `params`' order), in memory order:
+  // what it updates; empty for a parameter wholly elsewhere.
+  const std::vector<ElementRun>& owned(size_t param) const { return owned_.at(param); }
+  // Elements this rank owns, over every parameter.
+  int64_t owned_elements() const;
+
+  // After each rank has updated its runs: every rank's runs into every rank's
+  // parameters, group by group with one gather in flight behind the one being
+  // copied out, so that two groups' flats are the most it holds at once.
+  // Moves the parameters' version counters, as any in-place change does.
+  void all_gather() const;
+
+  // Whole tensors from each rank's runs: `local[i]` holds this rank's runs of
+  // parameter i end to end (as owned(i) lists them), of the parameter's
+  // dtype. Returned on rank 0 in host memory, shaped and laid out as the
+  // parameters; the other ranks get an empty vector. A collective, group by
+  // group: one group's flat is the device memory it needs beyond what it
+  // returns.
+  std::vector<at::Tensor> gather(const std::vector<at::Tensor>& local) const;
+
+ private:
+  struct Group {
+    std::vector<size_t> params;  // indices into params_, in the flat's order
+    Shard shard;
+    // Where each of this rank's pieces starts in its parameter's local runs.
+    std::vector<int64_t> local_at;
+  };
+  // This rank's block of `group`: its pieces of the parameters, or (given
+  // `local`, one per parameter) of the local runs.
+  at::Tensor block_of(const Group& group, const std::vector<at::Tensor>* local) const;
+
+  Communicator& comm_;
+  NamedTensors params_;
+  std::vector<Group> groups_;
+  std::vector<std::vector<ElementRun>> owned_;
+};
 
 }  // namespace tandem

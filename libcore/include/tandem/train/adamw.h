@@ -17,6 +17,8 @@
 
 namespace tandem {
 
+class ParamShards;
+
 struct AdamWOptions {
   double beta1 = 0.9;
   double beta2 = 0.999;
@@ -31,11 +33,17 @@ class AdamW {
   using DecayRule = std::function<bool(const std::string& name, const at::Tensor& param)>;
 
   // The tensors are shared with the model and updated in place, in their own
-  // dtype (fp32 master weights). Names must be unique.
-  AdamW(NamedTensors params, AdamWOptions options, DecayRule decay);
+  // dtype (fp32 master weights). Names must be unique. With `shards` (built
+  // over the same parameters, and outliving this), ZeRO-1: the optimizer
+  // keeps moments of the rank's runs of each parameter alone, and step() and
+  // state() are collectives that every rank calls.
+  AdamW(NamedTensors params, AdamWOptions options, DecayRule decay, const ParamShards* shards = nullptr);
 
   // One update with learning rate `lr`. A parameter without a gradient is left
-  // alone and its step count does not advance, as in torch.
+  // alone and its step count does not advance, as in torch. Sharded, each
+  // rank updates its runs, then gathers everyone's (ParamShards::all_gather):
+  // every rank must hold the same gradients, as after GradSync, and the
+  // weights come out bitwise as an unsharded step leaves them.
   void step(double lr);
 
   // Drops the gradients (torch's set_to_none), so the next backward allocates
@@ -44,11 +52,15 @@ class AdamW {
 
   // "<name>.exp_avg", "<name>.exp_avg_sq" and "<name>.step" (0-d int64) per
   // parameter, in parameter order. The moments are shared, not copied (they are
-  // twice the model's size): write them out before the next step.
+  // twice the model's size): write them out before the next step. Sharded,
+  // the whole moments are gathered into rank 0's host memory, one group of
+  // parameters at a time (ParamShards::gather); other ranks get an empty set.
   NamedTensors state() const;
 
-  // Copies `state` in, converting dtype and device. On any missing, unexpected
-  // or misshapen entry nothing is changed and a UsageError lists them.
+  // Copies `state` (whole tensors, as state() gives them on any world size or
+  // sharding) in, converting dtype and device; sharded, the rank's runs of
+  // it. On any missing, unexpected or misshapen entry nothing is changed and
+  // a UsageError lists them.
   void load_state(const NamedTensors& state);
 
   const NamedTensors& params() const { return params_; }
@@ -56,15 +68,22 @@ class AdamW {
   bool decays(size_t index) const { return slots_.at(index).decay; }
 
  private:
+  // The moments are the parameter's shape, or sharded its runs end to end.
   struct Slot {
     at::Tensor exp_avg;
     at::Tensor exp_avg_sq;
     int64_t step = 0;
     bool decay = false;
   };
+  // The (parameter, gradient, exp_avg, exp_avg_sq) views of parameter i that
+  // its update walks: the whole tensors, or sharded one per owned run.
+  void add_views(size_t i, std::vector<at::Tensor> (&lists)[4]) const;
+  // Parameter i's `moment` from the whole tensor a checkpoint holds.
+  void load_moment(size_t i, at::Tensor& moment, const at::Tensor& whole) const;
 
   NamedTensors params_;
   AdamWOptions options_;
+  const ParamShards* shards_;
   std::vector<Slot> slots_;  // parallel to params_
 };
 

@@ -8,7 +8,10 @@
 //                computes in half precision from fp32 master weights)
 //   gradients    one per trainable parameter, made during backward (the
 //                optimizer's zero_grad drops them between steps)
-//   optimizer    AdamW's two moments per trainable parameter
+//   optimizer    AdamW's two moments per trainable parameter; under
+//                dist.shard = "optimizer" those of a rank's block of each
+//                group (dist/shard.h: 1/world, padded), and the two groups'
+//                flats the step's all-gather holds at once
 //   ema          the weights' average, a copy of parameters and buffers
 //                (train.ema_decay > 0)
 //   buckets      GradSync's flat buffers, a second copy of the gradients
@@ -30,8 +33,8 @@
 // The total is what never leaves (weights, optimizer, ema, buckets) and the
 // larger of the two moments: the casts and `activations`, or the gradients
 // and `activations_end`. With accumulation every micro-batch after the first
-// starts with the gradients of those before it: they join the start too. The README's table gives planned against measured
-// figures (tests/bench/bench_memory_plan): within 15% on the CPU in fp32.
+// starts with the gradients of those before it: they join the start too. The README's table gives planned against
+// measured figures (tests/bench/bench_memory_plan): within 15% on the CPU in fp32.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -71,6 +74,8 @@ struct PlanSettings {
   bool half_precision = false;  // autocast in fp16 or bf16
   bool ema = false;
   int64_t grad_accum = 1;  // micro-batches per step on a rank
+  bool shard_optimizer = false;  // dist.shard = "optimizer": a rank keeps 1/world of the moments
+  double bucket_mb = 25;         // dist.bucket_mb: ParamShards' groups
 };
 
 // The plan's figures that come from `model`'s tensors; the activations,

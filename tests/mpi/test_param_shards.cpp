@@ -1,0 +1,134 @@
+// ZeRO-1 (dist/shard.h's ParamShards, AdamW over it) on 2, 3 and 4 ranks:
+// every run reaches every rank, moments gather whole on rank 0, and a sharded
+// AdamW moves the weights bitwise as an unsharded one, whatever the cuts.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "tandem/dist/mpi_comm.h"
+#include "tandem/dist/shard.h"
+#include "tandem/dist/world.h"
+#include "tandem/train/adamw.h"
+#include "world_fixture.h"
+
+namespace tandem {
+namespace {
+
+// Odd sizes, cut mid-tensor on every world size here, a channels-last
+// convolution weight (its runs are in memory order, not index order) and
+// sizes that are no multiple of AdamW's vector width. Small buckets make
+// several groups.
+NamedTensors make_params(uint64_t seed) {
+  torch::manual_seed(seed);
+  NamedTensors params = {
+      {"embed", torch::randn({37, 11})},
+      {"conv", torch::randn({8, 3, 5, 5}).contiguous(at::MemoryFormat::ChannelsLast)},
+      {"bias", torch::randn({7})},
+      {"head", torch::randn({300})},
+  };
+  for (auto& [name, p] : params) p.requires_grad_(true);
+  return params;
+}
+constexpr double kBucketMb = 0.002;  // about 2 KB: the four tensors make three groups
+
+TEST(ParamShards, AllGatherGivesEveryRankEveryRanksRuns) {
+  auto& world = test_world();
+  MpiComm comm(world);
+  NamedTensors params = make_params(1);
+  ParamShards shards(comm, params, kBucketMb);
+  torch::NoGradGuard no_grad;
+  int64_t owned = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const at::Tensor flat = memory_order(params[i].second);
+    flat.zero_();
+    for (const ElementRun& run : shards.owned(i)) flat.narrow(0, run.offset, run.length).fill_(world.rank() + 1);
+    for (const ElementRun& run : shards.owned(i)) owned += run.length;
+  }
+  EXPECT_EQ(owned, shards.owned_elements());
+  const auto version = params[0].second._version();
+  shards.all_gather();
+  EXPECT_GT(params[0].second._version(), version) << "all_gather wrote the weights without moving their version";
+  // Every element now holds its owner's number, and the owners' shares add up.
+  auto counts = torch::zeros({world.size() + 1}, torch::kLong);
+  for (const auto& [name, p] : params) {
+    EXPECT_GT(p.min().item<float>(), 0) << name << " has elements no rank sent";
+    counts += torch::bincount(p.detach().flatten().to(torch::kLong), {}, world.size() + 1);
+  }
+  auto mine = torch::tensor({owned}, torch::kLong);
+  auto all = torch::zeros({world.size()}, torch::kLong);
+  comm.allgather(mine, all);
+  EXPECT_TRUE(torch::equal(counts.narrow(0, 1, world.size()), all));
+}
+
+TEST(ParamShards, GatherMakesWholeTensorsOnRankZeroOnly) {
+  auto& world = test_world();
+  MpiComm comm(world);
+  NamedTensors params = make_params(2);
+  ParamShards shards(comm, params, kBucketMb);
+  std::vector<at::Tensor> local;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const at::Tensor flat = memory_order(params[i].second.detach());
+    std::vector<at::Tensor> runs = {flat.narrow(0, 0, 0)};
+    for (const ElementRun& run : shards.owned(i)) runs.push_back(flat.narrow(0, run.offset, run.length));
+    local.push_back(torch::cat(runs));
+  }
+  const auto whole = shards.gather(local);
+  if (world.rank() != 0) {
+    EXPECT_TRUE(whole.empty());
+    return;
+  }
+  ASSERT_EQ(whole.size(), params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_TRUE(torch::equal(whole[i], params[i].second)) << params[i].first;
+    EXPECT_EQ(whole[i].strides(), params[i].second.strides()) << params[i].first;
+  }
+}
+
+// Twelve steps of both, gradients the same on every rank (as after GradSync)
+// and laid out row-major (the conv's differs from its weight's layout);
+// decay on the matrices only.
+TEST(ShardedAdamW, StepsStateAndResumeBitwiseAsUnsharded) {
+  auto& world = test_world();
+  MpiComm comm(world);
+  NamedTensors whole = make_params(3), cut = make_params(3);
+  ParamShards shards(comm, cut, kBucketMb);
+  AdamWOptions options;
+  options.weight_decay = 0.1;
+  const auto decay = [](const std::string&, const at::Tensor& p) { return p.dim() >= 2; };
+  AdamW reference(whole, options, decay), sharded(cut, options, decay, &shards);
+  auto step_both = [&](AdamW& a, AdamW& b, int step) {
+    torch::manual_seed(100 + step);
+    for (size_t i = 0; i < whole.size(); ++i) {
+      const at::Tensor g = torch::randn(whole[i].second.sizes());
+      whole[i].second.mutable_grad() = g.clone();
+      cut[i].second.mutable_grad() = g.clone();
+    }
+    a.step(1e-2);
+    b.step(1e-2);
+    a.zero_grad();
+    b.zero_grad();
+  };
+  for (int step = 0; step < 12; ++step) step_both(reference, sharded, step);
+  for (size_t i = 0; i < whole.size(); ++i)
+    EXPECT_TRUE(torch::equal(whole[i].second, cut[i].second)) << whole[i].first << " differs after 12 steps";
+
+  // The gathered state is the unsharded one to the bit, and a sharded
+  // optimizer loaded with it (on this or any world size) carries on as the
+  // unsharded one does.
+  const NamedTensors state = sharded.state(), expected = reference.state();
+  NamedTensors given = state;
+  if (world.rank() != 0) {
+    EXPECT_TRUE(state.empty());
+    given = expected;  // what every rank reads from the one checkpoint file
+  }
+  ASSERT_EQ(given.size(), expected.size());
+  for (size_t k = 0; k < expected.size(); ++k)
+    EXPECT_TRUE(torch::equal(given[k].second, expected[k].second)) << expected[k].first;
+  AdamW resumed(cut, options, decay, &shards);
+  resumed.load_state(given);
+  for (int step = 12; step < 15; ++step) step_both(reference, resumed, step);
+  for (size_t i = 0; i < whole.size(); ++i)
+    EXPECT_TRUE(torch::equal(whole[i].second, cut[i].second)) << whole[i].first << " differs after the resume";
+}
+
+}  // namespace
+}  // namespace tandem
