@@ -98,8 +98,9 @@ ema_bn)
 shard)
   # dist.shard = "optimizer" (ZeRO-1): bitwise as unsharded on 2 and 3 ranks,
   # the moments in its checkpoints included; tiny buckets and a hidden width
-  # of 100 cut tensors mid-way. Its checkpoints resume on any world size
-  # under any setting, and continue bitwise under the same.
+  # of 100 cut tensors mid-way. "gradients" (ZeRO-2) as the notes below say.
+  # Their checkpoints resume on any world size under any setting, and
+  # continue bitwise under the same.
   common=(--set train.max_steps=20 --set toy.dropout=0 --set dist.bucket_mb=0.0005 --set toy.hidden=100)
   last=checkpoints/step-00000020.h5
   for n in 2 3; do
@@ -110,7 +111,22 @@ shard)
       fail "$n ranks: rank 1 does not say what it updates"
     "$compare" models none$n/$last opt$n/$last 0 || fail "$n ranks: sharded weights differ"
     "$compare" optim none$n/$last opt$n/$last 0 || fail "$n ranks: sharded moments differ"
+    # "gradients": the clipping norm sums the ranks' blocks' squares, which
+    # rounds apart from the norm of whole gradients.
+    run $n "${common[@]}" --set train.global_batch=$((4 * n)) --set train.out_dir=grad$n --set dist.shard=gradients \
+      >/dev/null
+    grep -q "keeps their AdamW moments and gradients alone" grad$n/logs/rank-1.log || fail "$n ranks: gradients not sharded"
+    "$compare" models none$n/$last grad$n/$last 1e-6 || fail "$n ranks: weights with sharded gradients differ"
   done
+  # Without clipping, bitwise on 2 ranks; with accumulation, to float rounding
+  # (each micro-step's average is summed, not the average of the sum).
+  for shard in none gradients; do
+    run 2 "${common[@]}" --set train.global_batch=8 --set train.grad_clip=0 --set train.out_dir=noclip-$shard \
+      --set dist.shard=$shard >/dev/null
+    run 2 "${common[@]}" --set train.global_batch=16 --set train.out_dir=accum-$shard --set dist.shard=$shard >/dev/null
+  done
+  "$compare" models noclip-none/$last noclip-gradients/$last 0 || fail "unclipped sharded gradients differ"
+  "$compare" models accum-none/$last accum-gradients/$last 1e-6 || fail "accumulated sharded gradients differ"
   common+=(--set train.global_batch=8)
   s=$(status run 2 "${common[@]}" --set train.out_dir=split --set dist.shard=optimizer --set toy.signal_at_call=10)
   [ "$s" = 75 ] || fail "preempted run exited $s, wanted 75"
@@ -120,6 +136,10 @@ shard)
   "$compare" optim none2/$last split/$last 0
   run 1 "${common[@]}" --set train.out_dir=one >/dev/null
   "$compare" models none2/$last one/$last 1e-5 || fail "the sharded checkpoint resumed unsharded on 1 rank differs"
+  s=$(status run 2 "${common[@]}" --set train.out_dir=gsplit --set dist.shard=gradients --set toy.signal_at_call=10)
+  [ "$s" = 75 ] || fail "preempted run exited $s, wanted 75"
+  run 2 "${common[@]}" --set train.out_dir=gsplit --set dist.shard=gradients >/dev/null
+  "$compare" models grad2/$last gsplit/$last 0 || fail "the resume with sharded gradients differs"
   # An unsharded checkpoint of 2 ranks, resumed sharded on 4 (micro-batches of 2).
   s=$(status run 2 "${common[@]}" --set train.out_dir=four --set toy.signal_at_call=10)
   [ "$s" = 75 ] || fail "preempted run exited $s, wanted 75"
@@ -247,6 +267,19 @@ oom_backoff)
     "$compare" models ref/models/final_model.h5 oom/models/final_model.h5 1e-6 || fail "out of memory in $where"
     rm -rf oom
   done
+  # With sharded gradients every micro-step reduce-scatters: a rank that fails
+  # in the first of two takes its part in the second's too.
+  common+=(--set dist.shard=gradients)
+  s=$(status run 2 "${common[@]}" --set train.out_dir=gref --set toy.signal_at_call=3)
+  [ "$s" = 75 ] || fail "preempted reference exited $s, wanted 75"
+  run 2 "${common[@]}" --set train.out_dir=gref --set train.micro_batch=2 >/dev/null
+  for in in forward backward; do
+    s=$(status run 2 "${common[@]}" "${oom[@]}" --set toy.oom_in=$in --set train.out_dir=oom)
+    [ "$s" = 0 ] || fail "sharded gradients, out of memory in $in 5: exited $s"
+    "$compare" models gref/models/final_model.h5 oom/models/final_model.h5 1e-6 || fail "sharded, out of memory in $in"
+    rm -rf oom
+  done
+  common=("${common[@]:0:${#common[@]}-2}")
   # Out of memory at every size: micro-batch 4, 2, 1, then exit 1 after a
   # checkpoint of the last good step, which a resume continues at micro-batch 1.
   s=$(status run 2 "${common[@]}" "${oom[@]}" --set toy.oom_above=0 --set train.out_dir=dead)

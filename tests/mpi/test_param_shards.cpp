@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "tandem/dist/grad_sync.h"
 #include "tandem/dist/mpi_comm.h"
 #include "tandem/dist/shard.h"
 #include "tandem/dist/world.h"
@@ -128,6 +129,74 @@ TEST(ShardedAdamW, StepsStateAndResumeBitwiseAsUnsharded) {
   for (int step = 12; step < 15; ++step) step_both(reference, resumed, step);
   for (size_t i = 0; i < whole.size(); ++i)
     EXPECT_TRUE(torch::equal(whole[i].second, cut[i].second)) << whole[i].first << " differs after the resume";
+}
+
+// ZeRO-2: GradSync reduce-scatters into the shards' gradient blocks. After
+// one micro-step a rank's runs of them are its runs of the unsharded average
+// (bitwise on 2 ranks, where a sum of two has one rounding either way); two
+// micro-steps add up their averages, which the unsharded sync instead takes
+// of the sum: the same to float rounding. No parameter keeps a .grad.
+TEST(ShardedGradSync, EachRankGetsItsRunsOfTheAverageAndNoGrad) {
+  auto& world = test_world();
+  MpiComm comm(world);
+  auto net = [] {
+    torch::manual_seed(5);
+    return torch::nn::Sequential(torch::nn::Linear(6, 40), torch::nn::Tanh(), torch::nn::Linear(40, 3));
+  };
+  auto whole_net = net(), cut_net = net();
+  auto named = [](torch::nn::Sequential& m) {
+    NamedTensors out;
+    for (const auto& p : m->named_parameters()) out.emplace_back(p.key(), p.value());
+    return out;
+  };
+  const NamedTensors whole = named(whole_net), cut = named(cut_net);
+  ParamShards shards(comm, cut, kBucketMb, /*gradients=*/true);
+  GradSync reference(comm, whole, kBucketMb), sharded(comm, cut, kBucketMb, true, &shards);
+  auto input = [&](int micro) {
+    return torch::sin(torch::arange(30, torch::kFloat).reshape({5, 6}) * (world.rank() + 1) + micro);
+  };
+  auto loss = [&](torch::nn::Sequential& m, int micro) { return m->forward(input(micro)).pow(2).sum(); };
+
+  auto compare = [&](const std::string& what, bool bitwise) {
+    for (size_t i = 0; i < whole.size(); ++i) {
+      EXPECT_FALSE(cut[i].second.grad().defined()) << what << ": " << cut[i].first << " kept a .grad";
+      const at::Tensor full = memory_order(whole[i].second.grad());
+      for (const ElementRun& run : shards.owned(i)) {
+        const at::Tensor want = full.narrow(0, run.offset, run.length), got = shards.gradient(run);
+        EXPECT_TRUE(bitwise ? torch::equal(got, want) : torch::allclose(got, want, 1e-6, 1e-7))
+            << what << ": " << whole[i].first << " differs by " << (got - want).abs().max().item<float>();
+      }
+    }
+  };
+  reference.prepare(true);
+  loss(whole_net, 0).backward();
+  reference.finish();
+  sharded.prepare(true);
+  loss(cut_net, 0).backward();
+  sharded.finish();
+  compare("one micro-step", world.size() == 2);
+
+  for (const auto& [name, p] : whole) p.mutable_grad().reset();
+  for (const at::Tensor& block : shards.gradients()) block.zero_();
+  reference.prepare(false);
+  loss(whole_net, 1).backward();
+  reference.prepare(true);
+  loss(whole_net, 2).backward();
+  reference.finish();
+  for (int micro : {1, 2}) {
+    sharded.prepare(true);
+    loss(cut_net, micro).backward();
+    sharded.finish();
+  }
+  compare("two micro-steps", false);
+  // The blocks hold nothing but the runs: their squares over the ranks sum
+  // to the whole gradients'.
+  auto squares = torch::zeros({1}, torch::kDouble);
+  for (const at::Tensor& block : shards.gradients()) squares += block.to(torch::kDouble).pow(2).sum();
+  comm.allreduce(squares, ReduceOp::Sum);
+  double want = 0;
+  for (const auto& [name, p] : whole) want += p.grad().to(torch::kDouble).pow(2).sum().item<double>();
+  EXPECT_NEAR(squares.item<double>(), want, 1e-6 * want);
 }
 
 }  // namespace

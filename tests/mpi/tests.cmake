@@ -39,5 +39,5 @@ set_tests_properties(mpi_contract PROPERTIES LABELS "mpi;contract")
 # world sizes that cut the tensors in different places.
 foreach(ranks 2 3 4)
   tandem_mpi_test(mpi_param_shards_${ranks}ranks RANKS ${ranks}
-                  ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=ParamShards*:ShardedAdamW*)
+                  ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=ParamShards*:ShardedAdamW*:ShardedGradSync*)
 endforeach()

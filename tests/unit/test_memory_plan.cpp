@@ -52,7 +52,7 @@ TEST(MemoryPlan, AShardedOptimizerHoldsARanksBlocksAndTwoGroupsFlats) {
   auto model = small_model();
   tandem::PlanSettings settings;
   settings.world_size = 2;
-  settings.shard_optimizer = true;
+  settings.shard = "optimizer";
   // In reverse order bn.bias, bn.weight and the linear weight, starting at
   // multiples of 64 elements: 0, 64 and 128, a flat of 328. In one group,
   // 2 blocks of 192 (a flat of 384 with padding).
@@ -64,6 +64,20 @@ TEST(MemoryPlan, AShardedOptimizerHoldsARanksBlocksAndTwoGroupsFlats) {
   // One rank has nothing to share the moments with.
   settings.world_size = 1;
   EXPECT_EQ(tandem::plan_model_memory(*model, settings).optimizer, 2 * 240 * 4);
+}
+
+// dist.shard = "gradients": the gradient blocks and three flats of the
+// largest group take the buckets' place, and only the largest parameter's
+// gradient exists whole, until its hook moves it into a bucket.
+TEST(MemoryPlan, ShardedGradientsHoldARanksBlocksAndThreeFlats) {
+  auto model = small_model();
+  tandem::PlanSettings settings;
+  settings.world_size = 2;
+  settings.shard = "gradients";
+  const tandem::MemoryPlan plan = tandem::plan_model_memory(*model, settings);
+  EXPECT_EQ(plan.optimizer, (2 * 192 + 384) * 4);
+  EXPECT_EQ(plan.buckets, (192 + 3 * 384) * 4);
+  EXPECT_EQ(plan.gradients, 200 * 4);
 }
 
 TEST(MemoryPlan, TotalIsTheLargerOfBackwardsStartAndEnd) {

@@ -20,8 +20,10 @@ void add_dist_keys(Schema& schema) {
   schema.add("dist.shard", std::string("none"),
              "what is split over the ranks instead of kept whole on each: \"optimizer\" (ZeRO-1) keeps AdamW's two "
              "moments of a 1/N slice of the parameters on each of N ranks, updates that slice and gathers the "
-             "others', bitwise as \"none\" does; checkpoints stay whole and resume under any setting and world size",
-             {"none", "optimizer"});
+             "others', bitwise as \"none\" does; \"gradients\" (ZeRO-2) also reduce-scatters each gradient "
+             "bucket, so a rank keeps 1/N of the gradients; checkpoints stay whole and resume under any setting "
+             "and world size",
+             {"none", "optimizer", "gradients"});
   schema.add("dist.tf32", true,
              "on GPUs of compute capability 8.0 or more, fp32 matmuls and convolutions use TF32 tensor cores "
              "(torch.backends.cuda.matmul.allow_tf32 and cudnn.allow_tf32), about 8x faster with a 10-bit "

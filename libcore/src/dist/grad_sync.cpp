@@ -3,6 +3,8 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -30,13 +32,24 @@ struct GradSync::Impl {
     std::vector<size_t> slots;
     size_t pending = 0;
     WorkHandle work;
+    // Sharded: the flat's elements (it exists only from its first gradient
+    // until its reduce-scatter is drained), the rank's block of the
+    // reduction, and the gradient block it is added to (ParamShards').
+    int64_t numel = 0;
+    at::Tensor part, block;
   };
+  // Sharded, launched buckets whose reduce-scatter has not yet been drained:
+  // at most this many travel at once (a third waits for the first), which
+  // bounds the flats alive to that and the one filling.
+  static constexpr size_t kInFlight = 2;
 
   Communicator& comm;
   bool overlap;
+  const ParamShards* shards;
   bool syncing = false;
   std::vector<Slot> slots;
   std::vector<Bucket> buckets;
+  std::deque<size_t> in_flight;
   size_t next_launch = 0;
   std::mutex mu;
   double host_wait_ms = 0;
@@ -45,7 +58,7 @@ struct GradSync::Impl {
   std::optional<at::cuda::CUDAEvent> wait_start, wait_end;
 #endif
 
-  Impl(Communicator& c, bool o) : comm(c), overlap(o) {}
+  Impl(Communicator& c, bool o, const ParamShards* sh) : comm(c), overlap(o), shards(sh) {}
 
   // The slot holds the gradient in the parameter's own memory order (a
   // channels-last convolution weight's too), so filling it from autograd's
@@ -53,7 +66,11 @@ struct GradSync::Impl {
   // Every rank lays its parameters out alike, so the same bytes meet in the
   // all-reduce.
   at::Tensor view(const Slot& s) {
-    const at::Tensor run = buckets[s.bucket].flat.narrow(0, s.offset, s.param.numel());
+    auto& b = buckets[s.bucket];
+    // Zeros: the padding and the gaps between tensors are reduced too, and
+    // the gradient's norm reads them.
+    if (!b.flat.defined()) b.flat = torch::zeros({b.numel}, b.block.options());
+    const at::Tensor run = b.flat.narrow(0, s.offset, s.param.numel());
     return s.param.is_non_overlapping_and_dense() ? run.as_strided(s.param.sizes(), s.param.strides())
                                                   : run.view(s.param.sizes());
   }
@@ -80,9 +97,27 @@ struct GradSync::Impl {
   void launch_ready() {
     while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
       auto& b = buckets[next_launch];
-      b.work = comm.allreduce_async(b.flat, ReduceOp::Avg);
-      ++next_launch;
+      if (!shards) {
+        b.work = comm.allreduce_async(b.flat, ReduceOp::Avg);
+        ++next_launch;
+        continue;
+      }
+      b.part = torch::empty({b.block.numel()}, b.block.options());
+      b.work = comm.reduce_scatter_async(b.flat, b.part, ReduceOp::Avg);
+      in_flight.push_back(next_launch++);
+      if (in_flight.size() > kInFlight) drain(true);
     }
+  }
+
+  // Sharded: waits for the oldest bucket in flight and adds its part to the
+  // gradient block (`keep`; a dropped step keeps nothing), freeing its flat.
+  void drain(bool keep) {
+    auto& b = buckets[in_flight.front()];
+    in_flight.pop_front();
+    b.work->wait();
+    if (keep) b.block.add_(b.part);
+    b.flat.reset();
+    b.part.reset();
   }
 
   void reset(bool sync) {
@@ -95,43 +130,91 @@ struct GradSync::Impl {
     }
   }
 
-  void on_grad(size_t index, const at::Tensor& grad) {
+  // Unsharded, before autograd accumulates `grad` into .grad; sharded
+  // (`grad` null), after: .grad is then moved into the bucket and dropped, so
+  // no whole gradient outlives its parameter's turn in backward.
+  void on_grad(size_t index, const at::Tensor* grad) {
     std::lock_guard<std::mutex> lock(mu);
     if (!syncing) return;
     auto& s = slots[index];
     if (s.ready)
       throw std::logic_error("GradSync: parameter " + s.name + " received two gradients in one backward pass");
-    fill(s, &grad);
+    fill(s, grad);
+    if (!grad) s.param.mutable_grad().reset();
     if (--buckets[s.bucket].pending == 0 && overlap) launch_ready();
+  }
+
+  // Every launched bucket done: drained into the gradient blocks when
+  // sharded (`keep`), else waited for.
+  void wait_all(bool keep) {
+    if (shards) {
+      while (!in_flight.empty()) drain(keep);
+      return;
+    }
+    for (auto& b : buckets) b.work->wait();
   }
 };
 
-GradSync::GradSync(Communicator& comm, const NamedTensors& params, double bucket_mb, bool overlap)
-    : impl_(std::make_unique<Impl>(comm, overlap)) {
+namespace {
+
+// Autograd's hook after a parameter's gradient is accumulated into .grad
+// (Tensor.register_post_accumulate_grad_hook in Python).
+struct AfterAccumulate : torch::autograd::PostAccumulateGradHook {
+  explicit AfterAccumulate(std::function<void()> f) : fn(std::move(f)) {}
+  void operator()(const torch::autograd::Variable&) override { fn(); }
+  std::function<void()> fn;
+};
+
+}  // namespace
+
+GradSync::GradSync(Communicator& comm, const NamedTensors& params, double bucket_mb, bool overlap,
+                   const ParamShards* shards)
+    : impl_(std::make_unique<Impl>(comm, overlap, shards)) {
   auto& im = *impl_;
-  for (const auto& group : group_params(params, bucket_mb)) {
+  if (shards && !shards->holds_gradients())
+    throw std::logic_error("GradSync: sharding gradients over ParamShards that hold none");
+  // Sharded, the buckets are the shard's groups, laid out as it lays them.
+  const auto groups = shards ? std::vector<std::vector<size_t>>() : group_params(params, bucket_mb);
+  const size_t count = shards ? shards->groups().size() : groups.size();
+  for (size_t g = 0; g < count; ++g) {
+    const auto& members = shards ? shards->groups()[g].params : groups[g];
     im.buckets.push_back({});
+    auto& b = im.buckets.back();
     int64_t offset = 0;
-    for (size_t k : group) {
+    for (size_t j = 0; j < members.size(); ++j) {
       Impl::Slot s;
-      s.name = params[k].first;
-      s.param = params[k].second;
-      s.bucket = static_cast<int64_t>(im.buckets.size()) - 1;
-      s.offset = offset;
+      s.name = params.at(members[j]).first;
+      s.param = params[members[j]].second;
+      s.bucket = static_cast<int64_t>(g);
+      s.offset = shards ? shards->groups()[g].shard.starts[j] : offset;
       offset += s.param.numel();
-      im.buckets.back().slots.push_back(im.slots.size());
+      b.slots.push_back(im.slots.size());
       im.slots.push_back(s);
     }
-    im.buckets.back().flat = torch::zeros({offset}, params[group.front()].second.options());
+    if (shards) {
+      b.numel = shards->groups()[g].shard.padded;
+      b.block = shards->gradients()[g];
+    } else {
+      b.flat = torch::zeros({offset}, params[members.front()].second.options());
+    }
   }
   for (size_t i = 0; i < im.slots.size(); ++i) {
     Impl* raw = impl_.get();
-    im.slots[i].hook = im.slots[i].param.register_hook([raw, i](const at::Tensor& grad) { raw->on_grad(i, grad); });
+    if (shards)
+      torch::autograd::impl::set_post_acc_grad_hooks(
+          im.slots[i].param, std::make_unique<AfterAccumulate>([raw, i] { raw->on_grad(i, nullptr); }));
+    else
+      im.slots[i].hook = im.slots[i].param.register_hook([raw, i](const at::Tensor& grad) { raw->on_grad(i, &grad); });
   }
 }
 
 GradSync::~GradSync() {
-  for (auto& s : impl_->slots) s.param.remove_hook(s.hook);
+  for (auto& s : impl_->slots) {
+    if (impl_->shards)
+      torch::autograd::impl::post_acc_grad_hooks(s.param).reset();
+    else
+      s.param.remove_hook(s.hook);
+  }
 }
 
 void GradSync::prepare(bool sync) {
@@ -156,7 +239,7 @@ void GradSync::abandon() {
     im.launch_ready();
     im.syncing = false;
   }
-  for (auto& b : im.buckets) b.work->wait();
+  im.wait_all(false);
 }
 
 void GradSync::finish() {
@@ -179,18 +262,19 @@ void GradSync::finish() {
   }
   const auto t0 = std::chrono::steady_clock::now();
 #if TANDEM_TORCH_HAS_CUDA
-  const bool cuda = !im.buckets.empty() && im.buckets.front().flat.is_cuda();
+  const bool cuda = !im.slots.empty() && im.slots.front().param.is_cuda();
   if (cuda) {
     im.wait_start.emplace(cudaEventDefault);
     im.wait_end.emplace(cudaEventDefault);
     im.wait_start->record();
   }
 #endif
-  for (auto& b : im.buckets) b.work->wait();
+  im.wait_all(true);
 #if TANDEM_TORCH_HAS_CUDA
   if (cuda) im.wait_end->record();
 #endif
   im.host_wait_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (im.shards) return;
   torch::NoGradGuard no_grad;
   for (auto& s : im.slots) {
     auto v = im.view(s);
@@ -215,7 +299,7 @@ int64_t GradSync::num_buckets() const { return static_cast<int64_t>(impl_->bucke
 
 std::vector<int64_t> GradSync::bucket_sizes() const {
   std::vector<int64_t> out;
-  for (const auto& b : impl_->buckets) out.push_back(b.flat.numel());
+  for (const auto& b : impl_->buckets) out.push_back(impl_->shards ? b.numel : b.flat.numel());
   return out;
 }
 

@@ -61,10 +61,10 @@ at::Tensor memory_order(const at::Tensor& dense) {
   return dense.as_strided({dense.numel()}, {1});
 }
 
-ParamShards::ParamShards(Communicator& comm, const NamedTensors& params, double bucket_mb)
+ParamShards::ParamShards(Communicator& comm, const NamedTensors& params, double bucket_mb, bool gradients)
     : comm_(comm), params_(params), owned_(params.size()) {
   for (auto& indices : group_params(params, bucket_mb)) {
-    Group group;
+    ShardGroup group;
     std::vector<int64_t> numels;
     for (size_t i : indices) numels.push_back(params[i].second.numel());
     group.shard = shard_of(numels, comm.size(), comm.rank(), kAlign);
@@ -74,8 +74,10 @@ ParamShards::ParamShards(Communicator& comm, const NamedTensors& params, double 
       int64_t before = 0;
       for (const ElementRun& run : runs) before += run.length;
       group.local_at.push_back(before);
-      runs.push_back({piece.offset, piece.length});
+      runs.push_back({piece.offset, piece.length, groups_.size(), piece.at});
     }
+    if (gradients)
+      gradients_.push_back(torch::zeros({group.shard.block}, params[group.params.front()].second.options()));
     groups_.push_back(std::move(group));
   }
 }
@@ -87,7 +89,7 @@ int64_t ParamShards::owned_elements() const {
   return n;
 }
 
-at::Tensor ParamShards::block_of(const Group& group, const std::vector<at::Tensor>* local) const {
+at::Tensor ParamShards::block_of(const ShardGroup& group, const std::vector<at::Tensor>* local) const {
   const at::Tensor& first = params_[group.params.front()].second;
   // Zeros, not garbage, in the padding: it travels too.
   at::Tensor block = torch::zeros({group.shard.block}, first.options());
@@ -104,7 +106,7 @@ at::Tensor ParamShards::block_of(const Group& group, const std::vector<at::Tenso
 void ParamShards::all_gather() const {
   torch::NoGradGuard no_grad;
   struct InFlight {
-    const Group* group;
+    const ShardGroup* group;
     at::Tensor flat;
     WorkHandle work;
   };
@@ -117,7 +119,7 @@ void ParamShards::all_gather() const {
     }
   };
   std::optional<InFlight> behind;
-  for (const Group& group : groups_) {
+  for (const ShardGroup& group : groups_) {
     InFlight ahead{&group, torch::empty({group.shard.padded}, params_[group.params.front()].second.options()), {}};
     ahead.work = comm_.allgather_async(block_of(group, nullptr), ahead.flat);
     if (behind) copy_out(*behind);
@@ -133,7 +135,7 @@ std::vector<at::Tensor> ParamShards::gather(const std::vector<at::Tensor>& local
   torch::NoGradGuard no_grad;
   const bool keep = comm_.rank() == 0;
   std::vector<at::Tensor> whole(keep ? params_.size() : 0);
-  for (const Group& group : groups_) {
+  for (const ShardGroup& group : groups_) {
     at::Tensor flat = torch::empty({group.shard.padded}, params_[group.params.front()].second.options());
     comm_.allgather(block_of(group, &local), flat);
     if (!keep) continue;

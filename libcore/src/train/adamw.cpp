@@ -71,7 +71,7 @@ void AdamW::step(double lr) {
   std::map<GroupKey, std::vector<size_t>> groups;
   for (size_t i = 0; i < params_.size(); ++i) {
     const at::Tensor& param = params_[i].second;
-    if (!param.grad().defined()) continue;
+    if (!param.grad().defined() && !(shards_ && shards_->holds_gradients())) continue;
     const at::Device device = param.device();
     groups[{slots_[i].step + 1, slots_[i].decay, device.type(), device.index(), param.scalar_type()}].push_back(i);
   }
@@ -104,12 +104,18 @@ void AdamW::step(double lr) {
 void AdamW::add_views(size_t i, std::vector<at::Tensor> (&lists)[4]) const {
   const at::Tensor& param = params_[i].second;
   const Slot& slot = slots_[i];
-  // The kernel walks a parameter, its gradient and moments as flat runs of
-  // memory, so all must share strides: a gradient laid out otherwise (a
-  // contiguous one for a transposed or channels-last weight) is copied
-  // into the parameter's layout first.
-  const at::Tensor& given = param.grad();
-  const at::Tensor grad = given.strides() == param.strides() ? given : at::empty_like(param).copy_(given);
+  // Under dist.shard = "gradients" the rank's gradient runs are GradSync's
+  // reduce-scattered blocks, and the parameter has no .grad.
+  const bool held = shards_ && shards_->holds_gradients();
+  at::Tensor grad;
+  if (!held) {
+    // The kernel walks a parameter, its gradient and moments as flat runs of
+    // memory, so all must share strides: a gradient laid out otherwise (a
+    // contiguous one for a transposed or channels-last weight) is copied
+    // into the parameter's layout first.
+    const at::Tensor& given = param.grad();
+    grad = given.strides() == param.strides() ? given : at::empty_like(param).copy_(given);
+  }
   if (!shards_) {
     lists[0].push_back(param);
     lists[1].push_back(grad);
@@ -117,11 +123,11 @@ void AdamW::add_views(size_t i, std::vector<at::Tensor> (&lists)[4]) const {
     lists[3].push_back(slot.exp_avg_sq);
     return;
   }
-  const at::Tensor p = memory_order(param), g = memory_order(grad);
+  const at::Tensor p = memory_order(param), g = held ? grad : memory_order(grad);
   int64_t at = 0;
   for (const ElementRun& run : shards_->owned(i)) {
     lists[0].push_back(p.narrow(0, run.offset, run.length));
-    lists[1].push_back(g.narrow(0, run.offset, run.length));
+    lists[1].push_back(held ? shards_->gradient(run) : g.narrow(0, run.offset, run.length));
     lists[2].push_back(slot.exp_avg.narrow(0, at, run.length));
     lists[3].push_back(slot.exp_avg_sq.narrow(0, at, run.length));
     at += run.length;
@@ -130,6 +136,8 @@ void AdamW::add_views(size_t i, std::vector<at::Tensor> (&lists)[4]) const {
 
 void AdamW::zero_grad() {
   for (auto& [name, param] : params_) param.mutable_grad().reset();
+  if (shards_)
+    for (const at::Tensor& block : shards_->gradients()) block.zero_();
 }
 
 NamedTensors AdamW::state() const {

@@ -30,24 +30,32 @@ std::string mb_text(int64_t bytes) {
 
 int64_t bytes_of(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
 
-// A rank's moments of its blocks (ParamShards), and the all-gather's two
-// largest group flats in flight at once.
-int64_t sharded_optimizer_bytes(torch::nn::Module& model, const PlanSettings& settings) {
+// A sharded run's figures (dist/shard.h's layout): a rank's block of each
+// group, in bytes, and the group flats' bytes, largest first.
+struct ShardFigures {
+  int64_t block_bytes = 0;
+  std::vector<int64_t> flats;
+  int64_t largest_flats(size_t n) const {
+    int64_t sum = 0;
+    for (size_t k = 0; k < flats.size() && k < n; ++k) sum += flats[k];
+    return sum;
+  }
+};
+
+ShardFigures shard_figures(torch::nn::Module& model, const PlanSettings& settings) {
   NamedTensors params;
   for (const auto& p : model.named_parameters()) params.emplace_back(p.key(), p.value());
-  int64_t moments = 0;
-  std::vector<int64_t> flats;
+  ShardFigures f;
   for (const auto& group : group_params(params, settings.bucket_mb)) {
     std::vector<int64_t> numels;
     for (size_t i : group) numels.push_back(params[i].second.numel());
     const Shard shard = shard_of(numels, settings.world_size, 0, ParamShards::kAlign);
     const int64_t size = params[group.front()].second.element_size();
-    moments += 2 * shard.block * size;
-    flats.push_back(shard.padded * size);
+    f.block_bytes += shard.block * size;
+    f.flats.push_back(shard.padded * size);
   }
-  std::sort(flats.rbegin(), flats.rend());
-  for (size_t k = 0; k < flats.size() && k < 2; ++k) moments += flats[k];
-  return moments;
+  std::sort(f.flats.rbegin(), f.flats.rend());
+  return f;
 }
 
 }  // namespace
@@ -100,19 +108,27 @@ MetricsWriter::Row MemoryPlan::row(int64_t free_bytes) const {
 
 MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanSettings& settings) {
   MemoryPlan plan;
-  int64_t trainable = 0, trainable_elements = 0;
+  int64_t trainable = 0, trainable_elements = 0, largest = 0;
   for (const auto& p : model.parameters()) {
     plan.weights += bytes_of(p);
     if (!p.requires_grad()) continue;
     trainable += bytes_of(p);
     trainable_elements += p.numel();
+    largest = std::max(largest, bytes_of(p));
   }
   for (const auto& b : model.buffers()) plan.weights += bytes_of(b);
   plan.gradients = trainable;
-  plan.optimizer =
-      settings.shard_optimizer && settings.world_size > 1 ? sharded_optimizer_bytes(model, settings) : 2 * trainable;
+  plan.optimizer = 2 * trainable;
   if (settings.ema) plan.ema = plan.weights;
   if (settings.world_size > 1) plan.buckets = trainable;
+  if (settings.world_size > 1 && settings.shard != "none") {
+    const ShardFigures f = shard_figures(model, settings);
+    plan.optimizer = 2 * f.block_bytes + f.largest_flats(2);
+    if (settings.shard == "gradients") {
+      plan.buckets = f.block_bytes + 3 * f.largest_flats(1);
+      plan.gradients = largest;
+    }
+  }
   if (settings.half_precision) plan.casts = 2 * trainable_elements;
   plan.accumulates = settings.grad_accum > 1;
   return plan;

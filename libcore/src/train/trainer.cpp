@@ -139,12 +139,12 @@ void Trainer::Impl::build() {
   opt.beta2 = s.beta2;
   opt.eps = s.eps;
   opt.weight_decay = s.weight_decay;
-  if (dist.shard == "optimizer" && world.size() > 1) {
-    shards = std::make_unique<ParamShards>(*comm, params, dist.bucket_mb);
+  if (dist.shard != "none" && world.size() > 1) {
+    shards = std::make_unique<ParamShards>(*comm, params, dist.bucket_mb, dist.shard == "gradients");
     int64_t elements = 0;
     for (const auto& [name, p] : params) elements += p.numel();
-    log::info("dist.shard = \"optimizer\": this rank updates ", shards->owned_elements(), " of the ", elements,
-              " trainable elements and keeps their AdamW moments alone");
+    log::info("dist.shard = \"", dist.shard, "\": this rank updates ", shards->owned_elements(), " of the ", elements,
+              " trainable elements and keeps their AdamW moments", grads_sharded() ? " and gradients" : "", " alone");
   }
   optimizer = std::make_unique<AdamW>(
       params, opt, [this](const std::string& n, const at::Tensor& p) { return task.decays(n, p); }, shards.get());
@@ -162,7 +162,8 @@ void Trainer::Impl::build() {
   std::vector<at::Tensor> all;
   for (auto& [name, t] : weights) all.push_back(t);
   broadcast_from_rank0(*comm, all);
-  if (world.size() > 1) sync = std::make_unique<GradSync>(*comm, params, dist.bucket_mb);
+  if (world.size() > 1)
+    sync = std::make_unique<GradSync>(*comm, params, dist.bucket_mb, true, grads_sharded() ? shards.get() : nullptr);
   // Built from the synchronised weights, so every rank averages the same
   // values; a resumed run continues the average it saved.
   if (s.ema_decay > 0) {
@@ -216,15 +217,16 @@ Trainer::Impl::StepFigures Trainer::Impl::forward_backward(DeviceFeed& feed) {
       log::warn("out of memory in micro-batch ", a + 1, " of ", accum, " (", s.micro_batch.value,
                 " samples): ", e.what_without_backtrace());
       f.out_of_memory = 1;
-      settle_collectives();
+      settle_collectives(accum - a);
       return f;
     }
   }
-  if (sync) sync->finish();
+  if (sync && !grads_sharded()) sync->finish();
   return f;
 }
 
-// One micro-batch forward and backward; the last one's backward synchronises.
+// One micro-batch forward and backward; the last one's backward synchronises,
+// or every one's when the gradients are sharded.
 void Trainer::Impl::micro_step(DeviceFeed& feed, StepFigures& f, bool last) {
   auto [host_batch, batch] = feed.next();
   // Counted on the host copy: on a GPU the count would wait for the device.
@@ -240,19 +242,22 @@ void Trainer::Impl::micro_step(DeviceFeed& feed, StepFigures& f, bool last) {
   // Only now: a loss may differentiate on its own (autograd::grad for an
   // adaptive weight, as vavae's VF loss does), and the gradient sync must
   // not take those gradients for this backward's.
-  if (sync) sync->prepare(last);
+  if (sync) sync->prepare(last || grads_sharded());
   f.loss_sum += loss.sum.detach().to(torch::kDouble);
   f.weight_sum += loss.weight.detach().to(torch::kDouble);
   (loss.sum * (scaler->scale() / weight_hint)).backward();
+  if (sync && grads_sharded()) sync->finish();
 }
 
 // After running out of memory, the collectives of the step this rank has not
 // yet taken part in, in the order the others take them: the first step's
-// weight hint, then the gradient buckets not yet launched (GradSync::abandon).
-// What they carry does not matter: every rank drops the step.
-void Trainer::Impl::settle_collectives() {
+// weight hint, then the gradient buckets not yet launched (GradSync::abandon),
+// and with sharded gradients those of each micro-step left after the one
+// that failed. What they carry does not matter: every rank drops the step.
+void Trainer::Impl::settle_collectives(int64_t micro_steps_left) {
   if (weight_hint == 0) weight_hint = first_weight_hint(torch::zeros({}, torch::TensorOptions().device(device)));
-  if (sync) sync->abandon();
+  if (!sync) return;
+  for (int64_t k = 0; k < (grads_sharded() ? micro_steps_left : 1); ++k) sync->abandon();
 }
 
 // The first micro-batch's loss weight averaged over the ranks, times the
@@ -274,13 +279,18 @@ double Trainer::Impl::first_weight_hint(const at::Tensor& weight) {
 // norm, and with it every rank's decision to step or skip.
 void Trainer::Impl::reduce(StepFigures& f, const std::vector<at::Tensor>& grads) {
   const auto options = f.loss_sum.options();
-  auto reduced = torch::stack({f.loss_sum, f.weight_sum, torch::full({}, f.tokens, options),
-                               torch::full({}, f.flops, options), torch::full({}, f.out_of_memory, options),
-                               grad_norm_of(grads, options)});
+  // Whole gradients are the same on every rank, and so is their norm; a
+  // rank's blocks of sharded ones give the square of its part of the norm,
+  // which sums over the ranks.
+  const at::Tensor norm = grad_norm_of(grads, options);
+  auto reduced =
+      torch::stack({f.loss_sum, f.weight_sum, torch::full({}, f.tokens, options), torch::full({}, f.flops, options),
+                    torch::full({}, f.out_of_memory, options), grads_sharded() ? norm * norm : norm});
   if (world.size() > 1) {
-    auto summed = reduced.narrow(0, 0, 5);  // the norm is the same everywhere
+    auto summed = reduced.narrow(0, 0, grads_sharded() ? 6 : 5);
     comm->allreduce(summed, ReduceOp::Sum);
   }
+  if (grads_sharded()) reduced[5].sqrt_();
   auto host = reduced.cpu();
   f.weight = host[1].item<double>();
   f.tokens = host[2].item<double>();
@@ -400,6 +410,7 @@ int Trainer::Impl::loop() {
     std::vector<at::Tensor> grads;
     for (auto& [name, p] : params)
       if (p.grad().defined()) grads.push_back(p.grad());
+    if (grads_sharded()) grads = shards->gradients();
     reduce(figures, grads);
     if (figures.out_of_memory > 0) {
       grads.clear();

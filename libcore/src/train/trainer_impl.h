@@ -80,7 +80,10 @@ struct Trainer::Impl {
   std::shared_ptr<torch::nn::Module> model;
   NamedTensors params;   // trainable, in registration order
   NamedTensors weights;  // parameters and buffers: what a checkpoint holds
-  std::unique_ptr<ParamShards> shards;  // dist.shard = "optimizer" on more than one rank
+  std::unique_ptr<ParamShards> shards;  // dist.shard other than "none", on more than one rank
+  // dist.shard = "gradients": GradSync reduce-scatters every micro-step into
+  // the shards' gradient blocks, which stand in for the parameters' .grad.
+  bool grads_sharded() const { return shards && shards->holds_gradients(); }
   std::unique_ptr<AdamW> optimizer;
   std::unique_ptr<LossScaler> scaler;
   std::unique_ptr<GradSync> sync;
@@ -205,7 +208,7 @@ struct Trainer::Impl {
   void start_reporting();
   StepFigures forward_backward(DeviceFeed& feed);
   void micro_step(DeviceFeed& feed, StepFigures& f, bool last);
-  void settle_collectives();
+  void settle_collectives(int64_t micro_steps_left);
   double first_weight_hint(const at::Tensor& weight);
   void reduce(StepFigures& f, const std::vector<at::Tensor>& grads);
   void update(int64_t step, const StepFigures& f, const std::vector<at::Tensor>& grads, double lr);

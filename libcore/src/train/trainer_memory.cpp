@@ -80,7 +80,7 @@ PlanSettings Trainer::Impl::plan_settings() const {
   settings.world_size = world.size();
   settings.half_precision = precision != Precision::FP32;
   settings.ema = s.ema_decay > 0;
-  settings.shard_optimizer = dist.shard == "optimizer";
+  settings.shard = dist.shard;
   settings.bucket_mb = dist.bucket_mb;
   return settings;
 }
@@ -114,11 +114,16 @@ std::string Trainer::Impl::what_would_fit(const PlanSettings& settings, const Me
   }
   if (smallest.ema > 0 && smallest.total() - smallest.ema <= budget)
     would.push_back(s.key("ema_decay") + " = 0 (" + mb(smallest.total() - smallest.ema) + ")");
-  if (settings.world_size > 1 && !settings.shard_optimizer) {
+  // The least sharding beyond the run's own that fits.
+  const std::vector<std::string> shards = {"none", "optimizer", "gradients"};
+  const auto now = std::find(shards.begin(), shards.end(), settings.shard);
+  for (auto more = now + 1; settings.world_size > 1 && now != shards.end() && more != shards.end(); ++more) {
     PlanSettings sharded = settings;
-    sharded.shard_optimizer = true;
+    sharded.shard = *more;
     const MemoryPlan p = plan_for(sharded, 1, smallest.recompute);
-    if (p.total() <= budget) would.push_back("dist.shard = \"optimizer\" (" + mb(p.total()) + ")");
+    if (p.total() > budget) continue;
+    would.push_back("dist.shard = \"" + *more + "\" (" + mb(p.total()) + ")");
+    break;
   }
   if (!settings.half_precision) {
     PlanSettings half = settings;

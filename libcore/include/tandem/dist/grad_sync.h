@@ -10,6 +10,17 @@
 // issues the same collectives in the same order even when a rank's autograd
 // visits parameters differently. finish() launches what is left (parameters
 // that got no gradient contribute zeros), waits, and writes the averages back.
+//
+// Sharded (dist.shard = "gradients", ZeRO-2): the buckets are ParamShards'
+// groups, laid out as it lays them. A hook after autograd accumulates each
+// gradient moves it into its bucket and drops .grad; a full bucket is
+// reduce-scattered, and the rank's block of the average is added to its
+// gradient block in ParamShards. A bucket's flat lives only from its first
+// gradient until that is done, at most two travelling at once, so a rank
+// holds its gradient blocks (1/N of the gradients) and a few buckets instead
+// of the whole gradients twice over. Every micro-step syncs (DeepSpeed's
+// stage 2 reduces each micro-step's gradients too), the blocks adding up the
+// accumulation; finish() writes no .grad.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -19,13 +30,17 @@
 namespace tandem {
 
 class Communicator;
+class ParamShards;
 
 class GradSync {
  public:
   // `params` in registration order; those not requiring grad are ignored.
   // overlap = false launches every bucket in finish(): the baseline that
-  // benchmarks compare against.
-  GradSync(Communicator& comm, const NamedTensors& params, double bucket_mb, bool overlap = true);
+  // benchmarks compare against. `shards` (holding gradients, built over the
+  // same `params`, and outliving this) makes it sharded; bucket_mb is then
+  // the shards'.
+  GradSync(Communicator& comm, const NamedTensors& params, double bucket_mb, bool overlap = true,
+           const ParamShards* shards = nullptr);
   ~GradSync();
   GradSync(const GradSync&) = delete;
   GradSync& operator=(const GradSync&) = delete;

@@ -62,10 +62,23 @@ std::vector<std::vector<size_t>> group_params(const NamedTensors& params, double
 // A dense tensor's elements in memory order, as one 1-D view.
 at::Tensor memory_order(const at::Tensor& dense);
 
-// A run of a tensor's elements in memory order.
+// A run of a tensor's elements in memory order, and where it lies in the
+// rank's block of its group.
 struct ElementRun {
   int64_t offset = 0;
   int64_t length = 0;
+  size_t group = 0;
+  int64_t at = 0;
+};
+
+// One group: its parameters (indices into the ParamShards' parameters) in
+// the flat's order, and this rank's block of it.
+struct ShardGroup {
+  std::vector<size_t> params;
+  Shard shard;
+  // Where each of this rank's pieces starts in its parameter's owned runs
+  // laid end to end.
+  std::vector<int64_t> local_at;
 };
 
 // The trainable parameters' split over the communicator's ranks, and the
@@ -74,13 +87,24 @@ class ParamShards {
  public:
   static constexpr int64_t kAlign = 64;
 
-  ParamShards(Communicator& comm, const NamedTensors& params, double bucket_mb);
+  // With `gradients` (dist.shard = "gradients", ZeRO-2) it also holds the
+  // rank's block of every group's gradient, which GradSync reduce-scatters
+  // into and AdamW reads instead of the parameters' .grad.
+  ParamShards(Communicator& comm, const NamedTensors& params, double bucket_mb, bool gradients = false);
 
   // This rank's runs of parameter i (in `params`' order), in memory order:
   // what it updates; empty for a parameter wholly elsewhere.
   const std::vector<ElementRun>& owned(size_t param) const { return owned_.at(param); }
   // Elements this rank owns, over every parameter.
   int64_t owned_elements() const;
+  const std::vector<ShardGroup>& groups() const { return groups_; }
+
+  // ZeRO-2's gradient blocks, one per group (padding and the gaps between
+  // tensors hold zeros); none without `gradients`.
+  bool holds_gradients() const { return !gradients_.empty(); }
+  const std::vector<at::Tensor>& gradients() const { return gradients_; }
+  // Parameter i's gradient over `run`, one of owned(i).
+  at::Tensor gradient(const ElementRun& run) const { return gradients_.at(run.group).narrow(0, run.at, run.length); }
 
   // After each rank has updated its runs: every rank's runs into every rank's
   // parameters, group by group with one gather in flight behind the one being
@@ -97,20 +121,15 @@ class ParamShards {
   std::vector<at::Tensor> gather(const std::vector<at::Tensor>& local) const;
 
  private:
-  struct Group {
-    std::vector<size_t> params;  // indices into params_, in the flat's order
-    Shard shard;
-    // Where each of this rank's pieces starts in its parameter's local runs.
-    std::vector<int64_t> local_at;
-  };
   // This rank's block of `group`: its pieces of the parameters, or (given
   // `local`, one per parameter) of the local runs.
-  at::Tensor block_of(const Group& group, const std::vector<at::Tensor>* local) const;
+  at::Tensor block_of(const ShardGroup& group, const std::vector<at::Tensor>* local) const;
 
   Communicator& comm_;
   NamedTensors params_;
-  std::vector<Group> groups_;
+  std::vector<ShardGroup> groups_;
   std::vector<std::vector<ElementRun>> owned_;
+  std::vector<at::Tensor> gradients_;
 };
 
 }  // namespace tandem

@@ -43,7 +43,9 @@ class AdamW {
   // alone and its step count does not advance, as in torch. Sharded, each
   // rank updates its runs, then gathers everyone's (ParamShards::all_gather):
   // every rank must hold the same gradients, as after GradSync, and the
-  // weights come out bitwise as an unsharded step leaves them.
+  // weights come out bitwise as an unsharded step leaves them. When the
+  // shards hold the gradients (ZeRO-2) the runs' gradients are read there,
+  // every parameter steps, and zero_grad() zeroes them.
   void step(double lr);
 
   // Drops the gradients (torch's set_to_none), so the next backward allocates

@@ -8,14 +8,18 @@
 //                computes in half precision from fp32 master weights)
 //   gradients    one per trainable parameter, made during backward (the
 //                optimizer's zero_grad drops them between steps)
-//   optimizer    AdamW's two moments per trainable parameter; under
-//                dist.shard = "optimizer" those of a rank's block of each
-//                group (dist/shard.h: 1/world, padded), and the two groups'
-//                flats the step's all-gather holds at once
+//   optimizer    AdamW's two moments per trainable parameter; sharded
+//                (dist.shard "optimizer" or "gradients") those of a rank's
+//                block of each group (dist/shard.h: 1/world, padded), and
+//                the two groups' flats the step's all-gather holds at once
 //   ema          the weights' average, a copy of parameters and buffers
 //                (train.ema_decay > 0)
 //   buckets      GradSync's flat buffers, a second copy of the gradients
-//                (more than one rank)
+//                (more than one rank); under dist.shard = "gradients" the
+//                rank's gradient blocks and three of the largest group's
+//                flats (two reduce-scatters in flight, one filling), while
+//                `gradients` is the largest parameter's alone: its .grad
+//                lives only until its hook moves it into a bucket
 //   casts        autocast's half-precision copies of the trainable weights,
 //                which its matrix products keep for backward (fp16, bf16)
 // From the task (Task::activation_bytes), an estimate from shapes of what a
@@ -74,7 +78,7 @@ struct PlanSettings {
   bool half_precision = false;  // autocast in fp16 or bf16
   bool ema = false;
   int64_t grad_accum = 1;  // micro-batches per step on a rank
-  bool shard_optimizer = false;  // dist.shard = "optimizer": a rank keeps 1/world of the moments
+  std::string shard = "none";    // dist.shard: "optimizer" or "gradients" split state over the ranks
   double bucket_mb = 25;         // dist.bucket_mb: ParamShards' groups
 };
 
