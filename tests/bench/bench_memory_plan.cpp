@@ -1,6 +1,6 @@
 // The memory plan (train/memory_plan.h) against what training takes, on the
 // CPU in fp32:
-//   build/tests/bench/bench_memory_plan [--steps N] [--only NAME] [--t4 1]
+//   build/tests/bench/bench_memory_plan [--steps N] [--only NAME] [--t4 1|2]
 // For each model, micro-batch and recompute setting: the plan's activations
 // and total, and what was measured over N training steps (default 2: the
 // first makes AdamW's moments, the second is a step as every later one) with
@@ -134,25 +134,63 @@ void t4_verdicts() {
   }
 }
 
+// --t4 2: the same on two T4s (2 ranks) under each dist.shard, from the
+// model's own tensors (plan_model_memory, which knows the shards' layout at
+// the default dist.bucket_mb of 25).
+void two_t4_verdicts() {
+  const double fits = 0.9 * 14.9 * 1024;  // MB
+  std::printf(
+      "\n| GPT-2, fp16, 1024 tokens, two T4s | dist.shard | recompute | plan at micro-batch 1 MB | "
+      "weights + gradients + optimizer + buckets MB | largest micro-batch that fits |\n"
+      "|---|---|---|---|---|---|\n");
+  for (const char* preset : {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"}) {
+    const summarize::GPTConfig config = summarize::GPTConfig::preset(preset);
+    const auto model = summarize::GPT(config).ptr();
+    for (const char* shard : {"none", "optimizer", "gradients"}) {
+      for (bool recompute : {false, true}) {
+        tandem::PlanSettings settings;
+        settings.world_size = 2;
+        settings.half_precision = true;
+        settings.grad_accum = 2;
+        settings.shard = shard;
+        const auto plan_at = [&](int64_t micro_batch) {
+          tandem::MemoryPlan plan = tandem::plan_model_memory(*model, settings);
+          plan.micro_batch = micro_batch;
+          plan.set_activations(config.activation_bytes({micro_batch, 2, recompute}, 1024, 64));
+          return plan;
+        };
+        int64_t largest = 0;
+        while (largest < 256 && mb(plan_at(largest + 1).total()) <= fits) ++largest;
+        const tandem::MemoryPlan one = plan_at(1);
+        std::printf("| %s | %s | %s | %.0f | %.0f | %s |\n", preset, shard, recompute ? "blocks" : "none",
+                    mb(one.total()), mb(one.weights + one.gradients + one.optimizer + one.buckets),
+                    largest == 0 ? "none: does not fit" : std::to_string(largest).c_str());
+        std::fflush(stdout);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int64_t steps = 2;
   std::string only;
-  bool t4 = false;
+  int t4 = 0;
   const auto take = [&](const std::string& key, const char* value) {
     if (key == "--steps") steps = std::atoll(value);
     else if (key == "--only") only = value;
-    else if (key == "--t4") t4 = std::atoi(value) != 0;
+    else if (key == "--t4")
+      t4 = std::atoi(value);
     else return false;
     return true;
   };
-  if (const auto stop = bench::parse_flags(argc, argv, "bench_memory_plan", "[--steps N] [--only NAME] [--t4 1]", take))
+  if (const auto stop =
+          bench::parse_flags(argc, argv, "bench_memory_plan", "[--steps N] [--only NAME] [--t4 1|2]", take))
     return *stop;
-  if (t4) {
-    t4_verdicts();
-    return 0;
-  }
+  if (t4 == 1) t4_verdicts();
+  if (t4 == 2) two_t4_verdicts();
+  if (t4) return 0;
   std::printf("| model, micro-batch | recompute | planned activations MB, start of backward | at its end | "
               "kept by forward MB | planned MB | measured peak MB | planned / measured |\n|---|---|---|---|---|---|---|---|\n");
   const Case cases[] = {gpt2("tiny", 8, 256),      gpt2("gpt2", 4, 256), gpt2("gpt2-medium", 2, 512),

@@ -133,7 +133,7 @@ shard)
   cp -r split one
   run 2 "${common[@]}" --set train.out_dir=split --set dist.shard=optimizer >/dev/null
   "$compare" models none2/$last split/$last 0 || fail "the sharded resume differs"
-  "$compare" optim none2/$last split/$last 0
+  "$compare" optim none2/$last split/$last 0 || fail "the sharded resume's moments differ"
   run 1 "${common[@]}" --set train.out_dir=one >/dev/null
   "$compare" models none2/$last one/$last 1e-5 || fail "the sharded checkpoint resumed unsharded on 1 rank differs"
   s=$(status run 2 "${common[@]}" --set train.out_dir=gsplit --set dist.shard=gradients --set toy.signal_at_call=10)

@@ -66,9 +66,10 @@ TEST(MemoryPlan, AShardedOptimizerHoldsARanksBlocksAndTwoGroupsFlats) {
   EXPECT_EQ(tandem::plan_model_memory(*model, settings).optimizer, 2 * 240 * 4);
 }
 
-// dist.shard = "gradients": the gradient blocks and three flats of the
-// largest group take the buckets' place, and only the largest parameter's
-// gradient exists whole, until its hook moves it into a bucket.
+// dist.shard = "gradients": the gradient blocks, four flats of the largest
+// group (two travelling, two filling) and the travelling ones' parts take
+// the buckets' place, and only the largest parameter's gradient exists
+// whole, until its hook moves it into a bucket.
 TEST(MemoryPlan, ShardedGradientsHoldARanksBlocksAndThreeFlats) {
   auto model = small_model();
   tandem::PlanSettings settings;
@@ -76,7 +77,7 @@ TEST(MemoryPlan, ShardedGradientsHoldARanksBlocksAndThreeFlats) {
   settings.shard = "gradients";
   const tandem::MemoryPlan plan = tandem::plan_model_memory(*model, settings);
   EXPECT_EQ(plan.optimizer, (2 * 192 + 384) * 4);
-  EXPECT_EQ(plan.buckets, (192 + 3 * 384) * 4);
+  EXPECT_EQ(plan.buckets, (192 + 4 * 384 + 2 * 192) * 4);
   EXPECT_EQ(plan.gradients, 200 * 4);
 }
 

@@ -25,7 +25,12 @@ struct GradSync::Impl {
     int64_t bucket = 0;
     int64_t offset = 0;
     unsigned hook = 0;
+    torch::autograd::PostAccumulateGradHook* post = nullptr;  // sharded: the hook GradSync installed
     bool ready = false;
+    // Sharded: the gradient is in the bucket's flat and .grad dropped; a
+    // ready slot not yet filled keeps it in .grad until its bucket comes
+    // near enough to launching.
+    bool filled = false;
   };
   struct Bucket {
     at::Tensor flat;
@@ -38,10 +43,6 @@ struct GradSync::Impl {
     int64_t numel = 0;
     at::Tensor part, block;
   };
-  // Sharded, launched buckets whose reduce-scatter has not yet been drained:
-  // at most this many travel at once (a third waits for the first), which
-  // bounds the flats alive to that and the one filling.
-  static constexpr size_t kInFlight = 2;
 
   Communicator& comm;
   bool overlap;
@@ -92,9 +93,24 @@ struct GradSync::Impl {
     s.ready = true;
   }
 
+  // Sharded: moves the slot's gradient (or zeros) from .grad into its
+  // bucket's flat, which this may allocate.
+  void move_in(Slot& s) {
+    fill(s, nullptr);
+    s.param.mutable_grad().reset();
+    s.filled = true;
+  }
+  // Sharded: the buckets gradients are moved into as they come, the next
+  // kBucketsFilling to launch.
+  bool in_window(int64_t bucket) const {
+    return bucket < static_cast<int64_t>(next_launch) + GradSync::kBucketsFilling;
+  }
+
   // A bucket counts as launched once its collective is under way: one whose
   // launch threw is launched again by finish() or abandon(), not waited for.
-  void launch_ready() {
+  // Sharded, more than `in_flight_limit` reduce-scatters under way wait for
+  // the oldest to be drained (`keep`: into the gradient blocks).
+  void launch_ready(bool keep = true, size_t in_flight_limit = GradSync::kBucketsInFlight) {
     while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
       auto& b = buckets[next_launch];
       if (!shards) {
@@ -102,20 +118,28 @@ struct GradSync::Impl {
         ++next_launch;
         continue;
       }
+      for (size_t k : b.slots)
+        if (!slots[k].filled) move_in(slots[k]);
       b.part = torch::empty({b.block.numel()}, b.block.options());
       b.work = comm.reduce_scatter_async(b.flat, b.part, ReduceOp::Avg);
       in_flight.push_back(next_launch++);
-      if (in_flight.size() > kInFlight) drain(true);
+      while (in_flight.size() > in_flight_limit) drain(keep);
+      // The window moved on: gradients that came early leave .grad.
+      for (size_t i = next_launch; i < buckets.size() && in_window(static_cast<int64_t>(i)); ++i)
+        for (size_t k : buckets[i].slots)
+          if (slots[k].ready && !slots[k].filled) move_in(slots[k]);
     }
   }
 
   // Sharded: waits for the oldest bucket in flight and adds its part to the
-  // gradient block (`keep`; a dropped step keeps nothing), freeing its flat.
+  // gradient block (`keep`; a dropped step keeps nothing). Dropping the work
+  // frees its flat and part, which it holds until then.
   void drain(bool keep) {
     auto& b = buckets[in_flight.front()];
     in_flight.pop_front();
     b.work->wait();
     if (keep) b.block.add_(b.part);
+    b.work.reset();
     b.flat.reset();
     b.part.reset();
   }
@@ -123,7 +147,7 @@ struct GradSync::Impl {
   void reset(bool sync) {
     syncing = sync;
     next_launch = 0;
-    for (auto& s : slots) s.ready = false;
+    for (auto& s : slots) s.ready = s.filled = false;
     for (auto& b : buckets) {
       b.pending = b.slots.size();
       b.work.reset();
@@ -131,17 +155,39 @@ struct GradSync::Impl {
   }
 
   // Unsharded, before autograd accumulates `grad` into .grad; sharded
-  // (`grad` null), after: .grad is then moved into the bucket and dropped, so
-  // no whole gradient outlives its parameter's turn in backward.
+  // (`grad` null), after: .grad is then moved into its bucket and dropped,
+  // unless the bucket is further from launching than the window, so that
+  // no more than the window's and the travelling buckets' flats exist.
   void on_grad(size_t index, const at::Tensor* grad) {
     std::lock_guard<std::mutex> lock(mu);
     if (!syncing) return;
     auto& s = slots[index];
     if (s.ready)
       throw std::logic_error("GradSync: parameter " + s.name + " received two gradients in one backward pass");
-    fill(s, grad);
-    if (!grad) s.param.mutable_grad().reset();
+    if (!shards)
+      fill(s, grad);
+    else if (in_window(s.bucket))
+      move_in(s);
+    else
+      s.ready = true;
     if (--buckets[s.bucket].pending == 0 && overlap) launch_ready();
+  }
+
+  // Parameters that got no gradient still take part, so that every rank
+  // reduces the same buckets: they bring zeros (or earlier micro-steps'
+  // grads). Sharded, their flats are made only as each bucket launches.
+  void ready_the_rest(bool zeros) {
+    for (auto& b : buckets) {
+      for (size_t k : b.slots) {
+        if (slots[k].ready) continue;
+        if (!shards && zeros)
+          view(slots[k]).zero_();
+        else if (!shards)
+          fill(slots[k], nullptr);
+        slots[k].ready = true;
+        --b.pending;
+      }
+    }
   }
 
   // Every launched bucket done: drained into the gradient blocks when
@@ -200,20 +246,29 @@ GradSync::GradSync(Communicator& comm, const NamedTensors& params, double bucket
   }
   for (size_t i = 0; i < im.slots.size(); ++i) {
     Impl* raw = impl_.get();
-    if (shards)
-      torch::autograd::impl::set_post_acc_grad_hooks(
-          im.slots[i].param, std::make_unique<AfterAccumulate>([raw, i] { raw->on_grad(i, nullptr); }));
-    else
-      im.slots[i].hook = im.slots[i].param.register_hook([raw, i](const at::Tensor& grad) { raw->on_grad(i, &grad); });
+    auto& s = im.slots[i];
+    if (!shards) {
+      s.hook = s.param.register_hook([raw, i](const at::Tensor& grad) { raw->on_grad(i, &grad); });
+      continue;
+    }
+    // A tensor has one such hook (Python's register_post_accumulate_grad_hook
+    // uses it too): taking one that is set would silently disable its owner.
+    if (torch::autograd::impl::post_acc_grad_hooks(s.param))
+      throw std::logic_error("GradSync: parameter " + s.name + " already has a post-accumulate-grad hook");
+    auto hook = std::make_unique<AfterAccumulate>([raw, i] { raw->on_grad(i, nullptr); });
+    s.post = hook.get();
+    torch::autograd::impl::set_post_acc_grad_hooks(s.param, std::move(hook));
   }
 }
 
 GradSync::~GradSync() {
   for (auto& s : impl_->slots) {
-    if (impl_->shards)
-      torch::autograd::impl::post_acc_grad_hooks(s.param).reset();
-    else
+    if (!impl_->shards) {
       s.param.remove_hook(s.hook);
+      continue;
+    }
+    auto& hook = torch::autograd::impl::post_acc_grad_hooks(s.param);
+    if (hook.get() == s.post) hook.reset();
   }
 }
 
@@ -228,15 +283,9 @@ void GradSync::abandon() {
     std::lock_guard<std::mutex> lock(im.mu);
     if (!im.syncing) im.reset(true);
     torch::NoGradGuard no_grad;
-    for (auto& b : im.buckets) {
-      for (size_t k : b.slots) {
-        if (im.slots[k].ready) continue;
-        im.view(im.slots[k]).zero_();
-        im.slots[k].ready = true;
-        --b.pending;
-      }
-    }
-    im.launch_ready();
+    im.ready_the_rest(/*zeros=*/true);
+    // Sharded, one bucket's flat at a time: this rank just ran out of memory.
+    im.launch_ready(/*keep=*/false, /*in_flight_limit=*/0);
     im.syncing = false;
   }
   im.wait_all(false);
@@ -247,16 +296,7 @@ void GradSync::finish() {
   {
     std::lock_guard<std::mutex> lock(im.mu);
     if (!im.syncing) throw std::logic_error("GradSync::finish() after prepare(false)");
-    // Parameters this rank did not use still take part, so that every rank
-    // reduces the same buckets: they bring zeros (or earlier micro-steps' grads).
-    for (auto& b : im.buckets) {
-      for (size_t k : b.slots) {
-        if (!im.slots[k].ready) {
-          im.fill(im.slots[k], nullptr);
-          --b.pending;
-        }
-      }
-    }
+    im.ready_the_rest(/*zeros=*/false);
     im.launch_ready();
     im.syncing = false;
   }

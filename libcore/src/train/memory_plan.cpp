@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "tandem/data/sampler.h"
+#include "tandem/dist/grad_sync.h"
 #include "tandem/dist/shard.h"
 
 namespace tandem {
@@ -125,7 +126,8 @@ MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanSettings& setti
     const ShardFigures f = shard_figures(model, settings);
     plan.optimizer = 2 * f.block_bytes + f.largest_flats(2);
     if (settings.shard == "gradients") {
-      plan.buckets = f.block_bytes + 3 * f.largest_flats(1);
+      plan.buckets = f.block_bytes + (GradSync::kBucketsInFlight + GradSync::kBucketsFilling) * f.largest_flats(1) +
+                     GradSync::kBucketsInFlight * f.largest_flats(1) / settings.world_size;
       plan.gradients = largest;
     }
   }

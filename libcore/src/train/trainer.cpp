@@ -497,7 +497,11 @@ int Trainer::Impl::run() {
 
 torch::nn::Module& Trainer::model() { return *impl_->model; }
 
-void Trainer::on_gradients(GradientHook hook) { impl_->gradient_hook = std::move(hook); }
+void Trainer::on_gradients(GradientHook hook) {
+  if (impl_->dist.shard == "gradients" && impl_->world.size() > 1)
+    throw std::logic_error("Trainer::on_gradients: under dist.shard = \"gradients\" no parameter holds its gradient");
+  impl_->gradient_hook = std::move(hook);
+}
 
 const Metrics& Trainer::last_eval() const { return impl_->last_eval; }
 

@@ -16,11 +16,14 @@
 // gradient moves it into its bucket and drops .grad; a full bucket is
 // reduce-scattered, and the rank's block of the average is added to its
 // gradient block in ParamShards. A bucket's flat lives only from its first
-// gradient until that is done, at most two travelling at once, so a rank
-// holds its gradient blocks (1/N of the gradients) and a few buckets instead
-// of the whole gradients twice over. Every micro-step syncs (DeepSpeed's
-// stage 2 reduces each micro-step's gradients too), the blocks adding up the
-// accumulation; finish() writes no .grad.
+// gradient until its reduction is drained: kBucketsInFlight travel at once
+// (launching another drains the oldest), and gradients are moved into the
+// next kBucketsFilling to launch alone; one for a bucket further on (a
+// parameter used early, a rank's unused one) waits in .grad until its bucket
+// is among them. So a rank holds its gradient blocks (1/N of the gradients)
+// and a few buckets instead of the whole gradients twice over. Every
+// micro-step syncs (DeepSpeed's stage 2 reduces each micro-step's gradients
+// too), the blocks adding up the accumulation; finish() writes no .grad.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -34,6 +37,8 @@ class ParamShards;
 
 class GradSync {
  public:
+  static constexpr int kBucketsInFlight = 2, kBucketsFilling = 2;
+
   // `params` in registration order; those not requiring grad are ignored.
   // overlap = false launches every bucket in finish(): the baseline that
   // benchmarks compare against. `shards` (holding gradients, built over the
@@ -58,7 +63,8 @@ class GradSync {
   // memory): takes part in the step's reduction as the other ranks do,
   // whether or not this rank's syncing backward began (buckets already on
   // their way stay so), sending zeros for every gradient not yet in a
-  // bucket; allocates nothing and leaves .grad alone.
+  // bucket; allocates nothing and leaves .grad alone. Sharded, it allocates
+  // one bucket's flat and part at a time, and drops .grad.
   void abandon();
 
   int64_t num_buckets() const;

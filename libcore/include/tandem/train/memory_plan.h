@@ -16,10 +16,11 @@
 //                (train.ema_decay > 0)
 //   buckets      GradSync's flat buffers, a second copy of the gradients
 //                (more than one rank); under dist.shard = "gradients" the
-//                rank's gradient blocks and three of the largest group's
-//                flats (two reduce-scatters in flight, one filling), while
-//                `gradients` is the largest parameter's alone: its .grad
-//                lives only until its hook moves it into a bucket
+//                rank's gradient blocks, and flats of the largest group for
+//                the buckets GradSync lets travel and fill at once with the
+//                travelling ones' parts (grad_sync.h), while `gradients` is
+//                the largest parameter's alone: its .grad lives only until
+//                its hook moves it into a bucket
 //   casts        autocast's half-precision copies of the trainable weights,
 //                which its matrix products keep for backward (fp16, bf16)
 // From the task (Task::activation_bytes), an estimate from shapes of what a

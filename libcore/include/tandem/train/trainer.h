@@ -49,7 +49,9 @@ class Trainer {
   // Called on every rank at every step with the trainable parameters, whose
   // grad() then holds the gradient of the step's objective as the optimizer
   // takes it (synchronised, divided by the global batch's loss weight,
-  // clipped), before the step. For tests and tools that watch training.
+  // clipped), before the step. For tests and tools that watch training;
+  // refused (std::logic_error) under dist.shard = "gradients" on more than
+  // one rank, where each rank holds only its block of the gradients.
   using GradientHook = std::function<void(int64_t step, const NamedTensors& params)>;
   void on_gradients(GradientHook hook);
 
