@@ -28,6 +28,11 @@
 #                            the tolerance below of the CPU's
 #   mpi-shared-gpu           2 ranks on one GPU over the MPI backend: GradSync's
 #                            hooks, the pinned staging and autocast under CUDA
+#   shard-shared-gpu         2 ranks on one GPU over MPI, fp32 (TF32 off), the
+#                            tiny summarize job under each dist.shard:
+#                            "optimizer" logs the losses of "none" to the last
+#                            digit, "gradients" within 1e-5 (ZeRO-1 and -2's
+#                            narrow AdamW runs, post-accumulate hooks under CUDA)
 #   generate-greedy          greedy summaries on the GPU equal the CPU's exactly
 #   rouge-training           the ROUGE training evaluates on the GPU equals
 #                            `summarize eval`'s of its best model, to the bit
@@ -201,7 +206,7 @@ export first_gpu
 needs() { # needs APP: some wanted check runs APP
   case $1 in
     summarize) wanted_like cpu-reference-summarize || wanted_like tiny-summarize || wanted mpi-shared-gpu ||
-      wanted generate-greedy || wanted rouge-training || wanted gpt2-124m ;;
+      wanted shard-shared-gpu || wanted generate-greedy || wanted rouge-training || wanted gpt2-124m ;;
     *) wanted_like "cpu-reference-$1" || wanted_like "tiny-$1" ;;
   esac
 }
@@ -502,6 +507,33 @@ check_shared_gpu() {
     "sync_wait_ms=$(printf '%.2f' "$(train_rows "$metrics" | sed -n '$s/.*"sync_wait_ms":\([^,}]*\).*/\1/p')")"
 }
 
+# ZeRO on a GPU, as mpi-shared-gpu runs it: the same steps under each
+# dist.shard. A sharded AdamW updates narrow views of each parameter with the
+# fused CUDA kernel, which computes each element alone, so "optimizer" must
+# log exactly the losses of "none"; "gradients" reduce-scatters from
+# post-accumulate hooks and sums the clipping norm from blocks, so it agrees
+# to rounding. Small buckets make many, so tensors are cut.
+check_shard() {
+  local n=$((quick ? 3 : 5)) shard losses=() out
+  for shard in none optimizer gradients; do
+    out=$work/shard-$shard
+    CUDA_VISIBLE_DEVICES=$first_gpu mpi -np 2 "$build/apps/summarize" train --config "$repo/jobs/summarize-tiny.toml" \
+      --set dist.backend=mpi --set dist.device=cuda --set train.precision=fp32 --set dist.tf32=false \
+      --set dist.bucket_mb=0.5 --set "dist.shard=$shard" --set "train.max_steps=$n" --set train.warmup_steps=1 \
+      --set train.ckpt_every=0 --set eval.rouge_samples=0 --set "train.out_dir=$out" \
+      --set "data.cache_dir=$work/token-cache" || { fail "dist.shard=$shard: exit status $?: $(first_error "$LOG")"; return; }
+    losses+=("$(train_rows "$out/metrics.jsonl" | sed -n 's/.*"loss":\([^,}]*\).*/\1/p' | xargs)")
+  done
+  grep -q 'dist.shard = "gradients": this rank updates' "$LOG" || { fail "the gradients run did not shard"; return; }
+  [ "${losses[0]}" = "${losses[1]}" ] || { fail "optimizer's losses ${losses[1]} are not none's ${losses[0]}"; return; }
+  local worst
+  worst=$(paste <(tr ' ' '\n' <<<"${losses[0]}") <(tr ' ' '\n' <<<"${losses[2]}") |
+    awk '{d = $1 - $2; d = d < 0 ? -d : d; r = d / ($1 < 0 ? -$1 : $1); if (r > w) w = r} END {printf "%.2g", w}')
+  awk -v w="$worst" 'BEGIN {exit !(w <= 1e-5)}' ||
+    { fail "gradients' losses ${losses[2]} differ from none's ${losses[0]} by $worst relative"; return; }
+  pass ranks=2 gpus=1 steps=$n "gradients_vs_none=$worst"
+}
+
 # Greedy decoding is argmax after argmax, so in fp32 (TF32 off) the GPU and
 # the CPU must write the same summaries: their logits differ in the last bits
 # only, which flips a token only at an exact tie. The model comes from the
@@ -630,13 +662,15 @@ for app in "${apps[@]}"; do
     else run_check "$name" 180 check_tiny "$app" "$prec"; fi
   done
 done
-if wanted mpi-shared-gpu || wanted generate-greedy || wanted rouge-training || wanted gpt2-124m; then
+if wanted mpi-shared-gpu || wanted shard-shared-gpu || wanted generate-greedy || wanted rouge-training ||
+  wanted gpt2-124m; then
   if [ "$gpus" -gt 0 ] && [ -n "$missing_summarize" ]; then
-    for name in mpi-shared-gpu generate-greedy rouge-training gpt2-124m; do
+    for name in mpi-shared-gpu shard-shared-gpu generate-greedy rouge-training gpt2-124m; do
       wanted $name && record $name skipped "$missing_summarize"
     done
   else
     gpu_check mpi-shared-gpu 180 check_shared_gpu
+    gpu_check shard-shared-gpu 240 check_shard
     gpu_check generate-greedy 300 check_generate
     gpu_check rouge-training 240 check_rouge_training
     gpu_check gpt2-124m 300 check_gpt2

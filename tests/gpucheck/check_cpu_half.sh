@@ -14,7 +14,7 @@ rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 cpu=(cpu-envcheck cpu-reference-summarize cpu-reference-carotid cpu-reference-vavae)
 gpu=(unit-gpu nccl-envcheck collectives-layouts)
 for app in summarize carotid vavae; do for prec in fp32 fp16 bf16; do gpu+=("tiny-$app-$prec"); done; done
-gpu+=(mpi-shared-gpu generate-greedy rouge-training gpt2-124m)
+gpu+=(mpi-shared-gpu shard-shared-gpu generate-greedy rouge-training gpt2-124m)
 # carotid and vavae read images made from Debian's Fashion-MNIST (carotid:
 # or ../shared/data); without them their lines say so instead of passing.
 optional=()

@@ -125,4 +125,18 @@ TEST(CollectivesAsync, HalfStagingCopiesBackOnWait) {
   EXPECT_TRUE(torch::equal(t, torch::full({16}, 1.5 * world.size(), torch::kFloat16)));
 }
 
+// A collective that has finished holds nothing of its tensors, although its
+// work lives on in the watchdog's list until the next poll (up to a second):
+// ZeRO's gathered flats, held so, outlived their step and grew its peak.
+TEST(CollectivesLifetime, AFinishedCollectiveKeepsNoHoldOnItsTensors) {
+  auto& world = test_world();
+  MpiComm comm(world);
+  auto part = torch::ones({1000});
+  auto whole = torch::empty({world.size() * 1000});
+  comm.allgather(part, whole);
+  comm.allreduce(part, ReduceOp::Sum);
+  EXPECT_EQ(part.use_count(), 1);
+  EXPECT_EQ(whole.use_count(), 1);
+}
+
 }  // namespace

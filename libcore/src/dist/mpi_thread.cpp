@@ -14,7 +14,17 @@ MpiThread::~MpiThread() {
 }
 
 std::future<void> MpiThread::submit(std::function<void()> job) {
-  std::packaged_task<void()> task(std::move(job));
+  // The job is dropped as soon as it has run, and what it captured (a
+  // collective's tensors) with it: the task's shared state, which keeps its
+  // callable, lives as long as the future, and the watchdog holds the work
+  // with the future until its next poll, up to a second on. ZeRO's flats,
+  // kept so, outlived their step.
+  auto holder = std::make_shared<std::function<void()>>(std::move(job));
+  std::packaged_task<void()> task([holder] {
+    const std::function<void()> run = std::move(*holder);
+    *holder = nullptr;
+    run();
+  });
   auto future = task.get_future();
   {
     std::lock_guard<std::mutex> lock(mu_);
