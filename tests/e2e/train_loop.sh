@@ -130,21 +130,21 @@ shard)
   common+=(--set train.global_batch=8)
   s=$(status run 2 "${common[@]}" --set train.out_dir=split --set dist.shard=optimizer --set toy.signal_at_call=10)
   [ "$s" = 75 ] || fail "preempted run exited $s, wanted 75"
-  cp -r split one
   run 2 "${common[@]}" --set train.out_dir=split --set dist.shard=optimizer >/dev/null
   "$compare" models none2/$last split/$last 0 || fail "the sharded resume differs"
   "$compare" optim none2/$last split/$last 0 || fail "the sharded resume's moments differ"
-  run 1 "${common[@]}" --set train.out_dir=one >/dev/null
-  "$compare" models none2/$last one/$last 1e-5 || fail "the sharded checkpoint resumed unsharded on 1 rank differs"
   s=$(status run 2 "${common[@]}" --set train.out_dir=gsplit --set dist.shard=gradients --set toy.signal_at_call=10)
   [ "$s" = 75 ] || fail "preempted run exited $s, wanted 75"
+  cp -r gsplit one
+  cp -r gsplit four
   run 2 "${common[@]}" --set train.out_dir=gsplit --set dist.shard=gradients >/dev/null
   "$compare" models grad2/$last gsplit/$last 0 || fail "the resume with sharded gradients differs"
-  # An unsharded checkpoint of 2 ranks, resumed sharded on 4 (micro-batches of 2).
-  s=$(status run 2 "${common[@]}" --set train.out_dir=four --set toy.signal_at_call=10)
-  [ "$s" = 75 ] || fail "preempted run exited $s, wanted 75"
+  # The checkpoint of sharded gradients on 2 ranks, resumed unsharded on 1
+  # and with a sharded optimizer on 4 (micro-batches of 2).
+  run 1 "${common[@]}" --set train.out_dir=one >/dev/null
+  "$compare" models none2/$last one/$last 1e-5 || fail "resumed unsharded on 1 rank, it differs"
   run 4 "${common[@]}" --set train.out_dir=four --set dist.shard=optimizer --set train.micro_batch=2 >/dev/null
-  "$compare" models none2/$last four/$last 1e-5 || fail "the unsharded checkpoint resumed sharded on 4 ranks differs"
+  "$compare" models none2/$last four/$last 1e-5 || fail "resumed with a sharded optimizer on 4 ranks, it differs"
   ;;
 resume_other_world)
   # A 2-rank checkpoint resumed on 1 rank continues the same sample order.
