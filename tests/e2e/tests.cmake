@@ -45,6 +45,11 @@ foreach(case invariance resume resume_drawn_seed ema ema_bn resume_other_world p
                        LABELS "e2e;train" TIMEOUT 300)
 endforeach()
 
+# A misspelt dist.shard stops at the door, naming the key and its choices.
+tandem_e2e_test(train_shard_bad_value STATUS 2
+  MATCH "dist.shard must be one of none\\|optimizer\\|gradients, got \"optimiser\""
+  COMMAND $<TARGET_FILE:toy_train> --set dist.shard=optimiser)
+
 # srun without PMIx: each task would be a world of one. Refused before any work.
 tandem_e2e_test(envcheck_alone_under_srun STATUS 2
   MATCH "SLURM_STEP_NUM_TASKS=4\) but MPI sees a world of 1"

@@ -179,26 +179,27 @@ TEST(ShardedGradSync, EachRankGetsItsRunsOfTheAverageAndNoGrad) {
       }
     }
   };
-  reference.prepare(true);
-  loss(whole_net, 0).backward();
-  reference.finish();
-  sharded.prepare(true);
-  loss(cut_net, 0).backward();
-  sharded.finish();
+  // One syncing micro-step of `net`, and dropping both sides' gradients.
+  auto synced = [&](GradSync& sync, torch::nn::Sequential& net, int micro) {
+    sync.prepare(true);
+    loss(net, micro).backward();
+    sync.finish();
+  };
+  auto clear = [&] {
+    for (const auto& [name, p] : whole) p.mutable_grad().reset();
+    for (const at::Tensor& block : shards.gradients()) block.zero_();
+  };
+  synced(reference, whole_net, 0);
+  synced(sharded, cut_net, 0);
   compare("one micro-step", world.size() == 2);
 
-  for (const auto& [name, p] : whole) p.mutable_grad().reset();
-  for (const at::Tensor& block : shards.gradients()) block.zero_();
+  clear();
   reference.prepare(false);
   loss(whole_net, 1).backward();
   reference.prepare(true);
   loss(whole_net, 2).backward();
   reference.finish();
-  for (int micro : {1, 2}) {
-    sharded.prepare(true);
-    loss(cut_net, micro).backward();
-    sharded.finish();
-  }
+  for (int micro : {1, 2}) synced(sharded, cut_net, micro);
   compare("two micro-steps", false);
   // The blocks hold nothing but the runs: their squares over the ranks sum
   // to the whole gradients'.
@@ -211,22 +212,16 @@ TEST(ShardedGradSync, EachRankGetsItsRunsOfTheAverageAndNoGrad) {
 
   // A rank that ran out of memory before its backward meets the others'
   // reductions, and keeps no .grad; the next step syncs as ever.
-  sharded.prepare(true);
   if (world.rank() == 0) {
+    sharded.prepare(true);
     sharded.abandon();
   } else {
-    loss(cut_net, 3).backward();
-    sharded.finish();
+    synced(sharded, cut_net, 3);
   }
   for (const auto& [name, p] : cut) EXPECT_FALSE(p.grad().defined()) << "after abandon: " << name;
-  for (const auto& [name, p] : whole) p.mutable_grad().reset();
-  for (const at::Tensor& block : shards.gradients()) block.zero_();
-  reference.prepare(true);
-  loss(whole_net, 4).backward();
-  reference.finish();
-  sharded.prepare(true);
-  loss(cut_net, 4).backward();
-  sharded.finish();
+  clear();
+  synced(reference, whole_net, 4);
+  synced(sharded, cut_net, 4);
   compare("after an abandoned step", world.size() == 2);
 }
 
