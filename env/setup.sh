@@ -49,7 +49,7 @@ for flag in "$@"; do
       )
       # The reference peers the tests check tandem against, in the venv; nbclient,
       # nbformat and ipykernel run kaggle/tandem.ipynb in a real kernel (tests/kaggle).
-      python_tests=(tiktoken==0.14.0 transformers==5.23.0 rouge-score==0.1.2 numpy==2.4.6 tensorboard==2.21.0
+      python_tests=(tiktoken==0.14.0 transformers==5.23.0 peft==0.21.2 rouge-score==0.1.2 numpy==2.4.6 tensorboard==2.21.0
         nbclient==0.11.0 nbformat==5.11.1 ipykernel==7.4.0)
       ;;
     --bench) python_bench=(accelerate==1.15.0 h5py==3.16.0 torchvision==0.29.2 openpyxl==3.1.5) ;;

@@ -34,7 +34,7 @@ tandem::Schema summarize_schema() {
   s.add("tokenizer.dir", std::string(""),
         "gpt2.tiktoken, encoder.json + vocab.bpe or vocab.json + merges.txt; empty: "
         "~/.cache/tandem/gpt2 (env/tokenizer.sh)");
-  s.add("model.preset", std::string("gpt2"), "model size", {"tiny", "gpt2", "gpt2-medium", "gpt2-large"});
+  s.add("model.preset", std::string("gpt2"), "model size", {"tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"});
   s.add("model.n_layer", int64_t{0}, "layers; 0: the preset's");
   s.add("model.n_head", int64_t{0}, "attention heads; 0: the preset's");
   s.add("model.n_embd", int64_t{0}, "embedding width; 0: the preset's");
@@ -43,6 +43,12 @@ tandem::Schema summarize_schema() {
   s.add("model.bias", true, "biases in linear layers and layer norms");
   s.add("model.init_from", std::string("scratch"),
         "\"scratch\", or \"hf:DIR\" for a Hugging Face GPT-2 (config.json + model.safetensors)");
+  s.add("model.lora.targets", std::vector<std::string>{},
+        "LoRA: train low-rank adapters on these layers of every block (attn.c_attn, attn.c_proj, mlp.c_fc, "
+        "mlp.c_proj) and freeze the rest, the Hugging Face base model.init_from names; empty: train the whole model");
+  s.add("model.lora.rank", int64_t{8}, "LoRA: the adapters' rank r, from 1 to n_embd");
+  s.add("model.lora.alpha", 16.0, "LoRA: the adapters' updates are scaled by alpha / r");
+  s.add("model.lora.dropout", 0.0, "LoRA: dropout on the adapters' inputs while training");
   s.add("gen.max_new_tokens", int64_t{64}, "longest generated summary, in tokens");
   s.add("gen.temperature", 0.0, "sampling temperature; 0: greedy");
   s.add("gen.top_k", int64_t{0}, "sample among the k most likely tokens; 0: all");

@@ -12,7 +12,6 @@ with save_pretrained; then
 Usage: gpt2_vs_transformers.py SUMMARIZE SUMMARIZE_TESTS WORK_DIR  (exit 77: no transformers)
 """
 import os
-import shutil
 import subprocess
 import sys
 
@@ -20,27 +19,15 @@ try:
     import gpt2_tiktoken
     import torch
     from safetensors.torch import load_file, save_file
-    from transformers import GPT2Config, GPT2LMHeadModel
+    from transformers import GPT2LMHeadModel
+    from random_gpt2 import IDS, saved_random_gpt2
 except ImportError as error:
     print(f"skipped: {error} (env/setup.sh --tests installs transformers in the venv)")
     sys.exit(77)
 
 summarize, summarize_tests, work = sys.argv[1:4]
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-torch.manual_seed(3)
-config = GPT2Config(vocab_size=50257, n_positions=128, n_embd=64, n_layer=2, n_head=4)
-model = GPT2LMHeadModel(config).eval()
-# GPT-2's initialisation (std 0.02) leaves a random model's next-token scores
-# nearly flat, and its greedy text one repeated token: wider weights make the
-# continuation vary, so that matching it means something.
-with torch.no_grad():
-    for name, p in model.named_parameters():
-        if p.dim() == 2:
-            p.normal_(0.0, 0.15)
-model.save_pretrained(os.path.join(work, "hf"), safe_serialization=True)
-ids = torch.tensor([[15496, 995, 11, 314, 1101, 257, 1332, 13, 50256, 40],
-                    [464, 2068, 7586, 21831, 18045, 625, 262, 16931, 3290, 13]])
+model = saved_random_gpt2(work, seed=3)
+ids = IDS
 with torch.no_grad():
     logits = model(ids).logits
 save_file({"input_ids": ids, "logits": logits.contiguous()}, os.path.join(work, "reference.safetensors"))

@@ -16,3 +16,5 @@ tandem_peer_test(peer_gpt2_vs_transformers gpt2_vs_transformers.py
                  ${CMAKE_CURRENT_BINARY_DIR}/peer-gpt2)
 tandem_peer_test(peer_tensorboard_reads_events tensorboard_reads_events.py scalars
                  $<TARGET_FILE:toy_train> ${CMAKE_CURRENT_BINARY_DIR}/peer-tensorboard)
+tandem_peer_test(peer_lora_vs_peft lora_vs_peft.py
+                 $<TARGET_FILE:summarize_tests> ${CMAKE_CURRENT_BINARY_DIR}/peer-lora)

@@ -39,7 +39,9 @@ TokenSet two_examples() {
   return set;
 }
 
-SummarizeTask make_task() { return SummarizeTask(small_config(), "scratch", two_examples(), TokenSet{}, kEot); }
+SummarizeTask make_task() {
+  return SummarizeTask(summarize::ModelSpec{small_config()}, two_examples(), TokenSet{}, kEot);
+}
 
 tandem::Batch batch_of(SummarizeTask& task, std::vector<uint8_t> valid) {
   return tandem::make_loop_batch(task, {0, 1}, valid, true, 0);
@@ -118,7 +120,7 @@ TEST(SummarizeTask, GradientsDoNotDependOnHowTheBatchIsSplit) {
     all.push_back(i);
   }
   torch::manual_seed(0);
-  SummarizeTask task(small_config(), "scratch", set, TokenSet{}, kEot);
+  SummarizeTask task(summarize::ModelSpec{small_config()}, set, TokenSet{}, kEot);
   auto model = task.build_model();
   const auto whole = tandem::testing::split_gradients(task, *model, all, 16);
   for (int64_t micro : {8, 4, 2})
@@ -136,7 +138,7 @@ TEST(SummarizeTask, RecomputedBlocksGiveBitwiseTheSameGradients) {
   GPTConfig config = small_config();
   config.dropout = 0.2;
   torch::manual_seed(0);
-  SummarizeTask task(config, "scratch", two_examples(), TokenSet{}, kEot);
+  SummarizeTask task(summarize::ModelSpec{config}, two_examples(), TokenSet{}, kEot);
   auto model = task.build_model();
   const tandem::Batch batch = batch_of(task, {1, 1});
   const auto gradients = [&](bool recompute) {

@@ -92,3 +92,10 @@ if(EXISTS ${SCITLDR}/train.csv)
 else()
   message(STATUS "summarize_scitldr_submission skipped: ${SCITLDR} is absent")
 endif()
+# LoRA as users run it: adapters alone in every file, resumed bit for bit,
+# evaluated and exported; another base, an unknown target, rank 0 and LoRA
+# without a base stop at the door.
+add_test(NAME summarize_lora
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/lora.sh $<TARGET_FILE:summarize> $<TARGET_FILE:compare_runs>
+                 ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/lora)
+set_tests_properties(summarize_lora PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}" LABELS "summarize;e2e" TIMEOUT 600)

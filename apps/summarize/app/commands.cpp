@@ -61,10 +61,14 @@ GPT on_rank_device(tandem::World& world, const tandem::Config& c, GPT model) {
   return model;
 }
 
-// The model of a checkpoint or models/*.h5 file, on the rank's device.
-GPT load_model(tandem::World& world, const tandem::Config& c, const GPTConfig& shape, const std::string& path) {
-  GPT model(shape);
-  tandem::restore(tandem::load_checkpoint(path), "model", tandem::module_state(*model));
+// The model of a checkpoint or models/*.h5 file, on the rank's device: a
+// whole model, or adapters on the base they were trained on.
+GPT load_model(tandem::World& world, const tandem::Config& c, const ModelSpec& spec, const std::string& path) {
+  const tandem::Checkpoint file = tandem::load_checkpoint(path);
+  const bool adapters = spec.lora.enabled();
+  tandem::require_frozen_base(file, adapters ? base_checksum(spec) : "");
+  GPT model = adapters ? make_model(spec) : GPT(spec.shape);
+  tandem::restore(file, "model", adapters ? tandem::trained_state(*model) : tandem::module_state(*model));
   return on_rank_device(world, c, model);
 }
 
@@ -146,12 +150,12 @@ int evaluate_and_predict(tandem::World& world, const tandem::Config& c, GPT& mod
 
 struct Setup {
   Gpt2Tokenizer tok;
-  GPTConfig shape;
+  ModelSpec spec;
   uint64_t seed;
 };
 
 Setup setup(tandem::World& world, const tandem::Config& c) {
-  return {load_tokenizer(c), model_config(c), tandem::shared_seed(world, c.get_int("train.seed"))};
+  return {load_tokenizer(c), model_spec(c), tandem::shared_seed(world, c.get_int("train.seed"))};
 }
 
 // The ROUGE evaluation during training that eval.rouge_samples asks for:
@@ -168,14 +172,14 @@ std::optional<RougeDuringTraining> rouge_during_training(tandem::World& world, c
   rouge.settings.generate.sample = false;
   rouge.settings.generate.temperature = 1.0;
   rouge.settings.progress = false;
-  check_prompt_room(s.tok, rouge.settings, s.shape.block_size);
+  check_prompt_room(s.tok, rouge.settings, s.spec.shape.block_size);
   rouge.stemmer = c.get_bool("rouge.stemmer");
   return rouge;
 }
 
 SummarizeTask make_task(tandem::World& world, const tandem::Config& c, const Setup& s, Prepared& data) {
-  return SummarizeTask(s.shape, c.get_string("model.init_from"), std::move(data.train), std::move(data.val),
-                       s.tok.eot(), rouge_during_training(world, c, s, data.corpus));
+  return SummarizeTask(s.spec, std::move(data.train), std::move(data.val), s.tok.eot(),
+                       rouge_during_training(world, c, s, data.corpus));
 }
 
 // Trains `task` with `c`, its shape recorded in the config every checkpoint
@@ -191,41 +195,41 @@ int train(tandem::World& world, const tandem::Config& c, const GPTConfig& shape,
 
 int run_train(tandem::World& world, const tandem::Config& c) {
   auto s = setup(world, c);
-  auto data = prepare_data(world, c, s.tok, s.shape, s.seed);
+  auto data = prepare_data(world, c, s.tok, s.spec.shape, s.seed);
   SummarizeTask task = make_task(world, c, s, data);
-  return train(world, c, s.shape, task);
+  return train(world, c, s.spec.shape, task);
 }
 
 int run_all(tandem::World& world, const tandem::Config& c) {
   auto s = setup(world, c);
-  auto data = prepare_data(world, c, s.tok, s.shape, s.seed);
+  auto data = prepare_data(world, c, s.tok, s.spec.shape, s.seed);
   SummarizeTask task = make_task(world, c, s, data);
-  const int status = train(world, c, s.shape, task);
+  const int status = train(world, c, s.spec.shape, task);
   if (status != tandem::kExitOk) return status;
   // The best model (by train.best_metric) summarises; final weights are in models/ too.
-  auto model = load_model(world, c, s.shape, default_checkpoint(c));
+  auto model = load_model(world, c, s.spec, default_checkpoint(c));
   return evaluate_and_predict(world, c, model, s.tok, data.corpus);
 }
 
 int run_eval(tandem::World& world, const tandem::Config& c) {
   auto s = setup(world, c);
   const std::string path = default_checkpoint(c);
-  const GPTConfig shape = trained_shape(c, path);
-  auto corpus = prepare_data(world, c, s.tok, shape, s.seed).corpus;
+  const ModelSpec spec = trained_spec(c, path);
+  auto corpus = prepare_data(world, c, s.tok, spec.shape, s.seed).corpus;
   corpus.test.clear();
-  auto model = load_model(world, c, shape, path);
+  auto model = load_model(world, c, spec, path);
   return evaluate_and_predict(world, c, model, s.tok, corpus);
 }
 
 int run_predict(tandem::World& world, const tandem::Config& c) {
   auto s = setup(world, c);
   const std::string path = default_checkpoint(c);
-  const GPTConfig shape = trained_shape(c, path);
-  auto corpus = prepare_data(world, c, s.tok, shape, s.seed).corpus;
+  const ModelSpec spec = trained_spec(c, path);
+  auto corpus = prepare_data(world, c, s.tok, spec.shape, s.seed).corpus;
   if (corpus.test.empty() && !c.get_string("data.train_csv").empty())
     throw tandem::UsageError("predict needs data.test_csv (--test-csv)");
   corpus.val.clear();
-  auto model = load_model(world, c, shape, path);
+  auto model = load_model(world, c, spec, path);
   return evaluate_and_predict(world, c, model, s.tok, corpus);
 }
 
@@ -241,8 +245,7 @@ int run_generate(tandem::World& world, const tandem::Config& c) {
   if (prompt.empty()) throw tandem::UsageError("generate needs --prompt TEXT or --prompt-file F");
   const std::string hf = c.get_string("cmd.hf");
   const std::string path = default_checkpoint(c);
-  GPT model =
-      hf.empty() ? load_model(world, c, trained_shape(c, path), path) : on_rank_device(world, c, load_hf(hf));
+  GPT model = hf.empty() ? load_model(world, c, trained_spec(c, path), path) : on_rank_device(world, c, load_hf(hf));
   auto options = inference_settings(world, c, tok.eot()).generate;
   const auto out = generate(model, {tok.encode(prompt)}, options);
   if (world.rank() == 0) std::cout << tok.decode(out.front()) << std::endl;
@@ -253,12 +256,20 @@ int run_export(tandem::World& world, const tandem::Config& c) {
   const std::string dir = c.get_string("cmd.out");
   if (dir.empty()) throw tandem::UsageError("export needs --out DIR");
   const std::string path = default_checkpoint(c);
-  auto model = load_model(world, c, trained_shape(c, path), path);
-  if (world.rank() == 0) {
-    model->to(torch::kCPU);
-    export_hf(model, dir);
-    tandem::log::info("exported to ", dir, " (config.json, model.safetensors)");
+  const ModelSpec spec = trained_spec(c, path);
+  auto model = load_model(world, c, spec, path);
+  if (world.rank() != 0) return tandem::kExitOk;
+  model->to(torch::kCPU);
+  if (spec.lora.enabled()) {
+    const std::string adapter = (fs::path(dir) / "adapter").string();
+    export_peft_adapter(model, spec.lora, spec.init_from.substr(3), adapter);
+    tandem::log::info("exported the adapters alone to ", adapter,
+                      " (PEFT's adapter_config.json, adapter_model.safetensors)");
+    merge_lora(model);
   }
+  export_hf(model, dir);
+  tandem::log::info("exported to ", dir, " (config.json, model.safetensors",
+                    spec.lora.enabled() ? ", the adapters merged" : "", ")");
   return tandem::kExitOk;
 }
 

@@ -59,7 +59,9 @@ Gpt2Tokenizer load_tokenizer(const tandem::Config& c) {
   return Gpt2Tokenizer::load(dir);
 }
 
-GPTConfig model_config(const tandem::Config& c) {
+namespace {
+
+GPTConfig model_shape(const tandem::Config& c) {
   const std::string init = c.get_string("model.init_from");
   GPTConfig g =
       init.rfind("hf:", 0) == 0 ? read_hf_config(init.substr(3)) : GPTConfig::preset(c.get_string("model.preset"));
@@ -73,6 +75,23 @@ GPTConfig model_config(const tandem::Config& c) {
   return g;
 }
 
+}  // namespace
+
+ModelSpec model_spec(const tandem::Config& c) {
+  ModelSpec spec;
+  spec.shape = model_shape(c);
+  spec.init_from = c.get_string("model.init_from");
+  spec.lora.targets = c.get_string_list("model.lora.targets");
+  spec.lora.rank = c.get_int("model.lora.rank");
+  spec.lora.alpha = c.get_double("model.lora.alpha");
+  spec.lora.dropout = c.get_double("model.lora.dropout");
+  spec.lora.validate(spec.shape);
+  if (spec.lora.enabled() && spec.init_from.rfind("hf:", 0) != 0)
+    throw tandem::UsageError("model.lora.targets adapts a pretrained GPT-2, and model.init_from is \"" +
+                             spec.init_from + "\": set it to \"hf:DIR\", the Hugging Face folder of the base");
+  return spec;
+}
+
 void record_shape(tandem::Config& c, const GPTConfig& shape) {
   const std::string why = "the model's shape";
   c.set("model.n_layer", shape.n_layer, why);
@@ -81,15 +100,20 @@ void record_shape(tandem::Config& c, const GPTConfig& shape) {
   c.set("model.block_size", shape.block_size, why);
 }
 
-GPTConfig trained_shape(const tandem::Config& c, const std::string& path) {
+ModelSpec trained_spec(const tandem::Config& c, const std::string& path) {
   if (!fs::is_regular_file(path)) throw tandem::UsageError("checkpoint '" + path + "' not found (set --checkpoint)");
-  if (!tandem::has_config(path)) return model_config(c);
+  if (!tandem::has_config(path)) return model_spec(c);
   tandem::Config trained = tandem::config_from_checkpoint(summarize_schema(), path);
   // Files written before record_shape name only the preset or the folder.
   const bool recorded = trained.get_int("model.n_layer") > 0 && trained.get_int("model.n_head") > 0 &&
                         trained.get_int("model.n_embd") > 0 && trained.get_int("model.block_size") > 0;
-  if (recorded) trained.set("model.init_from", std::string("scratch"), path);
-  return model_config(trained);
+  const bool adapters = !trained.get_string_list("model.lora.targets").empty();
+  if (recorded && !adapters) trained.set("model.init_from", std::string("scratch"), path);
+  // Adapters need their base: where this command says it now lies, or where
+  // it lay in training. Either way its checksum must be the one recorded.
+  if (adapters && c.source("model.init_from") != "default")
+    trained.set("model.init_from", c.get_string("model.init_from"), c.source("model.init_from"));
+  return model_spec(trained);
 }
 
 Prepared prepare_data(tandem::World& world, const tandem::Config& c, const Gpt2Tokenizer& tok, const GPTConfig& model,

@@ -17,16 +17,27 @@ class World;
 namespace summarize {
 
 Gpt2Tokenizer load_tokenizer(const tandem::Config& config);
-// The preset with explicit sizes on top, or a Hugging Face model's own shape.
-GPTConfig model_config(const tandem::Config& config);
+
+// What builds a run's model.
+struct ModelSpec {
+  GPTConfig shape;
+  std::string init_from = "scratch";  // or "hf:DIR"
+  LoraSettings lora;                  // the model.lora keys
+};
+
+// The preset with explicit sizes on top, or a Hugging Face model's own
+// shape; model.init_from; LoRA's settings, validated against the shape, and
+// refused without a Hugging Face base to adapt.
+ModelSpec model_spec(const tandem::Config& config);
 // Writes `shape`'s sizes into `config`'s model.* keys, so that the config a
 // checkpoint carries says the model's shape without its preset or the
 // Hugging Face folder it started from.
 void record_shape(tandem::Config& config, const GPTConfig& shape);
-// The shape of the model in the checkpoint or models/*.h5 file at `path`,
-// from the config it carries; `config`'s model.* keys for a file that
-// carries none. Throws UsageError for a missing file.
-GPTConfig trained_shape(const tandem::Config& config, const std::string& path);
+// The model in the checkpoint or models/*.h5 file at `path`, from the config
+// it carries; `config`'s model.* keys for a file that carries none. A
+// whole model is rebuilt from its recorded shape; adapters need their base,
+// model.init_from as recorded. Throws UsageError for a missing file.
+ModelSpec trained_spec(const tandem::Config& config, const std::string& path);
 
 struct Prepared {
   Corpus corpus;

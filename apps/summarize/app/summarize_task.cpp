@@ -5,38 +5,44 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 
 #include "model/gpt2_hf.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
+#include "tandem/io/file_checksum.h"
 #include "tandem/obs/log.h"
 #include "tandem/text/number_text.h"
 #include "tandem/train/evaluate.h"
 
 namespace summarize {
 
-GPT make_model(const GPTConfig& config, const std::string& init_from) {
-  if (init_from == "scratch") return GPT(config);
-  if (init_from.rfind("hf:", 0) == 0) {
-    auto model = load_hf(init_from.substr(3));
-    if (model->config().block_size < config.block_size)
-      throw tandem::UsageError("model.init_from " + init_from + " has " + std::to_string(model->config().block_size) +
-                               " positions, fewer than model.block_size " + std::to_string(config.block_size));
-    return model;
-  }
-  throw tandem::UsageError("model.init_from must be \"scratch\" or \"hf:DIR\", got \"" + init_from + "\"");
+GPT make_model(const ModelSpec& spec) {
+  const std::string& init_from = spec.init_from;
+  if (init_from == "scratch") return GPT(spec.shape);
+  if (init_from.rfind("hf:", 0) != 0)
+    throw tandem::UsageError("model.init_from must be \"scratch\" or \"hf:DIR\", got \"" + init_from + "\"");
+  auto model = load_hf(init_from.substr(3));
+  if (model->config().block_size < spec.shape.block_size)
+    throw tandem::UsageError("model.init_from " + init_from + " has " + std::to_string(model->config().block_size) +
+                             " positions, fewer than model.block_size " + std::to_string(spec.shape.block_size));
+  if (spec.lora.enabled()) add_lora(model, spec.lora);
+  return model;
 }
 
-SummarizeTask::SummarizeTask(GPTConfig config, std::string init_from, TokenSet train, TokenSet val, int64_t pad,
-                             std::optional<RougeDuringTraining> rouge)
-    : config_(config),
-      init_from_(std::move(init_from)),
-      train_(std::move(train)),
-      val_(std::move(val)),
-      pad_(pad),
-      rouge_(std::move(rouge)) {}
+std::string base_checksum(const ModelSpec& spec) {
+  return tandem::file_crc64((std::filesystem::path(spec.init_from.substr(3)) / "model.safetensors").string());
+}
 
-std::shared_ptr<torch::nn::Module> SummarizeTask::build_model() { return make_model(config_, init_from_).ptr(); }
+SummarizeTask::SummarizeTask(ModelSpec spec, TokenSet train, TokenSet val, int64_t pad,
+                             std::optional<RougeDuringTraining> rouge)
+    : spec_(std::move(spec)), train_(std::move(train)), val_(std::move(val)), pad_(pad), rouge_(std::move(rouge)) {}
+
+std::shared_ptr<torch::nn::Module> SummarizeTask::build_model() {
+  GPT model = make_model(spec_);
+  if (spec_.lora.enabled()) frozen_base_ = base_checksum(spec_);
+  return model.ptr();
+}
 
 tandem::Batch SummarizeTask::make_batch(const std::vector<int64_t>& indices, bool train, uint64_t) {
   const TokenSet& set = train ? train_ : val_;
@@ -95,9 +101,14 @@ tandem::Metrics SummarizeTask::collective_metrics(torch::nn::Module& module, con
   auto gpt = std::dynamic_pointer_cast<GPTImpl>(module.shared_from_this());
   if (!gpt) throw std::logic_error("SummarizeTask evaluates a model that is not its GPT");
   GPT model(gpt);
+  InferenceSettings settings = rouge_->settings;
+  // Under LoRA the trainer keeps the frozen base in the training precision
+  // (Task::frozen_base): only autocast at that precision takes it, on the
+  // CPU too, where inference is otherwise fp32.
+  if (spec_.lora.enabled()) settings.generate.precision = ctx.precision;
   const auto start = std::chrono::steady_clock::now();
   const auto scored =
-      score_summaries(*ctx.world, model, *rouge_->tokenizer, rouge_->examples, rouge_->settings, rouge_->stemmer);
+      score_summaries(*ctx.world, model, *rouge_->tokenizer, rouge_->examples, settings, rouge_->stemmer);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   tandem::log::info("ROUGE of ", rouge_->examples.size(), " greedy summaries (eval.rouge_samples): ",
                     tandem::number_text(std::round(took.count() * 10) / 10), " s");
@@ -122,7 +133,7 @@ tandem::Activations SummarizeTask::activation_bytes(const tandem::ActivationQuer
     length = std::max(length, train_.length(i));
     predicted = std::max(predicted, train_.length(i) - train_.prompt_len[i]);
   }
-  return config_.activation_bytes(query, length, predicted);
+  return spec_.shape.activation_bytes(query, length, predicted, !spec_.lora.enabled());
 }
 
 namespace {
@@ -156,7 +167,8 @@ std::vector<RowWork> row_work(const tandem::Batch& batch) {
 
 double SummarizeTask::flops_in(const tandem::Batch& batch) const {
   double flops = 0;
-  for (const RowWork& row : row_work(batch)) flops += config_.training_flops(row.length, row.predicted);
+  for (const RowWork& row : row_work(batch))
+    flops += spec_.shape.training_flops(row.length, row.predicted, !spec_.lora.enabled());
   return flops;
 }
 

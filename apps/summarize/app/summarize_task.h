@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "app/inference.h"
+#include "app/prepare.h"
 #include "data/tokens.h"
 #include "model/gpt2.h"
 #include "tandem/train/task.h"
@@ -24,10 +25,13 @@ struct RougeDuringTraining {
 class SummarizeTask : public tandem::Task {
  public:
   // Without `rouge`, evaluation gives the loss alone.
-  SummarizeTask(GPTConfig config, std::string init_from, TokenSet train, TokenSet val, int64_t pad,
+  SummarizeTask(ModelSpec spec, TokenSet train, TokenSet val, int64_t pad,
                 std::optional<RougeDuringTraining> rouge = std::nullopt);
 
   std::shared_ptr<torch::nn::Module> build_model() override;
+  // Under LoRA, the base's weights file by its checksum (base_checksum);
+  // else none.
+  std::string frozen_base() const override { return frozen_base_; }
   int64_t train_size() const override { return train_.size(); }
   int64_t eval_size() const override { return val_.size(); }
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
@@ -50,15 +54,20 @@ class SummarizeTask : public tandem::Task {
   bool drop_last() const override { return false; }
 
  private:
-  GPTConfig config_;
-  std::string init_from_;
+  ModelSpec spec_;
+  std::string frozen_base_;
   TokenSet train_, val_;
   int64_t pad_;
   std::optional<RougeDuringTraining> rouge_;
 };
 
 // Builds the model a run asks for: a preset or explicit sizes, from scratch
-// or from a Hugging Face directory ("hf:DIR").
-GPT make_model(const GPTConfig& config, const std::string& init_from);
+// or from a Hugging Face directory ("hf:DIR"); under LoRA, that base frozen
+// with adapters attached (model/lora.h).
+GPT make_model(const ModelSpec& spec);
+
+// What names a LoRA run's base: the checksum of its model.safetensors
+// (io/file_checksum.h), which checkpoints record as "frozen_base".
+std::string base_checksum(const ModelSpec& spec);
 
 }  // namespace summarize

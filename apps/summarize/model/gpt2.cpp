@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -16,6 +17,33 @@
 namespace summarize {
 
 namespace F = torch::nn::functional;
+
+namespace {
+
+// A projection's output: its Linear layer's, plus its adapter's update under LoRA.
+at::Tensor project(const at::Tensor& x, const torch::nn::Linear& layer, const LoraAdapter& lora, WeightCopy* packed,
+                   bool training) {
+  const at::Tensor y = summarize::linear(x, layer->weight, layer->bias, packed);
+  return lora.empty() ? y : y + lora.delta(x, training);
+}
+
+// The adapter of `target`, on `layer` [in -> out], where settings.targets names it.
+LoraAdapter adapter_for(const LoraSettings& settings, const std::string& target, torch::nn::Linear& layer) {
+  const auto& targets = settings.targets;
+  if (std::find(targets.begin(), targets.end(), target) == targets.end()) return {};
+  return LoraAdapter::attach(*layer, layer->weight.size(1), layer->weight.size(0), settings);
+}
+
+void merge(torch::nn::Linear& layer, LoraAdapter& lora) {
+  if (lora.empty()) return;
+  torch::NoGradGuard no_grad;
+  layer->weight.add_(lora.weight_delta().to(layer->weight.dtype()));
+  layer->unregister_module("lora_A");
+  layer->unregister_module("lora_B");
+  lora = {};
+}
+
+}  // namespace
 
 GPTConfig GPTConfig::preset(const std::string& name) {
   // n_layer, n_head, n_embd; every preset has GPT-2's vocabulary.
@@ -61,17 +89,18 @@ int64_t GPTConfig::num_parameters(bool non_embedding) const {
   return non_embedding ? total - block_size * c : total;
 }
 
-double GPTConfig::training_flops(int64_t length, int64_t predicted) const {
+double GPTConfig::training_flops(int64_t length, int64_t predicted, bool trains_base) const {
   const double c = static_cast<double>(n_embd), layers = static_cast<double>(n_layer);
   const double len = static_cast<double>(length);
   const double blocks = 2 * len * layers * 12 * c * c;
   // Token t attends to t + 1 keys: QK^T and the weighted sum of V, c wide each.
   const double attention = layers * 2 * 2 * c * (len * (len + 1) / 2);
   const double head = 2 * static_cast<double>(predicted) * static_cast<double>(vocab_size) * c;
-  return 3 * (blocks + attention + head);
+  return (trains_base ? 3 : 2) * (blocks + attention + head);
 }
 
-tandem::Activations GPTConfig::activation_bytes(const tandem::ActivationQuery& q, int64_t length, int64_t predicted) const {
+tandem::Activations GPTConfig::activation_bytes(const tandem::ActivationQuery& q, int64_t length, int64_t predicted,
+                                                bool trains_base) const {
   const int64_t c = n_embd, e = q.element_bytes, tokens = q.micro_batch * length;
   // Per token, what a block's backward reads: in fp32 the residual stream
   // where each LayerNorm takes it (2c); in the compute dtype the LayerNorms'
@@ -88,7 +117,7 @@ tandem::Activations GPTConfig::activation_bytes(const tandem::ActivationQuery& q
   // before it is added to the head's, which shares its weight.
   const int64_t rows = q.micro_batch * predicted;
   const int64_t head = tokens * c * 4 + rows * c * e + 3 * rows * vocab_size * 4;
-  const int64_t embedding = vocab_size * c * 4;
+  const int64_t embedding = trains_base ? vocab_size * c * 4 : 0;
   if (q.recompute) return {inputs + head, inputs + block + embedding};
   return {n_layer * block + head, embedding};
 }
@@ -113,7 +142,7 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& config, int64_
 at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask) {
   const int64_t b = x.size(0), t = x.size(1), c = x.size(2);
   const auto heads = [&](const at::Tensor& y) { return y.view({b, t, n_head_, c / n_head_}).transpose(1, 2); };
-  const std::vector<at::Tensor> qkv = summarize::linear(x, c_attn->weight, c_attn->bias, &c_attn_packed_).split(c, 2);
+  const std::vector<at::Tensor> qkv = project(x, c_attn, c_attn_lora_, &c_attn_packed_, is_training()).split(c, 2);
   at::Tensor q = heads(qkv[0]), k = heads(qkv[1]), v = heads(qkv[2]);
   if (cache != nullptr) std::tie(k, v) = cache->append(layer_, k, v);
 
@@ -122,7 +151,17 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x, KVCache* cache,
   options.dropout_p = dropout_;
   options.training = is_training();
   const at::Tensor y = tandem::nn::attention(q, k, v, options).transpose(1, 2).reshape({b, t, c});
-  return resid_dropout(summarize::linear(y, c_proj->weight, c_proj->bias, &c_proj_packed_));
+  return resid_dropout(project(y, c_proj, c_proj_lora_, &c_proj_packed_, is_training()));
+}
+
+void CausalSelfAttentionImpl::add_lora(const LoraSettings& settings) {
+  c_attn_lora_ = adapter_for(settings, "attn.c_attn", c_attn);
+  c_proj_lora_ = adapter_for(settings, "attn.c_proj", c_proj);
+}
+
+void CausalSelfAttentionImpl::merge_lora() {
+  merge(c_attn, c_attn_lora_);
+  merge(c_proj, c_proj_lora_);
 }
 
 MLPImpl::MLPImpl(const GPTConfig& config) {
@@ -134,8 +173,18 @@ MLPImpl::MLPImpl(const GPTConfig& config) {
 
 at::Tensor MLPImpl::forward(const at::Tensor& x) {
   // GPT-2's GELU is the tanh approximation ("gelu_new" in transformers).
-  const at::Tensor hidden = torch::gelu(summarize::linear(x, c_fc->weight, c_fc->bias, &c_fc_packed_), "tanh");
-  return dropout(summarize::linear(hidden, c_proj->weight, c_proj->bias, &c_proj_packed_));
+  const at::Tensor hidden = torch::gelu(project(x, c_fc, c_fc_lora_, &c_fc_packed_, is_training()), "tanh");
+  return dropout(project(hidden, c_proj, c_proj_lora_, &c_proj_packed_, is_training()));
+}
+
+void MLPImpl::add_lora(const LoraSettings& settings) {
+  c_fc_lora_ = adapter_for(settings, "mlp.c_fc", c_fc);
+  c_proj_lora_ = adapter_for(settings, "mlp.c_proj", c_proj);
+}
+
+void MLPImpl::merge_lora() {
+  merge(c_fc, c_fc_lora_);
+  merge(c_proj, c_proj_lora_);
 }
 
 BlockImpl::BlockImpl(const GPTConfig& config, int64_t layer) {
@@ -191,6 +240,11 @@ at::Tensor GPTImpl::features(const at::Tensor& idx, KVCache* cache, const at::Te
   const at::Tensor pos =
       positions.defined() ? positions : torch::arange(past, past + t, idx.options().dtype(torch::kLong)).unsqueeze(0);
   at::Tensor x = transformer->drop(transformer->wte(idx) + transformer->wpe(pos));
+  // A frozen base keeps its embeddings in half precision (LoRA: Task::frozen_base): the residual stream
+  // stays fp32 as with fp32 weights, and, since no gradient reaches them, the first block's input is made
+  // to ask for one, or recomputation (which needs an input that does) would pass the first block by.
+  if (x.scalar_type() != torch::kFloat) x = x.to(torch::kFloat);
+  if (torch::GradMode::is_enabled() && !x.requires_grad()) x.requires_grad_();
   const at::Tensor mask = tandem::nn::attention_mask(t, past + t, /*causal=*/true, key_mask, idx.device());
   for (auto& block : *transformer->h) {
     auto* b = block->as<Block>();
@@ -206,7 +260,8 @@ at::Tensor GPTImpl::features(const at::Tensor& idx, KVCache* cache, const at::Te
 at::Tensor GPTImpl::head(const at::Tensor& features) {
   const at::Tensor& weight = transformer->wte->weight;
   const int64_t c = weight.size(1);
-  if (torch::GradMode::is_enabled() || !features.device().is_cpu() || features.numel() != c)
+  if (torch::GradMode::is_enabled() || !features.device().is_cpu() || features.numel() != c ||
+      weight.scalar_type() != at::kFloat || features.scalar_type() != at::kFloat)
     return summarize::linear(features, weight, {}, &head_packed_);
   // One row (batch-1 generation): without tandem's own loop, MKL's
   // matrix-vector product runs over a transposed copy of the embedding much

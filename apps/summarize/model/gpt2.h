@@ -15,6 +15,7 @@
 #include <string>
 
 #include "model/kv_cache.h"
+#include "model/lora.h"
 #include "model/weight_copy.h"
 #include "tandem/train/activations.h"
 
@@ -50,12 +51,16 @@ struct GPTConfig {
   // per layer and token), of the attention scores and weighted sum over each
   // token's causal prefix (not the padded square), and of the head (vocab x
   // c) where a token is predicted. Lookups, norms, biases and softmax are
-  // left out, as in the usual basis of MFU.
-  double training_flops(int64_t length, int64_t predicted) const;
+  // left out, as in the usual basis of MFU. With the base frozen (LoRA,
+  // `trains_base` false) backward makes no weight gradients: twice the
+  // forward's, the adapters' few FLOPs left out too.
+  double training_flops(int64_t length, int64_t predicted, bool trains_base = true) const;
 
   // What training keeps for backward (Task::activation_bytes) on sequences of
-  // `length` tokens of which `predicted` go through the output head.
-  tandem::Activations activation_bytes(const tandem::ActivationQuery& query, int64_t length, int64_t predicted) const;
+  // `length` tokens of which `predicted` go through the output head; with
+  // the base frozen, without the embedding's gradient.
+  tandem::Activations activation_bytes(const tandem::ActivationQuery& query, int64_t length, int64_t predicted,
+                                       bool trains_base = true) const;
 };
 
 // LayerNorm whose bias can be left out (torch::nn::LayerNorm has both affine
@@ -80,6 +85,10 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   // step's attention mask (tandem::nn::attention_mask), built once for every
   // layer by GPTImpl::features.
   at::Tensor forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask);
+  // Adapters on c_attn and c_proj where settings.targets names them, and
+  // their merge (model/lora.h).
+  void add_lora(const LoraSettings& settings);
+  void merge_lora();
 
   torch::nn::Linear c_attn{nullptr};  // q, k and v of every head at once
   torch::nn::Linear c_proj{nullptr};
@@ -89,6 +98,7 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   int64_t n_head_, layer_;
   double dropout_;
   WeightCopy c_attn_packed_, c_proj_packed_;  // for decoding steps of a few rows (model/linear.h)
+  LoraAdapter c_attn_lora_, c_proj_lora_;
 };
 TORCH_MODULE(CausalSelfAttention);
 
@@ -96,12 +106,17 @@ class MLPImpl : public torch::nn::Module {
  public:
   explicit MLPImpl(const GPTConfig& config);
   at::Tensor forward(const at::Tensor& x);
+  // Adapters on c_fc and c_proj where settings.targets names them, and their
+  // merge (model/lora.h).
+  void add_lora(const LoraSettings& settings);
+  void merge_lora();
 
   torch::nn::Linear c_fc{nullptr}, c_proj{nullptr};
   torch::nn::Dropout dropout{nullptr};
 
  private:
   WeightCopy c_fc_packed_, c_proj_packed_;  // for decoding steps of a few rows (model/linear.h)
+  LoraAdapter c_fc_lora_, c_proj_lora_;
 };
 TORCH_MODULE(MLP);
 

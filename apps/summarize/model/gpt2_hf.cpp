@@ -225,4 +225,31 @@ void export_hf(const GPT& model, const std::string& dir) {
   tandem::write_bytes_atomically((fs::path(dir) / "config.json").string(), json.dump(2) + "\n");
 }
 
+void export_peft_adapter(const GPT& model, const LoraSettings& settings, const std::string& base_dir,
+                         const std::string& dir) {
+  fs::create_directories(dir);
+  tandem::NamedTensors tensors;
+  for (const auto& item : model->named_parameters())
+    if (item.key().find(".lora_") != std::string::npos)
+      tensors.emplace_back("base_model.model." + item.key(), item.value().detach().to(torch::kCPU, torch::kFloat));
+  tandem::write_safetensors((fs::path(dir) / "adapter_model.safetensors").string(), tensors, {{"format", "pt"}});
+
+  nlohmann::ordered_json json;
+  json["peft_type"] = "LORA";
+  json["task_type"] = "CAUSAL_LM";
+  json["base_model_name_or_path"] = fs::absolute(base_dir).string();
+  json["r"] = settings.rank;
+  json["lora_alpha"] = settings.alpha;
+  json["lora_dropout"] = settings.dropout;
+  json["target_modules"] = settings.targets;
+  json["fan_in_fan_out"] = true;
+  json["bias"] = "none";
+  json["init_lora_weights"] = true;
+  json["use_rslora"] = false;
+  json["use_dora"] = false;
+  json["modules_to_save"] = nullptr;
+  json["inference_mode"] = true;
+  tandem::write_bytes_atomically((fs::path(dir) / "adapter_config.json").string(), json.dump(2) + "\n");
+}
+
 }  // namespace summarize

@@ -35,4 +35,13 @@ GPT load_hf(const std::string& dir);
 // bos and eos are <|endoftext|> (50256); the tokenizer files are not written.
 void export_hf(const GPT& model, const std::string& dir);
 
+// The adapters of a LoRA model (model/lora.h) in PEFT's layout, what
+// peft.PeftModel.from_pretrained(base, DIR) loads onto the base model:
+// DIR/adapter_config.json (a LoraConfig for CAUSAL_LM: r, lora_alpha,
+// lora_dropout, target_modules, fan_in_fan_out true since HF's GPT-2 layers
+// are Conv1D, and the base's folder) and DIR/adapter_model.safetensors
+// (float32, "base_model.model." and our names, which are PEFT's). Creates DIR.
+void export_peft_adapter(const GPT& model, const LoraSettings& settings, const std::string& base_dir,
+                         const std::string& dir);
+
 }  // namespace summarize

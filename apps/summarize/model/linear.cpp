@@ -24,7 +24,8 @@ constexpr int64_t kPackedRows = 8;
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, WeightCopy* packed) {
   const int64_t in = weight.size(1);
   const int64_t rows = x.numel() / in;
-  if (c10::GradMode::is_enabled() || !x.device().is_cpu() || rows < 1 || rows > kMostRows)
+  if (c10::GradMode::is_enabled() || !x.device().is_cpu() || rows < 1 || rows > kMostRows ||
+      x.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat)
     return at::linear(x, weight, bias);
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() = weight.size(0);

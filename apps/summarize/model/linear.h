@@ -17,8 +17,9 @@ namespace summarize {
 
 // x [..., in] -> [..., out], as torch::nn::functional::linear(x, weight,
 // bias). Takes its own layouts only where they win: no gradient is being
-// recorded, the tensors are on the CPU, and x has 1 to 32 rows; otherwise it
-// is linear itself. The results equal linear's up to float rounding (the sums
+// recorded, the tensors are on the CPU in fp32, and x has 1 to 32 rows;
+// otherwise it is linear itself (which autocast may lower, and which takes a
+// LoRA run's half-precision base). The results equal linear's up to float rounding (the sums
 // run in another order). With 2 to 32 rows and `packed` given, the weight is
 // packed by oneDNN into *packed (where this LibTorch can: compat.h) and the
 // result is contiguous; without, it is a transposed view of W x^T, not a

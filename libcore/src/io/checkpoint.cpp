@@ -51,6 +51,29 @@ NamedTensors module_state(const torch::nn::Module& module) {
   return out;
 }
 
+NamedTensors trained_state(const torch::nn::Module& module) {
+  NamedTensors out;
+  for (const auto& p : module.named_parameters())
+    if (p.value().requires_grad()) out.emplace_back(p.key(), p.value());
+  for (auto& entry : named_tensors(module.named_buffers())) out.push_back(std::move(entry));
+  return out;
+}
+
+void require_frozen_base(const Checkpoint& checkpoint, const std::string& frozen_base) {
+  const auto it = checkpoint.state.find("frozen_base");
+  const std::string theirs = it != checkpoint.state.end() ? checkpoint.get_string("frozen_base") : "";
+  if (theirs == frozen_base) return;
+  const std::string& path = checkpoint.path;
+  if (theirs.empty())
+    throw UsageError(path + ": holds a whole model, not one trained on a frozen base (" + frozen_base +
+                     "): use it with the settings it was written with");
+  if (frozen_base.empty())
+    throw UsageError(path + ": holds what was trained on a frozen base (" + theirs +
+                     "), not a whole model: use it with the settings it was written with");
+  throw UsageError(path + ": was trained on the frozen base " + theirs + ", and this run's is " + frozen_base +
+                   ": give it the base it was trained on");
+}
+
 void save_checkpoint(const std::string& path, const TensorSets& sets, const CheckpointState& state) {
   replace_atomically(path, [&](const std::string& temp) { write_checkpoint(temp, sets, state); });
 }

@@ -13,7 +13,7 @@ namespace {
 
 // The module's tensors in the Ema's order; throws when the names differ.
 std::vector<at::Tensor> matching(const NamedTensors& ema, const torch::nn::Module& module) {
-  const NamedTensors current = module_state(module);
+  const NamedTensors current = trained_state(module);
   if (current.size() != ema.size()) {
     throw std::invalid_argument("Ema: the module has " + std::to_string(current.size()) + " tensors, the average " +
                                 std::to_string(ema.size()));
@@ -34,8 +34,8 @@ std::vector<at::Tensor> matching(const NamedTensors& ema, const torch::nn::Modul
 
 Ema::Ema(const torch::nn::Module& module) {
   torch::NoGradGuard no_grad;
-  for (const auto& [name, tensor] : module_state(module)) tensors_.emplace_back(name, tensor.detach().clone());
-  num_parameters_ = module.parameters().size();
+  for (const auto& [name, tensor] : trained_state(module)) tensors_.emplace_back(name, tensor.detach().clone());
+  num_parameters_ = tensors_.size() - module.buffers().size();
 }
 
 void Ema::update(const torch::nn::Module& module, double decay) {

@@ -45,7 +45,8 @@ struct ShardFigures {
 
 ShardFigures shard_figures(torch::nn::Module& model, const PlanSettings& settings) {
   NamedTensors params;
-  for (const auto& p : model.named_parameters()) params.emplace_back(p.key(), p.value());
+  for (const auto& p : model.named_parameters())
+    if (p.value().requires_grad()) params.emplace_back(p.key(), p.value());
   ShardFigures f;
   for (const auto& group : group_params(params, settings.bucket_mb)) {
     std::vector<int64_t> numels;
@@ -117,10 +118,12 @@ MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanSettings& setti
     trainable_elements += p.numel();
     largest = std::max(largest, bytes_of(p));
   }
-  for (const auto& b : model.buffers()) plan.weights += bytes_of(b);
+  int64_t buffers = 0;
+  for (const auto& b : model.buffers()) buffers += bytes_of(b);
+  plan.weights += buffers;
   plan.gradients = trainable;
   plan.optimizer = 2 * trainable;
-  if (settings.ema) plan.ema = plan.weights;
+  if (settings.ema) plan.ema = trainable + buffers;
   if (settings.world_size > 1) plan.buckets = trainable;
   if (settings.world_size > 1 && settings.shard != "none") {
     const ShardFigures f = shard_figures(model, settings);

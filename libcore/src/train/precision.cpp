@@ -1,5 +1,7 @@
 #include "tandem/train/precision.h"
 
+#include <torch/torch.h>
+
 #include "tandem/error.h"
 
 namespace tandem {
@@ -38,6 +40,14 @@ std::string to_string(Precision precision) {
       break;
   }
   return "fp32";
+}
+
+void keep_frozen_in(torch::nn::Module& module, Precision precision) {
+  if (precision == Precision::FP32) return;
+  const auto half = precision == Precision::FP16 ? at::kHalf : at::kBFloat16;
+  torch::NoGradGuard no_grad;
+  for (auto& p : module.parameters())
+    if (!p.requires_grad() && p.dim() >= 2 && p.is_floating_point()) p.set_data(p.to(half));
 }
 
 }  // namespace tandem

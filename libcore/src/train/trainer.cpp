@@ -1,5 +1,7 @@
 #include "trainer_impl.h"
 
+#include <array>
+
 namespace tandem {
 
 namespace {
@@ -126,13 +128,13 @@ void Trainer::Impl::build() {
   const std::vector<std::string> devices = gather_free_memory();
   live_before_model = std::max<int64_t>(tensor_memory(device).live, 0);
   model = task.build_model();
+  frozen_base = task.frozen_base();
+  if (!frozen_base.empty()) keep_frozen_in_compute_precision();
   plan_memory(devices);
   model->to(device);
-  for (const auto& p : model->named_parameters()) {
-    weights.emplace_back(p.key(), p.value());
+  for (const auto& p : model->named_parameters())
     if (p.value().requires_grad()) params.emplace_back(p.key(), p.value());
-  }
-  for (const auto& b : model->named_buffers()) weights.emplace_back(b.key(), b.value());
+  weights = frozen_base.empty() ? module_state(*model) : trained_state(*model);
 
   AdamWOptions opt;
   opt.beta1 = s.beta1;
@@ -169,6 +171,37 @@ void Trainer::Impl::build() {
   if (s.ema_decay > 0) {
     ema = std::make_unique<Ema>(*model);
     if (resume && resume->sets.count("ema")) tandem::restore(*resume, "ema", ema->named_tensors());
+  }
+}
+
+// Task::frozen_base's rule (keep_frozen_in), before the memory plan counts
+// the weights and the model moves to its device, so that no fp32 copy of a
+// large base is ever made there. Ranks load the same base file, so the
+// frozen weights agree without the broadcast that only the trained state gets.
+void Trainer::Impl::keep_frozen_in_compute_precision() {
+  check_frozen_base_agrees();
+  int64_t frozen = 0, trained = 0;
+  for (const auto& p : model->parameters()) (p.requires_grad() ? trained : frozen) += p.numel();
+  log::info("frozen base ", frozen_base, ": ", frozen, " frozen elements (matrices in ", to_string(precision), "), ",
+            trained, " trained");
+  keep_frozen_in(*model, precision);
+}
+
+// Each rank loads the base from its own path: on several nodes another file
+// at that path would train another model there, silently, since only the
+// trained state is broadcast. Every rank sees every rank's checksum, so all
+// stop alike.
+void Trainer::Impl::check_frozen_base_agrees() {
+  constexpr size_t kBytes = 64;
+  std::array<char, kBytes> mine{};
+  frozen_base.copy(mine.data(), kBytes - 1);
+  std::vector<char> all(kBytes * static_cast<size_t>(world.size()));
+  world.allgather_bytes(mine.data(), kBytes, all.data());
+  for (int r = 0; r < world.size(); ++r) {
+    const std::string theirs(all.data() + kBytes * static_cast<size_t>(r));
+    if (theirs != std::string(all.data()))
+      throw UsageError("the ranks' frozen bases differ: rank 0's is " + std::string(all.data()) + ", rank " +
+                       std::to_string(r) + "'s " + theirs + ": give every node the same base files");
   }
 }
 

@@ -3,6 +3,9 @@
 namespace tandem {
 
 void Trainer::Impl::restore(const Checkpoint& ckpt) {
+  // First: adapters on another base differ from this run in more than any
+  // setting, and the message must say so whatever else changed.
+  require_frozen_base(ckpt, frozen_base);
   const std::string& path = ckpt.path;
   const int64_t their_batch = ckpt.get_int("global_batch");
   if (their_batch != sampler->global_batch())
@@ -130,6 +133,7 @@ void Trainer::Impl::save(int64_t steps_done) {
     state["early_stop_wait"] = stop_wait;
     state["stopped_early"] = int64_t{stopped_early};
     state["config"] = config.to_toml();
+    if (!frozen_base.empty()) state["frozen_base"] = frozen_base;
     TensorSets sets = {{"model", weights}, {"optim", optim}};
     if (ema) sets["ema"] = ema->named_tensors();
     const auto path = checkpoints->save(steps_done, sets, state);
@@ -149,6 +153,7 @@ void Trainer::Impl::save_model(const std::string& name, int64_t steps_done) {
   CheckpointState state;
   state["step"] = steps_done;
   state["config"] = config.to_toml();
+  if (!frozen_base.empty()) state["frozen_base"] = frozen_base;
   fs::create_directories(out_dir / "models");
   TensorSets sets = {{"model", weights}};
   save_checkpoint((out_dir / "models" / (name + ".h5")).string(), sets, state);

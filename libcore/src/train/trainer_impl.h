@@ -79,7 +79,8 @@ struct Trainer::Impl {
 
   std::shared_ptr<torch::nn::Module> model;
   NamedTensors params;   // trainable, in registration order
-  NamedTensors weights;  // parameters and buffers: what a checkpoint holds
+  NamedTensors weights;  // what a checkpoint holds: every parameter, or the trained state alone
+  std::string frozen_base;              // Task::frozen_base
   std::unique_ptr<ParamShards> shards;  // dist.shard other than "none", on more than one rank
   // dist.shard = "gradients": GradSync reduce-scatters every micro-step into
   // the shards' gradient blocks, which stand in for the parameters' .grad.
@@ -144,6 +145,8 @@ struct Trainer::Impl {
   void back_off(int64_t step, int64_t failed_ranks, double hint_before);
   std::vector<std::string> gather_free_memory();
   void build();
+  void keep_frozen_in_compute_precision();
+  void check_frozen_base_agrees();
   void restore(const Checkpoint& ckpt);
   void restore_oom_micro_batch(const Checkpoint& ckpt);
   void restore_best(const Checkpoint& ckpt);

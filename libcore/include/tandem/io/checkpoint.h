@@ -49,6 +49,18 @@ struct Checkpoint {
 // "model" set holds, and what restore() copies into. The tensors are shared.
 NamedTensors module_state(const torch::nn::Module& module);
 
+// Parameters that require gradients, then buffers: module_state without the
+// frozen parameters, which never change and which a task that rebuilds them
+// from elsewhere (LoRA's base, Task::frozen_base) leaves out of its files.
+NamedTensors trained_state(const torch::nn::Module& module);
+
+// A file of what was trained on a frozen base (Task::frozen_base) continues,
+// and is evaluated, only on the base it was trained on: on another, adapters
+// would start from a point they never reached. Throws UsageError, naming the
+// file and both bases, unless its state "frozen_base" is `frozen_base`;
+// empty stands for a whole model, and a file without the state holds one.
+void require_frozen_base(const Checkpoint& checkpoint, const std::string& frozen_base);
+
 // Written through replace_atomically (io/atomic_file.h): a crash at any point
 // leaves the previous file at `path` whole, and at worst a temporary file
 // named by temp_path_for(path) beside it. Set and tensor names must be

@@ -11,8 +11,11 @@ namespace tandem {
 
 class Ema {
  public:
-  // Starts as a copy of the module's parameters and buffers, on their
-  // devices: build it once the model is where it will train.
+  // Starts as a copy of the module's trained state (checkpoint.h: the
+  // parameters that require gradients, and the buffers), on their devices:
+  // build it once the model is where it will train. Frozen parameters are
+  // left out: they never change, and a LoRA run's frozen base is most of the
+  // model.
   explicit Ema(const torch::nn::Module& module);
 
   // ema = decay * ema + (1 - decay) * param for every parameter, without
@@ -22,13 +25,14 @@ class Ema {
   // and for a decay outside [0, 1].
   void update(const torch::nn::Module& module, double decay);
 
-  // Parameters, then buffers, in the module's order, under the module's names.
+  // Trained parameters, then buffers, in the module's order, under the
+  // module's names.
   // The tensors are the Ema's own, shared: write them into a checkpoint, or
   // restore() a checkpoint's set into them.
   const NamedTensors& named_tensors() const { return tensors_; }
 
-  // Overwrites the module's parameters and buffers with the averages (as for
-  // sampling); the same name check as update().
+  // Overwrites the module's trained parameters and buffers with the averages
+  // (as for sampling); the same name check as update().
   void copy_to(torch::nn::Module& module) const;
 
  private:

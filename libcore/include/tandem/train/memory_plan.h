@@ -5,15 +5,16 @@
 //
 // From the model's tensors, exact:
 //   weights      parameters and buffers, in their own dtype (fp32: autocast
-//                computes in half precision from fp32 master weights)
+//                computes in half precision from fp32 master weights; a
+//                frozen base in the compute precision, Task::frozen_base)
 //   gradients    one per trainable parameter, made during backward (the
 //                optimizer's zero_grad drops them between steps)
 //   optimizer    AdamW's two moments per trainable parameter; sharded
 //                (dist.shard "optimizer" or "gradients") those of a rank's
 //                block of each group (dist/shard.h: 1/world, padded), and
 //                the two groups' flats the step's all-gather holds at once
-//   ema          the weights' average, a copy of parameters and buffers
-//                (train.ema_decay > 0)
+//   ema          the weights' average, a copy of the trainable parameters
+//                and the buffers (train.ema_decay > 0)
 //   buckets      GradSync's flat buffers, a second copy of the gradients
 //                (more than one rank); under dist.shard = "gradients" the
 //                rank's gradient blocks, and flats of the largest group for

@@ -135,6 +135,21 @@ class Task {
   virtual bool fixed_shapes() const { return false; }
   // Weight decay for a parameter: matrices yes, biases and norms no.
   virtual bool decays(const std::string& name, const at::Tensor& param) const;
+  // Where the model's frozen parameters (requires_grad false) come from, for
+  // a task that rebuilds them in build_model rather than have checkpoints
+  // carry them: summarize's LoRA names its base by the checksum of the
+  // base's weights file (io/file_checksum.h). When it is not empty:
+  // - checkpoints and model files hold the trained state alone (checkpoint.h:
+  //   trained_state) and this string as their state "frozen_base", and a
+  //   resume from a file that records another, or none, stops with a
+  //   UsageError before any step;
+  // - the frozen matrices (every frozen parameter of two or more dimensions)
+  //   are kept in the run's compute precision when that is fp16 or bf16:
+  //   nothing updates them, and autocast would make a half copy of each for
+  //   every product anyway. Norms and biases stay fp32.
+  // Called once, after build_model. Empty (the default): every parameter is
+  // checkpointed, in fp32.
+  virtual std::string frozen_base() const { return ""; }
 };
 
 }  // namespace tandem
