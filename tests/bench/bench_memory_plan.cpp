@@ -31,6 +31,7 @@
 #include "model/gpt2.h"
 #include "tandem/nn/resnet.h"
 #include "tandem/train/memory_plan.h"
+#include "tandem/train/precision.h"
 
 namespace {
 
@@ -134,40 +135,56 @@ void t4_verdicts() {
   }
 }
 
+// One row of --t4 2 for `model` under `settings`, with and without recomputation.
+void two_t4_rows(const summarize::GPTConfig& config, torch::nn::Module& model, tandem::PlanSettings settings,
+                 const std::string& label, bool trains_base) {
+  const double fits = 0.9 * 14.9 * 1024;  // MB
+  for (bool recompute : {false, true}) {
+    const auto plan_at = [&](int64_t micro_batch) {
+      tandem::MemoryPlan plan = tandem::plan_model_memory(model, settings);
+      plan.micro_batch = micro_batch;
+      plan.set_activations(config.activation_bytes({micro_batch, 2, recompute}, 1024, 64, trains_base));
+      return plan;
+    };
+    int64_t largest = 0;
+    while (largest < 256 && mb(plan_at(largest + 1).total()) <= fits) ++largest;
+    const tandem::MemoryPlan one = plan_at(1);
+    std::printf("| %s | %s | %.0f | %.0f | %s |\n", label.c_str(), recompute ? "blocks" : "none", mb(one.total()),
+                mb(one.weights + one.gradients + one.optimizer + one.buckets),
+                largest == 0 ? "none: does not fit" : std::to_string(largest).c_str());
+    std::fflush(stdout);
+  }
+}
+
 // --t4 2: the same on two T4s (2 ranks) under each dist.shard, from the
 // model's own tensors (plan_model_memory, which knows the shards' layout at
-// the default dist.bucket_mb of 25).
+// the default dist.bucket_mb of 25); and under LoRA (rank 8 on all four
+// projections, the base frozen in fp16 as the trainer keeps it, unsharded).
 void two_t4_verdicts() {
-  const double fits = 0.9 * 14.9 * 1024;  // MB
   std::printf(
-      "\n| GPT-2, fp16, 1024 tokens, two T4s | dist.shard | recompute | plan at micro-batch 1 MB | "
+      "\n| GPT-2, fp16, 1024 tokens, two T4s | training | recompute | plan at micro-batch 1 MB | "
       "weights + gradients + optimizer + buckets MB | largest micro-batch that fits |\n"
       "|---|---|---|---|---|---|\n");
   for (const char* preset : {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"}) {
     const summarize::GPTConfig config = summarize::GPTConfig::preset(preset);
-    const auto model = summarize::GPT(config).ptr();
-    for (const char* shard : {"none", "optimizer", "gradients"}) {
-      for (bool recompute : {false, true}) {
-        tandem::PlanSettings settings;
-        settings.world_size = 2;
-        settings.half_precision = true;
-        settings.grad_accum = 2;
+    tandem::PlanSettings settings;
+    settings.world_size = 2;
+    settings.half_precision = true;
+    settings.grad_accum = 2;
+    {
+      const auto model = summarize::GPT(config).ptr();
+      for (const char* shard : {"none", "optimizer", "gradients"}) {
         settings.shard = shard;
-        const auto plan_at = [&](int64_t micro_batch) {
-          tandem::MemoryPlan plan = tandem::plan_model_memory(*model, settings);
-          plan.micro_batch = micro_batch;
-          plan.set_activations(config.activation_bytes({micro_batch, 2, recompute}, 1024, 64));
-          return plan;
-        };
-        int64_t largest = 0;
-        while (largest < 256 && mb(plan_at(largest + 1).total()) <= fits) ++largest;
-        const tandem::MemoryPlan one = plan_at(1);
-        std::printf("| %s | %s | %s | %.0f | %.0f | %s |\n", preset, shard, recompute ? "blocks" : "none",
-                    mb(one.total()), mb(one.weights + one.gradients + one.optimizer + one.buckets),
-                    largest == 0 ? "none: does not fit" : std::to_string(largest).c_str());
-        std::fflush(stdout);
+        two_t4_rows(config, *model, settings, std::string(preset) + " | dist.shard = " + shard, true);
       }
     }
+    summarize::GPT lora(config);
+    summarize::LoraSettings adapters;
+    adapters.targets = summarize::lora_targets();
+    summarize::add_lora(lora, adapters);
+    tandem::keep_frozen_in(*lora, tandem::Precision::FP16);
+    settings.shard = "none";
+    two_t4_rows(config, *lora, settings, std::string(preset) + " | LoRA r = 8, all four", false);
   }
 }
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# bench_zero.sh BUILD OUT [PRESET]: dist.shard's memory and time on the CPU.
-# GPT-2 PRESET (default gpt2-medium) from scratch on the built-in dialogues,
-# 2 ranks, fp32, micro-batch 2 of 256 tokens, 4 steps under each dist.shard.
+# bench_zero.sh BUILD OUT [PRESET]: dist.shard's and LoRA's memory and time on
+# the CPU. GPT-2 PRESET (default gpt2-medium) from scratch on the built-in
+# dialogues, 2 ranks, fp32, micro-batch 2 of 256 tokens, 4 steps under each
+# dist.shard; then LoRA (rank 8 on all four projections) on the "none" run's
+# final model exported as its base. SETTINGS="none lora" runs only those.
 # Prints, per setting, the memory plan's total (metrics.jsonl's first row)
 # against the measured peak of tensor bytes on rank 0 (peak_mem_mb) and the
 # mean time of steps 2-4; then compares the last checkpoints: "optimizer"
@@ -12,14 +14,22 @@ build=$(realpath "$1") out=$2 preset=${3:-gpt2-medium}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$repo/env/mpi_env.sh"
 mkdir -p "$out" && cd "$out" || exit 1
-printf '| dist.shard | planned MB | measured peak MB | planned / measured | s/step |\n|---|---|---|---|---|\n'
-for shard in none optimizer gradients; do
+printf '| dist.shard or LoRA | planned MB | measured peak MB | planned / measured | s/step |\n|---|---|---|---|---|\n'
+for shard in ${SETTINGS:-none optimizer gradients lora}; do
   rm -rf "$shard"
+  how=(--set "dist.shard=$shard")
+  if [ "$shard" = lora ]; then
+    rm -rf base
+    "$build/apps/summarize" export --checkpoint none/models/final_model.h5 --out base >base.log 2>&1 ||
+      { echo "exporting the base failed: see $out/base.log"; exit 1; }
+    how=(--set model.init_from=hf:base --set model.lora.rank=8
+         --set 'model.lora.targets=["attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"]')
+  fi
   mpiexec -n 2 "$build/apps/summarize" train --set "model.preset=$preset" --set data.max_tokens=256 \
     --set train.micro_batch=2 --set train.grad_accum=1 --set train.max_steps=4 --set train.warmup_steps=1 \
     --set train.eval_every=0 --set eval.rouge_samples=0 --set train.ckpt_every=0 --set obs.gpu_every_s=0 \
-    --set train.best_metric=none --set "dist.shard=$shard" --set "train.out_dir=$shard" >"$shard.log" 2>&1 ||
-    { echo "dist.shard=$shard failed: see $out/$shard.log"; exit 1; }
+    --set train.best_metric=none "${how[@]}" --set "train.out_dir=$shard" >"$shard.log" 2>&1 ||
+    { echo "$shard failed: see $out/$shard.log"; exit 1; }
   plan=$(head -n 1 "$shard/metrics.jsonl" | sed -n 's/.*"memory_plan_mb":\([0-9.]*\).*/\1/p')
   peak=$(grep '"ms"' "$shard/metrics.jsonl" | tail -n 1 | sed -n 's/.*"peak_mem_mb":\([0-9.]*\).*/\1/p')
   secs=$(grep '"ms"' "$shard/metrics.jsonl" | sed -n '2,4s/.*"ms":\([0-9.]*\).*/\1/p' |
@@ -27,6 +37,7 @@ for shard in none optimizer gradients; do
   awk -v s="$shard" -v p="$plan" -v m="$peak" -v t="$secs" 'BEGIN {printf "| %s | %.0f | %.0f | %.2f | %s |\n", s, p, m, p / m, t}'
 done
 last=checkpoints/step-00000004.h5
+[ -d optimizer ] || exit 0
 "$build/tests/compare_runs" models "none/$last" "optimizer/$last" 0
 "$build/tests/compare_runs" optim "none/$last" "optimizer/$last" 0
 "$build/tests/compare_runs" models "none/$last" "gradients/$last" 1e-4
