@@ -33,6 +33,12 @@
 #                            "optimizer" logs the losses of "none" to the last
 #                            digit, "gradients" within 1e-5 (ZeRO-1 and -2's
 #                            narrow AdamW runs, post-accumulate hooks under CUDA)
+#   lora-fp16                the tiny summarize job's LoRA adapters on one GPU
+#                            over a base kept in fp16 (as a T4 keeps
+#                            gpt2-xl's), losses within fp16's tolerance of
+#                            the same run's on the CPU in fp32, ROUGE
+#                            summaries decoded over the half base, and the
+#                            merged and PEFT exports written
 #   generate-greedy          greedy summaries on the GPU equal the CPU's exactly
 #   rouge-training           the ROUGE training evaluates on the GPU equals
 #                            `summarize eval`'s of its best model, to the bit
@@ -75,7 +81,7 @@ precs=(fp32 fp16 bf16)
 checks=(cpu-envcheck cpu-reference-summarize cpu-reference-carotid cpu-reference-vavae unit-gpu nccl-envcheck
   collectives-layouts)
 for a in "${apps[@]}"; do for p in "${precs[@]}"; do checks+=("tiny-$a-$p"); done; done
-checks+=(mpi-shared-gpu generate-greedy rouge-training gpt2-124m)
+checks+=(mpi-shared-gpu shard-shared-gpu lora-fp16 generate-greedy rouge-training gpt2-124m)
 
 quick=0 bundle='' only=()
 while [ $# -gt 0 ]; do
@@ -206,7 +212,8 @@ export first_gpu
 needs() { # needs APP: some wanted check runs APP
   case $1 in
     summarize) wanted_like cpu-reference-summarize || wanted_like tiny-summarize || wanted mpi-shared-gpu ||
-      wanted shard-shared-gpu || wanted generate-greedy || wanted rouge-training || wanted gpt2-124m ;;
+      wanted shard-shared-gpu || wanted lora-fp16 || wanted generate-greedy || wanted rouge-training ||
+      wanted gpt2-124m ;;
     *) wanted_like "cpu-reference-$1" || wanted_like "tiny-$1" ;;
   esac
 }
@@ -534,6 +541,42 @@ check_shard() {
   pass ranks=2 gpus=1 steps=$n "gradients_vs_none=$worst"
 }
 
+# LoRA as a T4 runs it (model.lora): a base made and exported on the CPU (2
+# steps of the tiny job), adapters on its four projections trained on the GPU
+# in fp16 with the base's matrices kept in fp16, against the same adapters
+# trained on the CPU in fp32. B starts at zero, so the first loss is the
+# base's in fp16 against fp32; fp16's tolerances apply. The evaluation's
+# ROUGE summaries decode over the half base (autocast at the training
+# precision), and export merges the adapters and writes PEFT's layout.
+check_lora() {
+  local n=$((quick ? 3 : 5)) base=$work/lora-base verdict_line
+  local common=(--config "$repo/jobs/summarize-tiny.toml" --set "data.cache_dir=$work/token-cache"
+    --set train.warmup_steps=1 --set train.ckpt_every=0)
+  on_cpu prog apps/summarize train "${common[@]}" --set train.max_steps=2 --set eval.rouge_samples=0 \
+    --set "train.out_dir=$work/lora-base-run" || { fail "training the base: exit status $?: $(first_error "$LOG")"; return; }
+  on_cpu prog apps/summarize export --checkpoint "$work/lora-base-run/models/final_model.h5" --out "$base" ||
+    { fail "exporting the base: exit status $?: $(first_error "$LOG")"; return; }
+  local lora=("${common[@]}" --set "model.init_from=hf:$base" --set "train.max_steps=$n"
+    --set 'model.lora.targets=["attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"]'
+    --set eval.rouge_samples=4 --set gen.max_new_tokens=8)
+  on_cpu prog apps/summarize train "${lora[@]}" --set train.precision=fp32 --set "train.out_dir=$work/lora-cpu" ||
+    { fail "LoRA on the CPU: exit status $?: $(first_error "$LOG")"; return; }
+  prog apps/summarize train "${lora[@]}" --set dist.device=cuda --set train.precision=fp16 \
+    --set "train.out_dir=$work/lora-gpu" >"$work/lora-gpu.log" 2>&1
+  local status=$?
+  cat "$work/lora-gpu.log"
+  [ $status -eq 0 ] || { fail "LoRA on the GPU: exit status $status: $(first_error "$work/lora-gpu.log")"; return; }
+  grep -q "frozen elements (matrices in fp16)" "$work/lora-gpu.log" || { fail "the base was not kept in fp16"; return; }
+  grep -q "ROUGE of 4 greedy summaries" "$work/lora-gpu.log" || { fail "no ROUGE summaries over the half base"; return; }
+  prog apps/summarize export --checkpoint "$work/lora-gpu/models/final_model.h5" --out "$work/lora-export" \
+    --set dist.device=cuda || { fail "export: exit status $?: $(first_error "$LOG")"; return; }
+  [ -s "$work/lora-export/model.safetensors" ] && [ -s "$work/lora-export/adapter/adapter_model.safetensors" ] ||
+    { fail "export wrote no merged model or adapter"; return; }
+  verdict_line=$(compare_losses "$work/lora-cpu/metrics.jsonl" "$work/lora-gpu/metrics.jsonl" fp16)
+  # shellcheck disable=SC2086  # the figures are words
+  case $verdict_line in ok\ *) pass ${verdict_line#ok } ;; *) fail "${verdict_line:-the comparison printed nothing}" ;; esac
+}
+
 # Greedy decoding is argmax after argmax, so in fp32 (TF32 off) the GPU and
 # the CPU must write the same summaries: their logits differ in the last bits
 # only, which flips a token only at an exact tie. The model comes from the
@@ -662,15 +705,16 @@ for app in "${apps[@]}"; do
     else run_check "$name" 180 check_tiny "$app" "$prec"; fi
   done
 done
-if wanted mpi-shared-gpu || wanted shard-shared-gpu || wanted generate-greedy || wanted rouge-training ||
-  wanted gpt2-124m; then
+if wanted mpi-shared-gpu || wanted shard-shared-gpu || wanted lora-fp16 || wanted generate-greedy ||
+  wanted rouge-training || wanted gpt2-124m; then
   if [ "$gpus" -gt 0 ] && [ -n "$missing_summarize" ]; then
-    for name in mpi-shared-gpu shard-shared-gpu generate-greedy rouge-training gpt2-124m; do
+    for name in mpi-shared-gpu shard-shared-gpu lora-fp16 generate-greedy rouge-training gpt2-124m; do
       wanted $name && record $name skipped "$missing_summarize"
     done
   else
     gpu_check mpi-shared-gpu 180 check_shared_gpu
     gpu_check shard-shared-gpu 240 check_shard
+    gpu_check lora-fp16 240 check_lora
     gpu_check generate-greedy 300 check_generate
     gpu_check rouge-training 240 check_rouge_training
     gpu_check gpt2-124m 300 check_gpt2
