@@ -150,6 +150,38 @@ TEST_F(SafetensorsTest, RefusesWhatTheFormatCannotHold) {
   EXPECT_FALSE(fs::exists(path("t.safetensors")));
 }
 
+// What a loader of a large file relies on: the header alone, then one
+// tensor at a time, each as read_safetensors gives it, and a damaged file
+// refused before any tensor is handed over.
+TEST_F(SafetensorsTest, IndexAndOneAtATimeGiveWhatTheWholeReadGives) {
+  tandem::write_safetensors(path("t.safetensors"), {{"a", torch::randn({3, 4})},
+                                                    {"b", torch::randn({5}).to(torch::kHalf)},
+                                                    {"c", torch::arange(6, torch::kLong).reshape({2, 3})}});
+  const NamedTensors whole = tandem::read_safetensors(path("t.safetensors"));
+  const auto index = tandem::read_safetensors_index(path("t.safetensors"));
+  ASSERT_EQ(index.size(), whole.size());
+  size_t i = 0;
+  tandem::for_each_safetensor(path("t.safetensors"), [&](const std::string& name, const at::Tensor& tensor) {
+    ASSERT_LT(i, whole.size());
+    EXPECT_EQ(name, whole[i].first);
+    EXPECT_EQ(index[i].name, name);
+    EXPECT_EQ(index[i].dtype, tensor.scalar_type());
+    EXPECT_EQ(at::IntArrayRef(index[i].shape), tensor.sizes());
+    EXPECT_TRUE(torch::equal(tensor, whole[i].second)) << name;
+    ++i;
+  });
+  EXPECT_EQ(i, whole.size());
+
+  const std::string header = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  put_bytes(path("bad.safetensors"), le64(header.size()) + header + bytes_of<float>({1, 2}) + "xx");
+  int taken = 0;
+  const std::string message = message_of([&] {
+    tandem::for_each_safetensor(path("bad.safetensors"), [&](const std::string&, const at::Tensor&) { ++taken; });
+  });
+  EXPECT_NE(message.find("2 bytes after the last tensor"), std::string::npos) << message;
+  EXPECT_EQ(taken, 0);
+}
+
 TEST_F(SafetensorsTest, CorruptFilesNameTheFileAndTheFault) {
   const std::string file = path("bad.safetensors");
   const std::string f32x2 = bytes_of<float>({1, 2});

@@ -119,11 +119,14 @@ void load_hf_weights(GPT& model, const std::string& dir) {
   const std::string path = (fs::path(dir) / "model.safetensors").string();
   if (!fs::exists(path)) throw UsageError(dir + ": no model.safetensors (only safetensors weights are read)");
 
-  std::map<std::string, at::Tensor> found;
-  for (auto& [name, tensor] : tandem::read_safetensors(path))
-    if (!skipped(hf_name(name))) found[hf_name(name)] = std::move(tensor);
+  // The file's shapes against the model's first; the data after, a tensor at
+  // a time (for_each_safetensor), so that a large model's file is never held
+  // whole beside the model.
+  std::map<std::string, std::vector<int64_t>> found;  // HF name -> shape in the file
+  for (const auto& entry : tandem::read_safetensors_index(path))
+    if (!skipped(hf_name(entry.name))) found[hf_name(entry.name)] = entry.shape;
 
-  std::vector<std::pair<at::Tensor, at::Tensor>> copies;  // parameter, file tensor in our layout
+  std::map<std::string, at::Tensor> targets;  // HF name -> parameter
   std::vector<std::string> missing, reshaped, unexpected;
   for (const auto& item : model->named_parameters()) {
     const std::string name = hf_name(item.key());
@@ -133,13 +136,14 @@ void load_hf_weights(GPT& model, const std::string& dir) {
       missing.push_back(name);
       continue;
     }
-    const at::Tensor tensor = conv1d(name) && it->second.dim() == 2 ? it->second.t() : it->second;
-    if (tensor.sizes() != param.sizes()) {
+    std::vector<int64_t> ours = it->second;
+    if (conv1d(name) && ours.size() == 2) std::swap(ours[0], ours[1]);
+    if (at::IntArrayRef(ours) != param.sizes()) {
       const at::Tensor expected = conv1d(name) ? param.t() : param;
-      reshaped.push_back(name + " " + shape_text(it->second.sizes()) + " in the file, " + shape_text(expected.sizes()) +
+      reshaped.push_back(name + " " + shape_text(it->second) + " in the file, " + shape_text(expected.sizes()) +
                          " for this model");
     } else {
-      copies.emplace_back(param, tensor);
+      targets.emplace(name, param);
     }
     found.erase(it);
   }
@@ -157,7 +161,11 @@ void load_hf_weights(GPT& model, const std::string& dir) {
     throw UsageError(message.str());
   }
   torch::NoGradGuard no_grad;
-  for (auto& [param, tensor] : copies) param.copy_(tensor);
+  tandem::for_each_safetensor(path, [&](const std::string& file_name, const at::Tensor& tensor) {
+    const std::string name = hf_name(file_name);
+    const auto it = targets.find(name);
+    if (it != targets.end()) it->second.copy_(conv1d(name) && tensor.dim() == 2 ? tensor.t() : tensor);
+  });
 }
 
 GPT load_hf(const std::string& dir) {

@@ -298,15 +298,27 @@ std::string header_text(const std::vector<Prepared>& tensors, const SafetensorsM
 }  // namespace
 
 NamedTensors read_safetensors(const std::string& path) {
+  NamedTensors out;
+  for_each_safetensor(path, [&](const std::string& name, const at::Tensor& tensor) { out.emplace_back(name, tensor); });
+  return out;
+}
+
+std::vector<SafetensorsEntry> read_safetensors_index(const std::string& path) {
+  Reader reader(path);
+  std::vector<SafetensorsEntry> out;
+  for (const Entry& entry : read_header(reader).entries) out.push_back({entry.name, entry.dtype->type, entry.shape});
+  return out;
+}
+
+void for_each_safetensor(const std::string& path,
+                         const std::function<void(const std::string& name, const at::Tensor& tensor)>& take) {
   Reader reader(path);
   const Header header = read_header(reader);
-  NamedTensors out;
   for (const Entry& entry : header.entries) {
     at::Tensor tensor = at::empty(entry.shape, at::TensorOptions().dtype(entry.dtype->type));
     reader.read(header.data_start + entry.begin, tensor.data_ptr(), entry.end - entry.begin);
-    out.emplace_back(entry.name, std::move(tensor));
+    take(entry.name, tensor);
   }
-  return out;
 }
 
 SafetensorsMetadata read_safetensors_metadata(const std::string& path) {

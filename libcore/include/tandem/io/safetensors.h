@@ -3,8 +3,10 @@
 // little-endian header length, a JSON header giving each tensor's dtype, shape
 // and byte range (and an optional "__metadata__" map of strings), then the raw
 // little-endian bytes. Dtypes: F64 F32 F16 BF16 I64 I32 U8 BOOL.
+#include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "tandem/io/checkpoint.h"
 
@@ -16,6 +18,26 @@ using SafetensorsMetadata = std::map<std::string, std::string>;
 // UsageError naming the file and the fault: truncated, bad JSON, an unknown
 // dtype, byte ranges that overlap, leave holes or disagree with the shape.
 NamedTensors read_safetensors(const std::string& path);
+
+// What the header says of one tensor.
+struct SafetensorsEntry {
+  std::string name;
+  at::ScalarType dtype;
+  std::vector<int64_t> shape;
+};
+
+// The header's tensors in the order of their data, checked as
+// read_safetensors checks them, without reading any data: what a loader
+// compares with its model before it reads a byte of a large file.
+std::vector<SafetensorsEntry> read_safetensors_index(const std::string& path);
+
+// read_safetensors one tensor at a time: each, in the order of the data, is
+// read, handed to `take` and dropped before the next, so that loading a
+// model holds one tensor of the file at a time beside the model (gpt2-xl's
+// 6.2 GB file is not held whole on every rank's host). The same checks,
+// all made before `take` first runs.
+void for_each_safetensor(const std::string& path,
+                         const std::function<void(const std::string& name, const at::Tensor& tensor)>& take);
 
 // Only the "__metadata__" map (empty when there is none); reads the header only.
 SafetensorsMetadata read_safetensors_metadata(const std::string& path);
