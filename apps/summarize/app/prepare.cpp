@@ -47,20 +47,6 @@ TokenSet cached_tokens(tandem::World& world, const std::string& dir, const std::
   return load_tokens(path);
 }
 
-}  // namespace
-
-Gpt2Tokenizer load_tokenizer(const tandem::Config& c) {
-  std::string dir = c.get_string("tokenizer.dir");
-  if (dir.empty()) dir = default_tokenizer_dir();
-  if (!fs::is_directory(dir))
-    throw tandem::UsageError("tokenizer.dir '" + dir + "' does not exist: run env/tokenizer.sh " +
-                             "(env/setup.sh does) or point tokenizer.dir at a folder with gpt2.tiktoken, "
-                             "encoder.json + vocab.bpe, or vocab.json + merges.txt");
-  return Gpt2Tokenizer::load(dir);
-}
-
-namespace {
-
 GPTConfig model_shape(const tandem::Config& c) {
   const std::string init = c.get_string("model.init_from");
   GPTConfig g =
@@ -76,6 +62,16 @@ GPTConfig model_shape(const tandem::Config& c) {
 }
 
 }  // namespace
+
+Gpt2Tokenizer load_tokenizer(const tandem::Config& c) {
+  std::string dir = c.get_string("tokenizer.dir");
+  if (dir.empty()) dir = default_tokenizer_dir();
+  if (!fs::is_directory(dir))
+    throw tandem::UsageError("tokenizer.dir '" + dir + "' does not exist: run env/tokenizer.sh " +
+                             "(env/setup.sh does) or point tokenizer.dir at a folder with gpt2.tiktoken, "
+                             "encoder.json + vocab.bpe, or vocab.json + merges.txt");
+  return Gpt2Tokenizer::load(dir);
+}
 
 ModelSpec model_spec(const tandem::Config& c) {
   ModelSpec spec;

@@ -10,8 +10,9 @@ namespace tandem {
 // The CRC-64 of the file's bytes, as xz computes it (CRC-64/XZ: the ECMA-182
 // polynomial, reflected, all ones in and out), as "crc64:" and 16 lowercase
 // hex digits. A check against the wrong file, not against tampering. Reads
-// the whole file (about 1 s per GB); throws UsageError naming the file when
-// it cannot be read.
+// the whole file, a byte at a time through Boost's table: 0.31 GB/s on the
+// 2-core CI machine (gpt2-xl's 6.2 GB, about 20 s); throws UsageError naming
+// the file when it cannot be read.
 std::string file_crc64(const std::string& path);
 
 }  // namespace tandem
