@@ -32,7 +32,7 @@ TEST(CarotidMetrics, PersonLevelIsTheMeanOfImages) {
   const auto m = classification_metrics(rows, samples, persons);
   // Persons predicted positive at >= 0.5: only b. tp 1, fn 1 (c), tn 1 (a).
   EXPECT_NEAR(m.at("person_accuracy"), 2.0 / 3, 1e-6);
-  EXPECT_NEAR(m.at("person_recall"), 0.5, 1e-6);
+  EXPECT_NEAR(m.at("person_sensitivity"), 0.5, 1e-6);
   EXPECT_NEAR(m.at("person_specificity"), 1.0, 1e-6);
   // Negatives {0.4}, positives {0.7, 0.2}: one of two pairs ordered -> 0.5.
   EXPECT_NEAR(m.at("person_auc"), 0.5, 1e-6);

@@ -54,7 +54,7 @@ TEST(BinaryMetrics, HandComputed) {
   EXPECT_EQ(m.tn, 2);
   EXPECT_DOUBLE_EQ(m.accuracy, 4.0 / 6.0);
   EXPECT_DOUBLE_EQ(m.precision, 2.0 / 3.0);
-  EXPECT_DOUBLE_EQ(m.recall, 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(m.sensitivity, 2.0 / 3.0);
   EXPECT_DOUBLE_EQ(m.specificity, 2.0 / 3.0);
   EXPECT_DOUBLE_EQ(m.f1, 2.0 / 3.0);
   EXPECT_DOUBLE_EQ(m.balanced_accuracy, 2.0 / 3.0);
@@ -73,7 +73,7 @@ TEST(BinaryMetrics, UnevenCounts) {
   EXPECT_EQ(m.fp, 2);
   EXPECT_EQ(m.tn, 4);
   EXPECT_DOUBLE_EQ(m.precision, 3.0 / 5.0);
-  EXPECT_DOUBLE_EQ(m.recall, 3.0 / 4.0);
+  EXPECT_DOUBLE_EQ(m.sensitivity, 3.0 / 4.0);
   EXPECT_DOUBLE_EQ(m.specificity, 4.0 / 6.0);
   EXPECT_DOUBLE_EQ(m.f1, 2 * 0.6 * 0.75 / 1.35);
   EXPECT_DOUBLE_EQ(m.balanced_accuracy, (0.75 + 4.0 / 6.0) / 2);
@@ -96,12 +96,12 @@ TEST(BinaryMetrics, OneClassOnly) {
   EXPECT_TRUE(std::isnan(m.auc));
   EXPECT_EQ(m.tp, 2);
   EXPECT_EQ(m.fn, 1);
-  EXPECT_DOUBLE_EQ(m.recall, 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(m.sensitivity, 2.0 / 3.0);
   EXPECT_DOUBLE_EQ(m.specificity, 0.0);              // no negatives
   EXPECT_DOUBLE_EQ(m.balanced_accuracy, 2.0 / 3.0);  // the recall of the class present
   const auto negatives = binary_metrics({0.1, 0.2}, {0, 0});
   EXPECT_DOUBLE_EQ(negatives.precision, 0.0);  // nothing predicted positive
-  EXPECT_DOUBLE_EQ(negatives.recall, 0.0);
+  EXPECT_DOUBLE_EQ(negatives.sensitivity, 0.0);
   EXPECT_DOUBLE_EQ(negatives.f1, 0.0);
   EXPECT_DOUBLE_EQ(negatives.balanced_accuracy, 1.0);
 }

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -189,6 +190,25 @@ TEST_F(CarotidCvReport, EachFoldIsJudgedAtTheThresholdTheOtherFoldsPick) {
   EXPECT_NEAR(t["mean"]["person_balanced_accuracy"].get<double>(), 2.0 / 3, 1e-12);
   EXPECT_NEAR(t["ensemble"].get<double>(), 0.6, 1e-6);
   EXPECT_NEAR(carotid::ensemble_threshold(cv).value(), 0.6, 1e-6);
+  // Every figure a threshold decides (BinaryMetrics::decided) reaches each
+  // report at a threshold under one name: a figure added there needs no
+  // report touched.
+  std::set<std::string> decided, cross_fitted = {"fold", "threshold"}, at_threshold = {"threshold", "confusion_matrix"};
+  for (const auto& [name, value] : carotid::BinaryMetrics{}.decided()) {
+    decided.insert(name);
+    cross_fitted.insert("person_" + name);
+    at_threshold.insert(name);
+  }
+  EXPECT_EQ(decided, (std::set<std::string>{"accuracy", "balanced_accuracy", "precision", "sensitivity",
+                                            "specificity", "f1"}));
+  std::set<std::string> keys;
+  for (const auto& [name, value] : t["per_fold"][0].items()) keys.insert(name);
+  EXPECT_EQ(keys, cross_fitted);
+  std::ifstream fold_report(carotid::fold_dir(cv, 0) + "/test_report.json");
+  const auto persons = nlohmann::json::parse(fold_report).at("persons");
+  keys.clear();
+  for (const auto& [name, value] : persons.at("at_threshold").items()) keys.insert(name);
+  EXPECT_EQ(keys, at_threshold);
   EXPECT_NE(table.find("predict --model CV decides at 0.6000 (youden on every fold's persons)"), std::string::npos)
       << table;
 

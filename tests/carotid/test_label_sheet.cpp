@@ -118,12 +118,12 @@ TEST(ColumnLetters, CountLikeASpreadsheet) {
 // ---- ids ----
 
 TEST(NormalizeId, WholeNumbersLoseTheirFractionOtherTextIsKept) {
-  EXPECT_EQ(carotid::number_text(12.0), "12");
-  EXPECT_EQ(carotid::number_text(-3.0), "-3");
-  EXPECT_EQ(carotid::number_text(12.5), "12.5");
-  EXPECT_EQ(carotid::number_text(0.1), "0.1");
-  EXPECT_EQ(carotid::number_text(-0.0), "0");
-  EXPECT_EQ(carotid::number_text(123456789012.0), "123456789012");
+  EXPECT_EQ(carotid::cell_number_text(12.0), "12");
+  EXPECT_EQ(carotid::cell_number_text(-3.0), "-3");
+  EXPECT_EQ(carotid::cell_number_text(12.5), "12.5");
+  EXPECT_EQ(carotid::cell_number_text(0.1), "0.1");
+  EXPECT_EQ(carotid::cell_number_text(-0.0), "0");
+  EXPECT_EQ(carotid::cell_number_text(123456789012.0), "123456789012");
   EXPECT_EQ(carotid::normalize_id_text(" 12.0 "), "12");
   EXPECT_EQ(carotid::normalize_id_text("12."), "12");
   EXPECT_EQ(carotid::normalize_id_text("12"), "12");

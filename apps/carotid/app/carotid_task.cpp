@@ -111,24 +111,7 @@ tandem::Batch CarotidTask::make_batch(const std::vector<int64_t>& indices, bool 
             {"label", torch::tensor(labels, torch::kLong)},
             {"sample", torch::tensor(indices, torch::kLong)}};
   }
-  // Seeded by the sample, not by its place in a batch, so an image is
-  // augmented alike on any number of ranks.
-  const auto view = [&](int64_t slot, int64_t sample) {
-    at::Tensor image = raw[slot].to(at::kFloat).div_(255);
-    if (augment)
-      image = tandem::image::augment(image, options_.image_size, options_.augment,
-                                     tandem::mix_seed(seed, static_cast<uint64_t>(sample)));
-    return image.sub_(mean_).div_(std_);
-  };
-  std::vector<at::Tensor> views(n);
-  for_each_index(n, augment ? options_.threads : 1, [&](int64_t k) {
-    views[k] = view(k, indices[k]);
-    if (!mixes.empty()) {
-      const double lam = mixes[k].lam;
-      views[k].mul_(lam).add_(view(n + k, mixes[k].partner), 1 - lam);
-    }
-  });
-  tandem::Batch batch = {{"image", torch::stack(views)},
+  tandem::Batch batch = {{"image", augmented(raw, indices, mixes, seed)},
                          {"label", torch::tensor(labels, torch::kLong)},
                          {"sample", torch::tensor(indices, torch::kLong)}};
   if (!mixes.empty()) {
@@ -138,6 +121,28 @@ tandem::Batch CarotidTask::make_batch(const std::vector<int64_t>& indices, bool 
     batch["lam"] = torch::tensor(lam, torch::kDouble).to(torch::kFloat);
   }
   return batch;
+}
+
+at::Tensor CarotidTask::augmented(const std::vector<at::Tensor>& raw, const std::vector<int64_t>& indices,
+                                  const std::vector<tandem::MixupDraw>& mixes, uint64_t seed) const {
+  const int64_t n = static_cast<int64_t>(indices.size());
+  // Seeded by the sample, not by its place in a batch, so an image is
+  // augmented alike on any number of ranks.
+  const auto view = [&](int64_t slot, int64_t sample) {
+    const at::Tensor image =
+        tandem::image::augment(raw[slot].to(at::kFloat).div_(255), options_.image_size, options_.augment,
+                               tandem::mix_seed(seed, static_cast<uint64_t>(sample)));
+    return image.sub_(mean_).div_(std_);
+  };
+  std::vector<at::Tensor> views(n);
+  for_each_index(n, options_.threads, [&](int64_t k) {
+    views[k] = view(k, indices[k]);
+    if (!mixes.empty()) {
+      const double lam = mixes[k].lam;
+      views[k].mul_(lam).add_(view(n + k, mixes[k].partner), 1 - lam);
+    }
+  });
+  return torch::stack(views);
 }
 
 at::Tensor CarotidTask::image_of(const tandem::Batch& batch) {

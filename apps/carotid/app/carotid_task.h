@@ -11,6 +11,7 @@
 #include "images/image_store.h"
 #include "metrics/classifier_metrics.h"
 #include "tandem/image/transform.h"
+#include "tandem/train/classification.h"
 #include "tandem/train/task.h"
 
 namespace carotid {
@@ -75,6 +76,10 @@ class CarotidTask : public tandem::Task {
   // The batch's normalised float images: batch["image"], or batch["image_u8"]
   // normalised where it lies.
   at::Tensor image_of(const tandem::Batch& batch);
+  // Training images augmented and normalised on the loader's threads: raw[k]
+  // is sample indices[k]'s image; with mixup, raw[n + k] is its partner's.
+  at::Tensor augmented(const std::vector<at::Tensor>& raw, const std::vector<int64_t>& indices,
+                       const std::vector<tandem::MixupDraw>& mixes, uint64_t seed) const;
 };
 
 // A [N, K] tensor as N rows of K doubles.
@@ -86,8 +91,8 @@ PersonScores person_scores(const tandem::EvalRows& rows, const std::vector<Sampl
                            const std::vector<std::string>& persons);
 
 // The metrics of evaluation rows ("prob", "label", "sample" indexing
-// `samples`): "loss", then image_* and person_* (accuracy, balanced_accuracy,
-// auc and, for two classes, precision, recall, specificity, f1 of class 1).
+// `samples`): "loss", then image_* and person_* of BinaryMetrics::named() (two
+// classes) or MulticlassMetrics::named(), less their counts and loss.
 tandem::Metrics classification_metrics(const tandem::EvalRows& rows, const std::vector<Sample>& samples,
                                        const std::vector<std::string>& persons);
 // The names classification_metrics gives for `classes` classes, before any

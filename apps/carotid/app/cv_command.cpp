@@ -142,10 +142,7 @@ ThresholdRule threshold_rule(const tandem::Config& c) {
 // Every rank checks that the folds are done, so that all stop alike; rank 0 writes.
 int report(tandem::World& world, const std::string& cv_dir, bool tensorboard, const ThresholdRule& rule) {
   const int64_t k = folds_of(cv_dir);
-  for (int64_t fold = 0; fold < k; ++fold)
-    if (!fold_done(cv_dir, fold))
-      throw UsageError(fold_dir(cv_dir, fold) + " has no test_predictions.csv: run `apps/carotid cv --fold " +
-                       std::to_string(fold) + " --run-dir " + cv_dir + "` first");
+  require_folds_done(cv_dir, k);
   if (world.is_main()) {
     const std::string table = write_cv_report(cv_dir, k, tensorboard, rule);
     log::info("cross-validation report: ", cv_dir, "/cv_report.json, cv_report.txt, and the pooled out-of-fold ",
@@ -155,110 +152,150 @@ int report(tandem::World& world, const std::string& cv_dir, bool tensorboard, co
   return tandem::kExitOk;
 }
 
-}  // namespace
+// What a cv start trains: its folds, the models of each, and where.
+struct CvPlan {
+  int64_t folds = 0;
+  int64_t only = -1;  // cv.fold: the one fold this job trains, -1 for all
+  int64_t per_fold = 1;
+  std::vector<int64_t> sizes;  // model m's data.image_size; empty: data.image_size for all
+  int64_t image_size = 0;      // data.image_size
+  std::string cv_dir;
+  uint64_t train_seed = 0;
+  uint64_t seed = 0;             // the data's: the folds, splits and images drawn
+  std::vector<int64_t> fold_of;  // per person of `dataset`
+  double val_share = 0;
+  bool tensorboard = false;
 
-int run_cv(tandem::World& world, const tandem::Config& c) {
-  const int64_t k = c.get_int("cv.folds");
-  const int64_t only = c.get_int("cv.fold");
-  if (only < -1 || only >= k)
-    throw UsageError("cv.fold must be -1 (every fold) or in [0, " + std::to_string(k) + "), got " +
-                     std::to_string(only));
-  if (only >= 0 && c.get_string("cmd.run_dir").empty())
-    throw UsageError("cv.fold = " + std::to_string(only) +
-                     " needs the cross-validation folder every fold's job shares: give --run-dir CV");
-  const int64_t per_fold = c.get_int("cv.models_per_fold");
-  if (per_fold < 1) throw UsageError("cv.models_per_fold must be >= 1, got " + std::to_string(per_fold));
-  const std::vector<int64_t> sizes = model_image_sizes(c, per_fold);
-  const DataSettings data = data_settings(c);
-  const tandem::TrainSettings train = tandem::train_settings(c);
-  const std::string cv_dir = choose_run_dir(world, c, "cv");
-  const uint64_t train_seed = cv_seed(world, c, cv_dir);
-  const uint64_t seed = data_seed(data, train_seed);
-  const Dataset dataset = read_dataset(data, seed);
-  const std::vector<int64_t> folds = assign_folds(dataset.persons(), k, seed);
-  // The validation share of the persons a fold trains on, as a single run's
-  // split has it: data.val_ratio of train + val.
-  const double val_share = data.ratios.val / (data.ratios.train + data.ratios.val);
-  if (world.is_main()) {
-    create_run_dir(c, cv_dir);
-    const fs::path config_file = fs::path(cv_dir) / "config.toml";
-    if (!fs::exists(config_file)) {
-      tandem::Config began = c;
-      if (c.get_int("train.seed") < 0) began.set("train.seed", static_cast<int64_t>(train_seed), "drawn");
-      began.write(config_file.string());
-    }
-    keep_folds((fs::path(cv_dir) / "folds.csv").string(), dataset.persons(), folds);
-    log::info("cross-validation: ", k, " person-level folds of ", dataset.persons().size(), " persons in ", cv_dir,
-              " (to continue it: --run-dir ", cv_dir, ")");
-  }
-  world.barrier();
-
-  const auto model_dir = [&](int64_t fold, int64_t m) {
+  std::string model_dir(int64_t fold, int64_t m) const {
     return per_fold == 1 ? fold_dir(cv_dir, fold) : fold_model_dir(cv_dir, fold, m);
-  };
+  }
   // Model m differs from model 0 only in its initial weights, batch order and
   // augmentation (train.seed + m), and in its image size when cv.image_sizes
   // gives one.
-  const auto model_seed = [&](int64_t m) {
+  int64_t model_seed(int64_t m) const {
     return static_cast<int64_t>((train_seed + static_cast<uint64_t>(m)) & INT64_MAX);
-  };
-  const auto model_size = [&](int64_t m) { return sizes.empty() ? c.get_int("data.image_size") : sizes[m]; };
-  for (int64_t fold = 0; fold < k; ++fold) {
-    check_models_per_fold(cv_dir, fold, per_fold);
-    for (int64_t m = 0; m < per_fold; ++m) check_model_began_alike(model_dir(fold, m), model_seed(m), model_size(m));
   }
-  for (int64_t fold = 0; fold < k; ++fold) {
-    if (only >= 0 && fold != only) continue;
-    if (fold_done(cv_dir, fold)) {
-      if (world.is_main()) log::info("fold ", fold, ": done before, in ", fold_dir(cv_dir, fold));
-      continue;
-    }
-    for (int64_t m = 0; m < per_fold; ++m) {
-      const std::string dir = model_dir(fold, m);
-      const std::string name = "fold " + std::to_string(fold) + (per_fold == 1 ? "" : " model " + std::to_string(m));
-      if (run_done(dir)) {
-        if (world.is_main()) log::info(name, ": done before, in ", dir);
-        continue;
-      }
-      // The fold's split goes where a train run looks for its own, so the
-      // run, and a requeued one, trains and tests on exactly these persons.
-      if (world.is_main() && !fs::exists(fs::path(dir) / "split.csv")) {
-        fs::create_directories(dir);
-        write_split_csv((fs::path(dir) / "split.csv").string(), dataset.persons(),
-                        fold_parts(dataset.persons(), folds, fold, val_share, seed));
-      }
-      world.barrier();
-      tandem::Config run_config = c;
-      run_config.set("cmd.run_dir", dir, "cv " + name);
-      run_config.set("train.seed", model_seed(m), "cv " + name);
-      if (!sizes.empty()) run_config.set("data.image_size", sizes[m], "cv.image_sizes");
-      if (world.is_main())
-        log::info("fold ", fold, " of ", k,
-                  per_fold == 1 ? "" : ", model " + std::to_string(m) + " of " + std::to_string(per_fold),
-                  ": training in ", dir, " (train.seed ", model_seed(m), ", ", model_size(m), " pixels)");
-      // data.seed pins the images each model sees, which
-      // data.max_imgs_per_person would otherwise redraw.
-      run_config.set("data.seed", static_cast<int64_t>(seed & INT64_MAX), "cv");
-      const int status = run_train(world, run_config);
-      if (status != tandem::kExitOk) return status;
-    }
-    if (per_fold > 1 && world.is_main()) {
-      write_fold_ensemble(cv_dir, fold, train.tensorboard);
-      log::info("fold ", fold, ": the mean of its ", per_fold, " models judged in ", fold_dir(cv_dir, fold),
-                "/test_report.json");
-    }
-    world.barrier();
-  }
+  int64_t model_size(int64_t m) const { return sizes.empty() ? image_size : sizes[m]; }
+};
 
-  std::string left;
-  for (int64_t fold = 0; fold < k; ++fold)
-    if (!fold_done(cv_dir, fold)) left += (left.empty() ? "" : ", ") + std::to_string(fold);
-  if (!left.empty()) {
-    if (world.is_main())
-      log::info("folds ", left, " still to run; when they are done: apps/carotid cv-report --run-dir ", cv_dir);
+// The cv.* settings checked, before the first model trains for minutes.
+CvPlan checked_plan(const tandem::Config& c) {
+  CvPlan plan;
+  plan.folds = c.get_int("cv.folds");
+  plan.only = c.get_int("cv.fold");
+  if (plan.only < -1 || plan.only >= plan.folds)
+    throw UsageError("cv.fold must be -1 (every fold) or in [0, " + std::to_string(plan.folds) + "), got " +
+                     std::to_string(plan.only));
+  if (plan.only >= 0 && c.get_string("cmd.run_dir").empty())
+    throw UsageError("cv.fold = " + std::to_string(plan.only) +
+                     " needs the cross-validation folder every fold's job shares: give --run-dir CV");
+  plan.per_fold = c.get_int("cv.models_per_fold");
+  if (plan.per_fold < 1) throw UsageError("cv.models_per_fold must be >= 1, got " + std::to_string(plan.per_fold));
+  plan.sizes = model_image_sizes(c, plan.per_fold);
+  plan.image_size = c.get_int("data.image_size");
+  return plan;
+}
+
+// The folder's config.toml and folds.csv, written by the first start and
+// checked by every later one.
+void keep_cv_dir(const tandem::Config& c, const CvPlan& plan, const Dataset& dataset) {
+  create_run_dir(c, plan.cv_dir);
+  const fs::path config_file = fs::path(plan.cv_dir) / "config.toml";
+  if (!fs::exists(config_file)) {
+    tandem::Config began = c;
+    if (c.get_int("train.seed") < 0) began.set("train.seed", static_cast<int64_t>(plan.train_seed), "drawn");
+    began.write(config_file.string());
+  }
+  keep_folds((fs::path(plan.cv_dir) / "folds.csv").string(), dataset.persons(), plan.fold_of);
+  log::info("cross-validation: ", plan.folds, " person-level folds of ", dataset.persons().size(), " persons in ",
+            plan.cv_dir, " (to continue it: --run-dir ", plan.cv_dir, ")");
+}
+
+// Trains model m of a fold in its folder, on the fold's split.
+int train_fold_model(tandem::World& world, const tandem::Config& c, const CvPlan& plan, const Dataset& dataset,
+                     int64_t fold, int64_t m) {
+  const std::string dir = plan.model_dir(fold, m);
+  const std::string name = "fold " + std::to_string(fold) + (plan.per_fold == 1 ? "" : " model " + std::to_string(m));
+  if (run_done(dir)) {
+    if (world.is_main()) log::info(name, ": done before, in ", dir);
     return tandem::kExitOk;
   }
-  return report(world, cv_dir, train.tensorboard, threshold_rule(c));
+  // The fold's split goes where a train run looks for its own, so the run,
+  // and a requeued one, trains and tests on exactly these persons.
+  if (world.is_main() && !fs::exists(fs::path(dir) / "split.csv")) {
+    fs::create_directories(dir);
+    write_split_csv((fs::path(dir) / "split.csv").string(), dataset.persons(),
+                    fold_parts(dataset.persons(), plan.fold_of, fold, plan.val_share, plan.seed));
+  }
+  world.barrier();
+  tandem::Config run_config = c;
+  run_config.set("cmd.run_dir", dir, "cv " + name);
+  run_config.set("train.seed", plan.model_seed(m), "cv " + name);
+  if (!plan.sizes.empty()) run_config.set("data.image_size", plan.sizes[m], "cv.image_sizes");
+  if (world.is_main())
+    log::info("fold ", fold, " of ", plan.folds,
+              plan.per_fold == 1 ? "" : ", model " + std::to_string(m) + " of " + std::to_string(plan.per_fold),
+              ": training in ", dir, " (train.seed ", plan.model_seed(m), ", ", plan.model_size(m), " pixels)");
+  // data.seed pins the images each model sees, which
+  // data.max_imgs_per_person would otherwise redraw.
+  run_config.set("data.seed", static_cast<int64_t>(plan.seed & INT64_MAX), "cv");
+  return run_train(world, run_config);
+}
+
+// Trains a fold's models not done yet; with several, judges their mean.
+int train_fold(tandem::World& world, const tandem::Config& c, const CvPlan& plan, const Dataset& dataset,
+               int64_t fold) {
+  if (fold_done(plan.cv_dir, fold)) {
+    if (world.is_main()) log::info("fold ", fold, ": done before, in ", fold_dir(plan.cv_dir, fold));
+    return tandem::kExitOk;
+  }
+  for (int64_t m = 0; m < plan.per_fold; ++m) {
+    const int status = train_fold_model(world, c, plan, dataset, fold, m);
+    if (status != tandem::kExitOk) return status;
+  }
+  if (plan.per_fold > 1 && world.is_main()) {
+    write_fold_ensemble(plan.cv_dir, fold, plan.tensorboard);
+    log::info("fold ", fold, ": the mean of its ", plan.per_fold, " models judged in ", fold_dir(plan.cv_dir, fold),
+              "/test_report.json");
+  }
+  world.barrier();
+  return tandem::kExitOk;
+}
+
+}  // namespace
+
+int run_cv(tandem::World& world, const tandem::Config& c) {
+  CvPlan plan = checked_plan(c);
+  const DataSettings data = data_settings(c);
+  plan.tensorboard = tandem::train_settings(c).tensorboard;
+  plan.cv_dir = choose_run_dir(world, c, "cv");
+  plan.train_seed = cv_seed(world, c, plan.cv_dir);
+  plan.seed = data_seed(data, plan.train_seed);
+  const Dataset dataset = read_dataset(data, plan.seed);
+  plan.fold_of = assign_folds(dataset.persons(), plan.folds, plan.seed);
+  // The validation share of the persons a fold trains on, as a single run's
+  // split has it: data.val_ratio of train + val.
+  plan.val_share = data.ratios.val / (data.ratios.train + data.ratios.val);
+  if (world.is_main()) keep_cv_dir(c, plan, dataset);
+  world.barrier();
+  for (int64_t fold = 0; fold < plan.folds; ++fold) {
+    check_models_per_fold(plan.cv_dir, fold, plan.per_fold);
+    for (int64_t m = 0; m < plan.per_fold; ++m)
+      check_model_began_alike(plan.model_dir(fold, m), plan.model_seed(m), plan.model_size(m));
+  }
+  for (int64_t fold = 0; fold < plan.folds; ++fold) {
+    if (plan.only >= 0 && fold != plan.only) continue;
+    const int status = train_fold(world, c, plan, dataset, fold);
+    if (status != tandem::kExitOk) return status;
+  }
+  const std::vector<int64_t> left = missing_folds(plan.cv_dir, plan.folds);
+  if (!left.empty()) {
+    if (world.is_main())
+      log::info("folds ", fold_list(left), " still to run; when they are done: apps/carotid cv-report --run-dir ",
+                plan.cv_dir);
+    return tandem::kExitOk;
+  }
+  return report(world, plan.cv_dir, plan.tensorboard, threshold_rule(c));
 }
 
 int run_cv_report(tandem::World& world, const tandem::Config& c) {

@@ -126,16 +126,11 @@ nlohmann::json cross_fitted_threshold(const std::vector<ReportInputs>& inputs, c
   std::map<std::string, double> mean;
   for (size_t k = 0; k < scores.size(); ++k) {
     const double t = pick(k);
-    const BinaryMetrics m = binary_metrics(scores[k].positive(), scores[k].labels, t);
-    const std::map<std::string, double> figures = {{"person_sensitivity", m.recall},
-                                                   {"person_specificity", m.specificity},
-                                                   {"person_balanced_accuracy", m.balanced_accuracy},
-                                                   {"person_accuracy", m.accuracy}};
-    nlohmann::json fold = {{"fold", k}, {"threshold", t}};
-    for (const auto& [name, value] : figures) {
-      fold[name] = value;
-      mean[name] += value / static_cast<double>(scores.size());
-    }
+    nlohmann::json fold = decided_json(binary_metrics(scores[k].positive(), scores[k].labels, t), "person_");
+    for (const auto& [name, value] : fold.items())
+      mean[name] += value.get<double>() / static_cast<double>(scores.size());
+    fold["fold"] = k;
+    fold["threshold"] = t;
     per_fold.push_back(fold);
   }
   return {{"rule", rule.text}, {"ensemble", pick(scores.size())}, {"per_fold", per_fold}, {"mean", mean}};
@@ -160,93 +155,144 @@ std::optional<double> ensemble_threshold(const std::string& cv_dir) {
   return t["ensemble"].get<double>();
 }
 
-std::string write_cv_report(const std::string& cv_dir, int64_t folds, bool tensorboard, const ThresholdRule& rule) {
-  std::string missing;
+std::vector<int64_t> missing_folds(const std::string& cv_dir, int64_t folds) {
+  std::vector<int64_t> missing;
   for (int64_t k = 0; k < folds; ++k)
-    if (!fold_done(cv_dir, k)) missing += (missing.empty() ? "" : ", ") + std::to_string(k);
+    if (!fold_done(cv_dir, k)) missing.push_back(k);
+  return missing;
+}
+
+std::string fold_list(const std::vector<int64_t>& folds) {
+  std::string text;
+  for (int64_t k : folds) text += (text.empty() ? "" : ", ") + std::to_string(k);
+  return text;
+}
+
+void require_folds_done(const std::string& cv_dir, int64_t folds) {
+  const std::vector<int64_t> missing = missing_folds(cv_dir, folds);
   if (!missing.empty())
-    throw tandem::UsageError(cv_dir + ": fold(s) " + missing + " of " + std::to_string(folds) +
+    throw tandem::UsageError(cv_dir + ": fold(s) " + fold_list(missing) + " of " + std::to_string(folds) +
                              " have no test_predictions.csv yet: run `apps/carotid cv --fold K --run-dir " + cv_dir +
                              "` for each");
-  const size_t per_fold_models = fold_runs(cv_dir, 0).size();
-  std::vector<ReportInputs> inputs;
-  nlohmann::json per_fold = nlohmann::json::array();
+}
+
+namespace {
+
+// Each fold's test predictions and figures, read before anything is written.
+struct FoldFigures {
+  size_t models_per_fold = 1;
+  std::vector<ReportInputs> inputs;                   // per fold: its models' mean when it has several
+  nlohmann::json per_fold = nlohmann::json::array();  // per fold: persons, images and every metric
   std::map<std::string, std::vector<double>> values;  // metric -> one value per fold
   std::map<std::string, std::vector<double>> single;  // metric -> one value per model of every fold
+};
+
+ReportInputs run_predictions(const std::string& run) {
+  return read_test_predictions((fs::path(run) / "test_predictions.csv").string());
+}
+
+FoldFigures fold_figures(const std::string& cv_dir, int64_t folds) {
+  FoldFigures f;
+  f.models_per_fold = fold_runs(cv_dir, 0).size();
   for (int64_t k = 0; k < folds; ++k) {
     const std::vector<std::string> runs = fold_runs(cv_dir, k);
-    if (runs.size() != per_fold_models)
+    if (runs.size() != f.models_per_fold)
       throw tandem::UsageError(fold_dir(cv_dir, k) + " has " + std::to_string(runs.size()) + " model(s), fold 0 " +
-                               std::to_string(per_fold_models) + ": every fold needs as many");
-    if (per_fold_models > 1)
+                               std::to_string(f.models_per_fold) + ": every fold needs as many");
+    if (f.models_per_fold > 1)
       for (const auto& run : runs) {
-        const ReportInputs one = read_test_predictions((fs::path(run) / "test_predictions.csv").string());
+        const ReportInputs one = run_predictions(run);
         for (const auto& [name, value] : classification_metrics(one.rows, one.samples, one.persons))
-          single[name].push_back(value);
+          f.single[name].push_back(value);
       }
-    inputs.push_back(read_test_predictions((fs::path(fold_dir(cv_dir, k)) / "test_predictions.csv").string()));
-    const ReportInputs& in = inputs.back();
-    if (in.class_names != inputs.front().class_names)
+    f.inputs.push_back(run_predictions(fold_dir(cv_dir, k)));
+    const ReportInputs& in = f.inputs.back();
+    if (in.class_names != f.inputs.front().class_names)
       throw tandem::UsageError(fold_dir(cv_dir, k) + ": its classes differ from fold 0's");
     nlohmann::json fold = {{"fold", k}, {"persons", in.persons.size()}, {"images", in.samples.size()}};
     for (const auto& [name, value] : classification_metrics(in.rows, in.samples, in.persons)) {
       fold[name] = value;
-      values[name].push_back(value);
+      f.values[name].push_back(value);
     }
-    per_fold.push_back(fold);
+    f.per_fold.push_back(fold);
   }
-  nlohmann::json mean, spread, single_mean;
+  return f;
+}
+
+double mean_of(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v) m += x;
+  return m / static_cast<double>(v.size());
+}
+
+// Each metric's mean and sample standard deviation over the folds (and with
+// several models per fold, its mean over the single models) into `report`,
+// and the same as cv_report.txt's table.
+std::string summarize_folds(const FoldFigures& f, int64_t folds, nlohmann::json& report) {
+  const bool several = f.models_per_fold > 1;
   std::string table = "metric                        mean ± std over " + std::to_string(folds) + " folds";
-  if (per_fold_models > 1) table += " of " + std::to_string(per_fold_models) + " models    one model's mean";
+  if (several) table += " of " + std::to_string(f.models_per_fold) + " models    one model's mean";
   table += "\n";
-  for (const auto& [name, v] : values) {
-    double m = 0, ss = 0;
-    for (double x : v) m += x;
-    m /= static_cast<double>(v.size());
+  for (const auto& [name, v] : f.values) {
+    const double m = mean_of(v);
+    double ss = 0;
     for (double x : v) ss += (x - m) * (x - m);
     const double sd = std::sqrt(ss / static_cast<double>(v.size() - 1));
-    mean[name] = m;
-    spread[name] = sd;
+    report["mean"][name] = m;
+    report["std"][name] = sd;
     char line[160];
     std::snprintf(line, sizeof line, "%-29s %.4f ± %.4f", name.c_str(), m, sd);
     table += line;
-    if (per_fold_models > 1) {
-      double s1 = 0;
-      for (double x : single.at(name)) s1 += x;
-      single_mean[name] = s1 / static_cast<double>(single.at(name).size());
-      std::snprintf(line, sizeof line, "%*s%.4f", 24, "", single_mean[name].get<double>());
+    if (several) {
+      const double one = mean_of(f.single.at(name));
+      report["single_model_mean"][name] = one;
+      std::snprintf(line, sizeof line, "%*s%.4f", 24, "", one);
       table += line;
     }
     table += "\n";
   }
-  nlohmann::json threshold;
-  if (inputs.front().class_names.size() == 2) {
-    threshold = cross_fitted_threshold(inputs, rule);
-    const auto& m = threshold["mean"];
-    char line[400];
-    std::snprintf(line, sizeof line,
-                  "\nat the threshold %s picks on the other folds' persons (per fold, then the mean): person "
-                  "sensitivity %.4f, specificity %.4f, balanced accuracy %.4f\n"
-                  "predict --model CV decides at %.4f (%s on every fold's persons)\n",
-                  rule.text.c_str(), m["person_sensitivity"].get<double>(), m["person_specificity"].get<double>(),
-                  m["person_balanced_accuracy"].get<double>(), threshold["ensemble"].get<double>(), rule.text.c_str());
-    table += line;
-  }
-  ReportInputs all = pooled(inputs);
+  return table;
+}
+
+std::string threshold_text(const nlohmann::json& threshold, const ThresholdRule& rule) {
+  const auto& m = threshold["mean"];
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "\nat the threshold %s picks on the other folds' persons (per fold, then the mean): person "
+                "sensitivity %.4f, specificity %.4f, balanced accuracy %.4f\n"
+                "predict --model CV decides at %.4f (%s on every fold's persons)\n",
+                rule.text.c_str(), m["person_sensitivity"].get<double>(), m["person_specificity"].get<double>(),
+                m["person_balanced_accuracy"].get<double>(), threshold["ensemble"].get<double>(), rule.text.c_str());
+  return line;
+}
+
+// The pooled persons judged as one test set, at their own models' mean
+// threshold, as each fold's report has them (the cross-fitted figures are
+// cv_report.json's "threshold"). Writes the pooled test report into CV and
+// returns its person-level metrics.
+tandem::Metrics write_pooled_report(const std::string& cv_dir, int64_t folds, const FoldFigures& f, bool tensorboard) {
+  ReportInputs all = pooled(f.inputs);
   all.model = "out-of-fold predictions of " + std::to_string(folds) + " folds' models";
-  // The pooled persons at their own models' thresholds, as each fold's report
-  // has them; the cross-fitted figures are cv_report.json's "threshold".
   std::vector<std::string> models;
   for (int64_t k = 0; k < folds; ++k)
     for (const auto& file : fold_models(cv_dir, k)) models.push_back(file);
   all.threshold = kept_threshold(models);
   all.tensorboard = tensorboard;
-  const auto pooled_metrics = write_test_report(cv_dir, all);
-  nlohmann::json report = {{"folds", folds},       {"models_per_fold", per_fold_models},
-                           {"per_fold", per_fold}, {"mean", mean},
-                           {"std", spread},        {"pooled_out_of_fold", pooled_metrics}};
-  if (per_fold_models > 1) report["single_model_mean"] = single_mean;
-  if (!threshold.is_null()) report["threshold"] = threshold;
+  return write_test_report(cv_dir, all);
+}
+
+}  // namespace
+
+std::string write_cv_report(const std::string& cv_dir, int64_t folds, bool tensorboard, const ThresholdRule& rule) {
+  require_folds_done(cv_dir, folds);
+  const FoldFigures f = fold_figures(cv_dir, folds);
+  nlohmann::json report = {{"folds", folds}, {"models_per_fold", f.models_per_fold}, {"per_fold", f.per_fold}};
+  std::string table = summarize_folds(f, folds, report);
+  if (f.inputs.front().class_names.size() == 2) {
+    report["threshold"] = cross_fitted_threshold(f.inputs, rule);
+    table += threshold_text(report["threshold"], rule);
+  }
+  report["pooled_out_of_fold"] = write_pooled_report(cv_dir, folds, f, tensorboard);
   tandem::write_bytes_atomically((fs::path(cv_dir) / "cv_report.json").string(), report.dump(2) + "\n");
   tandem::write_bytes_atomically((fs::path(cv_dir) / "cv_report.txt").string(), table);
   return table;

@@ -25,6 +25,11 @@ std::vector<std::string> fold_models(const std::string& cv_dir, int64_t fold);
 // Whether a run (or a fold: its ensemble) has finished: its test_predictions.csv exists.
 bool run_done(const std::string& dir);
 bool fold_done(const std::string& cv_dir, int64_t fold);
+// The folds of 0 .. folds-1 not done yet, and the same as text ("1, 2").
+std::vector<int64_t> missing_folds(const std::string& cv_dir, int64_t folds);
+std::string fold_list(const std::vector<int64_t>& folds);
+// Throws tandem::UsageError naming the folds not done and how to run them.
+void require_folds_done(const std::string& cv_dir, int64_t folds);
 
 // A fold of several models, once each has its test_predictions.csv: the
 // mean of their probabilities (mean_of_models) judged as the fold's test
@@ -42,11 +47,11 @@ void write_fold_ensemble(const std::string& cv_dir, int64_t fold, bool tensorboa
 // confusion matrix, ROC curve, test_predictions.csv), at the mean of the
 // fold models' thresholds. With two classes, cv_report.json's "threshold":
 // `rule` applied to the persons of every fold but k, and fold k's persons
-// judged at it (sensitivity, specificity, balanced accuracy, accuracy; their
-// mean over folds), and "ensemble", the rule on every fold's persons, which
+// judged at it (BinaryMetrics::decided's figures, as person_*; their mean
+// over folds), and "ensemble", the rule on every fold's persons, which
 // predict --model CV uses. Throws tandem::UsageError naming the folds not
-// done, a fold whose classes differ, or folds with unequal numbers of
-// models. Returns the table's text.
+// done (require_folds_done), a fold whose classes differ, or folds with
+// unequal numbers of models; nothing is written then. Returns the table's text.
 std::string write_cv_report(const std::string& cv_dir, int64_t folds, bool tensorboard, const ThresholdRule& rule);
 
 // cv_report.json's threshold for the fold ensemble; none before the report

@@ -13,6 +13,7 @@
 #include "app/cv_report.h"
 #include "app/image_settings.h"
 #include "app/model.h"
+#include "app/test_report.h"
 #include "data/person_folders.h"
 #include "keys.h"
 #include "labels/label_sheet.h"
@@ -213,9 +214,7 @@ void write_scores(const fs::path& out, const std::string& labels_path, const tan
     const PersonScores scores = person_scores(labelled, in.samples, in.persons);
     const BinaryMetrics m = binary_metrics(scores.positive(), scores.labels, threshold);
     j["threshold"] = threshold;
-    j["person_at_threshold"] = {{"accuracy", m.accuracy},   {"balanced_accuracy", m.balanced_accuracy},
-                                {"sensitivity", m.recall},  {"specificity", m.specificity},
-                                {"precision", m.precision}, {"f1", m.f1}};
+    j["person_at_threshold"] = decided_json(m);
   }
   tandem::write_bytes_atomically((out / "metrics.json").string(), j.dump(2) + "\n");
   std::string line;
@@ -223,21 +222,11 @@ void write_scores(const fs::path& out, const std::string& labels_path, const tan
   log::info("scored against ", labels_path, " (", keep.size(), " images):", line);
 }
 
-}  // namespace
-
-int run_predict(tandem::World& world, const tandem::Config& c) {
-  const std::string model_path = c.get_string("cmd.model");
-  const std::vector<std::string> files = model_files(model_path);
-  std::vector<tandem::Config> configs;
-  for (const auto& file : files) configs.push_back(model_config(file));
-  for (size_t m = 1; m < files.size(); ++m) check_alike(configs.front(), files.front(), configs[m], files[m]);
-  const auto classes = configs.front().get_string_list("model.classes");
-  const auto folders = input_persons(c.get_string("cmd.input"));
-  const std::vector<int64_t> person_label = person_labels(world, c, folders, classes);
-  Inputs in = inputs_of(folders, person_label);
-
-  // The images decoded once at each size the models take (an ensemble may mix
-  // them, as cv.image_sizes trains it).
+// The images decoded once at each size the models take (an ensemble may mix
+// them, as cv.image_sizes trains it); samples of an image some store cannot
+// read are left out.
+std::map<int64_t, ImageStore> image_stores(tandem::World& world, const tandem::Config& c,
+                                           const std::vector<tandem::Config>& configs, Inputs& in) {
   std::map<int64_t, ImageStore> stores;
   for (const auto& mc : configs) {
     ImageStoreOptions store_options = image_store_options(mc);
@@ -252,38 +241,47 @@ int run_predict(tandem::World& world, const tandem::Config& c) {
   in.samples.erase(std::remove_if(in.samples.begin(), in.samples.end(), unreadable), in.samples.end());
   if (in.samples.empty())
     throw UsageError("cmd.input: none of the " + std::to_string(in.paths.size()) + " images can be read");
+  return stores;
+}
 
+// Every model's evaluation rows over the inputs, averaged (one model: its own).
+tandem::EvalRows predicted_rows(tandem::World& world, const tandem::Config& c, const std::vector<std::string>& files,
+                                const std::vector<tandem::Config>& configs, int64_t classes,
+                                const std::map<int64_t, ImageStore>& stores, const Inputs& in) {
   const tandem::InferenceSetup setup = tandem::inference_setup(world, c, /*fixed_shapes=*/true);
-  const c10::Device device = setup.device;
   tandem::EvalContext ctx;
   ctx.world = &world;
-  ctx.device = device;
+  ctx.device = setup.device;
   ctx.precision = setup.precision;
   ctx.micro_batch = tandem::train_settings(c).micro_batch.value;
   std::vector<tandem::EvalRows> each;
   for (size_t m = 0; m < files.size(); ++m) {
     TaskOptions options;
-    options.model = model_spec(configs[m], static_cast<int64_t>(classes.size()));
+    options.model = model_spec(configs[m], classes);
     options.model.init_from.clear();
     options.model.load = files[m];
     options.image_size = configs[m].get_int("data.image_size");
     options.eval_hflip = c.get_bool("cmd.tta");
     CarotidTask task(options, stores.at(options.image_size), in.persons, {}, in.samples);
     auto model = build_classifier(options.model);
-    model->to(device);
+    model->to(setup.device);
     each.push_back(tandem::gather_eval_rows(task, *model, ctx));
   }
-  const tandem::EvalRows rows = mean_of_models(each);
-  if (files.size() > 1 && world.is_main())
-    log::info("ensemble of ", files.size(), " models (", model_path, "): their probabilities averaged");
-  if (!world.is_main()) return tandem::kExitOk;
+  return mean_of_models(each);
+}
 
-  const fs::path out = !c.get_string("cmd.out").empty() ? fs::path(c.get_string("cmd.out"))
-                       : fs::is_directory(model_path)
-                           ? fs::path(model_path) / "predictions"
-                           : fs::path(model_path).parent_path().parent_path() / "predictions";
-  // A cv folder's report holds a threshold chosen on every fold's out-of-fold
-  // persons; until it is written, the mean of the models' own.
+// Where predictions go: cmd.out, else CV/predictions for a cv folder, else
+// the model's run folder's predictions/.
+fs::path output_dir(const tandem::Config& c, const std::string& model_path) {
+  if (!c.get_string("cmd.out").empty()) return c.get_string("cmd.out");
+  if (fs::is_directory(model_path)) return fs::path(model_path) / "predictions";
+  return fs::path(model_path).parent_path().parent_path() / "predictions";
+}
+
+// A cv folder's report holds a threshold chosen on every fold's out-of-fold
+// persons; until it is written, the mean of the models' own.
+double decision_threshold(const std::string& model_path, const std::vector<std::string>& files,
+                          const std::vector<std::string>& classes) {
   const std::optional<double> cv_threshold =
       fs::is_directory(model_path) ? ensemble_threshold(model_path) : std::nullopt;
   const double threshold = cv_threshold ? *cv_threshold : kept_threshold(files);
@@ -292,6 +290,29 @@ int run_predict(tandem::World& world, const tandem::Config& c) {
               cv_threshold       ? " (cv_report.json: chosen on the folds' out-of-fold persons)"
               : files.size() > 1 ? " (the mean of the models' own)"
                                  : "");
+  return threshold;
+}
+
+}  // namespace
+
+int run_predict(tandem::World& world, const tandem::Config& c) {
+  const std::string model_path = c.get_string("cmd.model");
+  const std::vector<std::string> files = model_files(model_path);
+  std::vector<tandem::Config> configs;
+  for (const auto& file : files) configs.push_back(model_config(file));
+  for (size_t m = 1; m < files.size(); ++m) check_alike(configs.front(), files.front(), configs[m], files[m]);
+  const auto classes = configs.front().get_string_list("model.classes");
+  const auto folders = input_persons(c.get_string("cmd.input"));
+  const std::vector<int64_t> person_label = person_labels(world, c, folders, classes);
+  Inputs in = inputs_of(folders, person_label);
+  const std::map<int64_t, ImageStore> stores = image_stores(world, c, configs, in);
+  const tandem::EvalRows rows =
+      predicted_rows(world, c, files, configs, static_cast<int64_t>(classes.size()), stores, in);
+  if (files.size() > 1 && world.is_main())
+    log::info("ensemble of ", files.size(), " models (", model_path, "): their probabilities averaged");
+  if (!world.is_main()) return tandem::kExitOk;
+  const fs::path out = output_dir(c, model_path);
+  const double threshold = decision_threshold(model_path, files, classes);
   write_predictions(out, classes, rows, in, threshold);
   if (!c.get_string("cmd.labels").empty())
     write_scores(out, c.get_string("cmd.labels"), rows, in, person_label, threshold);

@@ -84,49 +84,59 @@ std::string tics(const std::vector<std::string>& names) {
   return s + ")";
 }
 
-// Both figures from one gnuplot run, drawn aside and renamed into `dir`.
-// Returns the PNGs written.
-std::vector<fs::path> draw_figures(const fs::path& dir, const Level& persons, const Level& images,
-                                   const std::vector<std::string>& names) {
-  tandem::TempDir tmp(dir, "report");
-  const fs::path matrix = tmp.path() / "confusion.dat";
-  {
-    std::ostringstream out;
-    for (const auto& row : persons.confusion) {
-      for (size_t k = 0; k < row.size(); ++k) out << (k ? " " : "") << row[k];
-      out << "\n";
-    }
-    tandem::write_bytes_atomically(matrix.string(), out.str());
+// The gnuplot script of the persons' confusion matrix, its data written
+// into `tmp`.
+std::string confusion_script(const fs::path& tmp, const Level& persons, const std::vector<std::string>& names) {
+  const fs::path matrix = tmp / "confusion.dat";
+  std::ostringstream out;
+  for (const auto& row : persons.confusion) {
+    for (size_t k = 0; k < row.size(); ++k) out << (k ? " " : "") << row[k];
+    out << "\n";
   }
+  tandem::write_bytes_atomically(matrix.string(), out.str());
   const auto k = std::to_string(names.size());
   std::string s = "set terminal pngcairo size 640,560 noenhanced\n";
-  s += "set output " + tandem::gnuplot_quoted((tmp.path() / "confusion_matrix.png").string()) + "\n";
+  s += "set output " + tandem::gnuplot_quoted((tmp / "confusion_matrix.png").string()) + "\n";
   s += "set title 'Test set, persons: confusion matrix'\nset xlabel 'predicted'\nset ylabel 'true'\n";
   s += "set xtics " + tics(names) + "\nset ytics " + tics(names) + "\n";
   s += "set xrange [-0.5:" + k + "-0.5]\nset yrange [" + k + "-0.5:-0.5]\n";
   s += "set palette defined (0 '#ffffff', 1 '#2b6cb0')\nset cbrange [0:*]\nunset key\n";
   s += "plot " + tandem::gnuplot_quoted(matrix.string()) +
        " matrix with image, '' matrix using 1:2:(sprintf('%d', $3)) with labels font ',16'\n";
+  return s;
+}
+
+// The gnuplot script of both levels' ROC curves, their data written into `tmp`.
+std::string roc_script(const fs::path& tmp, const Level& persons, const Level& images) {
+  for (const Level* level : {&persons, &images}) {
+    std::ostringstream out;
+    for (const auto& p : level->roc) out << p.fpr << " " << p.tpr << "\n";
+    tandem::write_bytes_atomically((tmp / (level->name + "_roc.dat")).string(), out.str());
+  }
+  std::string s = "reset\nset terminal pngcairo size 640,560 noenhanced\n";
+  s += "set output " + tandem::gnuplot_quoted((tmp / "roc_curve.png").string()) + "\n";
+  s += "set title 'Test set: ROC curve'\nset xlabel 'false positive rate'\n"
+       "set ylabel 'true positive rate'\nset xrange [0:1]\nset yrange [0:1]\nset size square\n"
+       "set grid\nset key bottom right\n";
+  char auc[64];
+  std::string plot = "plot x with lines dt 2 lc 'gray' title 'chance'";
+  for (const Level* level : {&persons, &images}) {
+    std::snprintf(auc, sizeof auc, " (AUC %.3f)", area_under(level->roc));
+    plot += ", " + tandem::gnuplot_quoted((tmp / (level->name + "_roc.dat")).string()) +
+            " using 1:2 with lines lw 2 title " + tandem::gnuplot_quoted(level->name + auc);
+  }
+  return s + plot + "\n";
+}
+
+// Both figures from one gnuplot run, drawn aside and renamed into `dir`.
+// Returns the PNGs written.
+std::vector<fs::path> draw_figures(const fs::path& dir, const Level& persons, const Level& images,
+                                   const std::vector<std::string>& names) {
+  tandem::TempDir tmp(dir, "report");
+  std::string s = confusion_script(tmp.path(), persons, names);
   std::vector<std::string> made = {"confusion_matrix.png"};
   if (!persons.roc.empty() && !images.roc.empty()) {
-    for (const Level* level : {&persons, &images}) {
-      std::ostringstream out;
-      for (const auto& p : level->roc) out << p.fpr << " " << p.tpr << "\n";
-      tandem::write_bytes_atomically((tmp.path() / (level->name + "_roc.dat")).string(), out.str());
-    }
-    s += "reset\nset terminal pngcairo size 640,560 noenhanced\n";
-    s += "set output " + tandem::gnuplot_quoted((tmp.path() / "roc_curve.png").string()) + "\n";
-    s += "set title 'Test set: ROC curve'\nset xlabel 'false positive rate'\n"
-         "set ylabel 'true positive rate'\nset xrange [0:1]\nset yrange [0:1]\nset size square\n"
-         "set grid\nset key bottom right\n";
-    char auc[64];
-    std::string plot = "plot x with lines dt 2 lc 'gray' title 'chance'";
-    for (const Level* level : {&persons, &images}) {
-      std::snprintf(auc, sizeof auc, " (AUC %.3f)", area_under(level->roc));
-      plot += ", " + tandem::gnuplot_quoted((tmp.path() / (level->name + "_roc.dat")).string()) +
-              " using 1:2 with lines lw 2 title " + tandem::gnuplot_quoted(level->name + auc);
-    }
-    s += plot + "\n";
+    s += roc_script(tmp.path(), persons, images);
     made.push_back("roc_curve.png");
   }
   const fs::path script = tmp.path() / "report.gp";
@@ -156,14 +166,10 @@ nlohmann::json level_json(const Level& level, const tandem::Metrics& metrics, co
     std::vector<double> positive;
     for (const auto& row : level.probs) positive.push_back(row[1]);
     const BinaryMetrics m = binary_metrics(positive, level.labels, threshold);
-    j["at_threshold"] = {{"threshold", threshold},
-                         {"accuracy", m.accuracy},
-                         {"balanced_accuracy", m.balanced_accuracy},
-                         {"sensitivity", m.recall},
-                         {"specificity", m.specificity},
-                         {"precision", m.precision},
-                         {"f1", m.f1},
-                         {"confusion_matrix", {{m.tn, m.fp}, {m.fn, m.tp}}}};
+    nlohmann::json at = decided_json(m);
+    at["threshold"] = threshold;
+    at["confusion_matrix"] = {{m.tn, m.fp}, {m.fn, m.tp}};
+    j["at_threshold"] = at;
   }
   return j;
 }
@@ -191,6 +197,12 @@ void write_predictions(const fs::path& path, const ReportInputs& in) {
 }
 
 }  // namespace
+
+nlohmann::json decided_json(const BinaryMetrics& m, const std::string& prefix) {
+  nlohmann::json j;
+  for (const auto& [name, value] : m.decided()) j[prefix + name] = value;
+  return j;
+}
 
 ReportInputs read_test_predictions(const std::string& path) {
   if (!fs::is_regular_file(path)) throw tandem::UsageError(path + ": no such file");

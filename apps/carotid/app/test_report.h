@@ -3,6 +3,7 @@
 // persons, written for people (confusion matrices as text and PNG, ROC curves)
 // and for programs (test_report.json), at image and at person level.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct ReportInputs {
 // person-level metrics. Figures need gnuplot: when it is missing or fails,
 // the JSON and text are still written and the reason is logged.
 tandem::Metrics write_test_report(const std::string& dir, const ReportInputs& inputs);
+
+// The figures a decision at a threshold gives (BinaryMetrics::decided), as
+// JSON, each name after `prefix`: every report's "at the threshold" object.
+nlohmann::json decided_json(const BinaryMetrics& m, const std::string& prefix = "");
 
 // A test_predictions.csv as ReportInputs (rows "prob", "label", "loss",
 // "sample"; one Sample per row; class names from the prob_ columns). Throws

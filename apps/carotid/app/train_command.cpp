@@ -48,7 +48,7 @@ struct Parts {
   std::vector<Sample> train, val, test;
 };
 
-// Samples of each part, leaving out images the store could not read.
+// Every image's path, person by person: what the image store decodes.
 Parts samples_of(const Dataset& d) {
   Parts parts;
   for (const auto& person : d.persons())
@@ -56,6 +56,7 @@ Parts samples_of(const Dataset& d) {
   return parts;
 }
 
+// Samples of each part, leaving out images the store could not read.
 void fill_samples(const Dataset& d, const ImageStore& store, Parts& parts) {
   int64_t image = 0;
   for (size_t i = 0; i < d.persons().size(); ++i) {
@@ -90,19 +91,75 @@ double keep_threshold(tandem::World& world, const ThresholdRule& rule, int64_t c
   return threshold;
 }
 
+// The task's settings from train.* and data.*, checked before any work.
+TaskOptions task_options_of(const tandem::Config& c, const ImageStoreOptions& store_options) {
+  TaskOptions options;
+  options.augment = augment_options(c);
+  options.image_size = store_options.size;
+  options.threads = store_options.threads;
+  options.label_smoothing = c.get_double("train.label_smoothing");
+  if (options.label_smoothing < 0 || options.label_smoothing >= 1)
+    throw UsageError("train.label_smoothing must be in [0, 1), got " + std::to_string(options.label_smoothing));
+  options.mixup = mixup_alpha(c);
+  return options;
+}
+
+// What the trained run is judged with.
+struct TrainedRun {
+  std::string run_dir;
+  const Dataset& dataset;
+  const Parts& parts;
+  const std::vector<std::string>& persons;
+  uint64_t seed;
+  ThresholdRule threshold_rule;
+  bool tensorboard;
+};
+
+// The test set judged once, by the model validation picked, at the threshold
+// chosen on the validation persons.
+void judge_test(tandem::World& world, const tandem::Config& c, tandem::Trainer& trainer, CarotidTask& task,
+                const TrainedRun& run) {
+  const fs::path best = tandem::trained_model(run.run_dir);
+  torch::nn::Module& model = trainer.model();
+  tandem::Checkpoint best_model = tandem::load_checkpoint(best.string());
+  tandem::restore(best_model, "model", tandem::module_state(model));
+  tandem::EvalContext ctx;
+  ctx.world = &world;
+  ctx.device = model.parameters().front().device();
+  ctx.precision = tandem::inference_setup(world, c, /*fixed_shapes=*/true).precision;
+  ctx.micro_batch = trainer.micro_batch();
+  ctx.seed = run.seed;
+  const double threshold = keep_threshold(world, run.threshold_rule, run.dataset.num_classes(), task, model, ctx,
+                                          run.parts.val, run.persons, best_model);
+  task.set_eval(run.parts.test);
+  const tandem::EvalRows rows = tandem::gather_eval_rows(task, model, ctx);
+  if (world.is_main()) {
+    ReportInputs in{rows, run.parts.test, run.persons, run.dataset.sheet.class_names, best.string()};
+    in.step = best_model.get_int("step");
+    in.images = run.parts.paths;
+    in.threshold = threshold;
+    in.tensorboard = run.tensorboard;
+    const auto m = write_test_report(run.run_dir, in);
+    log::info("test (", best.filename().string(), ", ", run.parts.test.size(), " images): person auc ",
+              m.at("person_auc"), ", accuracy ", m.at("person_accuracy"), ", balanced accuracy ",
+              m.at("person_balanced_accuracy"), "; report in ", run.run_dir, "/test_report.json");
+  }
+  world.barrier();
+}
+
+void log_dataset(const Dataset& dataset, const std::string& reuse) {
+  log::info("labels: ", dataset.sheet.path, ", ", dataset.persons().size(), " persons with images; ",
+            dataset.match.summary());
+  for (const auto& line : dataset.describe()) log::info("  ", line);
+  if (!reuse.empty()) log::info("split: as in ", reuse);
+}
+
 }  // namespace
 
 int run_train(tandem::World& world, tandem::Config c) {
   const DataSettings data = data_settings(c);
   const ImageStoreOptions store_options = image_store_options(c);
-  TaskOptions task_options;
-  task_options.augment = augment_options(c);
-  task_options.image_size = store_options.size;
-  task_options.threads = store_options.threads;
-  task_options.label_smoothing = c.get_double("train.label_smoothing");
-  if (task_options.label_smoothing < 0 || task_options.label_smoothing >= 1)
-    throw UsageError("train.label_smoothing must be in [0, 1), got " + std::to_string(task_options.label_smoothing));
-  task_options.mixup = mixup_alpha(c);
+  TaskOptions task_options = task_options_of(c, store_options);
   tandem::TrainSettings settings = tandem::train_settings(c);
   const ThresholdRule threshold_rule = parse_threshold_rule(c.get_string("model.threshold"), "model.threshold");
   const uint64_t seed = data_seed(data, tandem::shared_seed(world, settings.seed));
@@ -110,12 +167,7 @@ int run_train(tandem::World& world, tandem::Config c) {
   const std::string run_dir = choose_run_dir(world, c);
   const std::string reuse = split_to_reuse(run_dir, c.get_string("model.load"));
   const Dataset dataset = load_dataset(data, seed, reuse);
-  if (world.is_main()) {
-    log::info("labels: ", dataset.sheet.path, ", ", dataset.persons().size(), " persons with images; ",
-              dataset.match.summary());
-    for (const auto& line : dataset.describe()) log::info("  ", line);
-    if (!reuse.empty()) log::info("split: as in ", reuse);
-  }
+  if (world.is_main()) log_dataset(dataset, reuse);
   task_options.model = model_spec(c, dataset.num_classes());
   c.set("model.classes", dataset.sheet.class_names, dataset.sheet.path);
   c.set("model.stem", task_options.model.resnet.stem, "data.image_size");
@@ -147,34 +199,7 @@ int run_train(tandem::World& world, tandem::Config c) {
     if (world.is_main()) log::info("no test persons (data.test_ratio = 0): no test report");
     return status;
   }
-
-  // The test set is judged once, by the model validation picked.
-  const fs::path best = tandem::trained_model(run_dir);
-  torch::nn::Module& model = trainer.model();
-  tandem::Checkpoint best_model = tandem::load_checkpoint(best.string());
-  tandem::restore(best_model, "model", tandem::module_state(model));
-  tandem::EvalContext ctx;
-  ctx.world = &world;
-  ctx.device = model.parameters().front().device();
-  ctx.precision = tandem::inference_setup(world, c, /*fixed_shapes=*/true).precision;
-  ctx.micro_batch = trainer.micro_batch();
-  ctx.seed = seed;
-  const double threshold =
-      keep_threshold(world, threshold_rule, dataset.num_classes(), task, model, ctx, parts.val, persons, best_model);
-  task.set_eval(parts.test);
-  const tandem::EvalRows rows = tandem::gather_eval_rows(task, model, ctx);
-  if (world.is_main()) {
-    ReportInputs in{rows, parts.test, persons, dataset.sheet.class_names, best.string()};
-    in.step = best_model.get_int("step");
-    in.images = parts.paths;
-    in.threshold = threshold;
-    in.tensorboard = settings.tensorboard;
-    const auto m = write_test_report(run_dir, in);
-    log::info("test (", best.filename().string(), ", ", parts.test.size(), " images): person auc ", m.at("person_auc"),
-              ", accuracy ", m.at("person_accuracy"), ", balanced accuracy ", m.at("person_balanced_accuracy"),
-              "; report in ", run_dir, "/test_report.json");
-  }
-  world.barrier();
+  judge_test(world, c, trainer, task, {run_dir, dataset, parts, persons, seed, threshold_rule, settings.tensorboard});
   return status;
 }
 

@@ -51,6 +51,41 @@ std::string count_of(size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+constexpr size_t kNoFolder = static_cast<size_t>(-1);
+
+// The folder of each id of the sheet (kNoFolder for none). Exact names
+// first, so that a folder "7" is never taken from person 7 by person "007";
+// then the leading-zero fallback, only where it is unambiguous. `taken`
+// marks the folders given to some id.
+std::vector<size_t> folder_of_each_id(const LabelSheet& labels, const std::vector<PersonFolder>& folders,
+                                      std::vector<bool>& taken) {
+  std::unordered_map<std::string, size_t> by_name;
+  std::unordered_map<std::string, std::vector<size_t>> by_number;
+  for (size_t f = 0; f < folders.size(); ++f) {
+    by_name[folders[f].id] = f;
+    const std::string key = number_key(folders[f].id);
+    if (!key.empty()) by_number[key].push_back(f);
+  }
+  std::vector<size_t> folder_of(labels.ids.size(), kNoFolder);
+  taken.assign(folders.size(), false);
+  for (size_t i = 0; i < labels.ids.size(); ++i) {
+    const auto found = by_name.find(labels.ids[i]);
+    if (found != by_name.end()) {
+      folder_of[i] = found->second;
+      taken[found->second] = true;
+    }
+  }
+  for (size_t i = 0; i < labels.ids.size(); ++i) {
+    if (folder_of[i] != kNoFolder) continue;
+    const std::string key = number_key(labels.ids[i]);
+    const auto found = key.empty() ? by_number.end() : by_number.find(key);
+    if (found == by_number.end() || found->second.size() != 1 || taken[found->second[0]]) continue;
+    folder_of[i] = found->second[0];
+    taken[found->second[0]] = true;
+  }
+  return folder_of;
+}
+
 }  // namespace
 
 bool is_image_file(const std::string& path) {
@@ -85,37 +120,11 @@ std::vector<PersonFolder> scan_person_folders(const std::string& root, const std
 }
 
 PersonMatch match_persons(const LabelSheet& labels, const std::vector<PersonFolder>& folders, const std::string& root) {
-  std::unordered_map<std::string, size_t> by_name;
-  std::unordered_map<std::string, std::vector<size_t>> by_number;
-  for (size_t f = 0; f < folders.size(); ++f) {
-    by_name[folders[f].id] = f;
-    const std::string key = number_key(folders[f].id);
-    if (!key.empty()) by_number[key].push_back(f);
-  }
-  // Exact names first, so that a folder "7" is never taken from person 7 by
-  // person "007"; then the leading-zero fallback, only where it is unambiguous.
-  constexpr size_t kNone = static_cast<size_t>(-1);
-  std::vector<size_t> folder_of(labels.ids.size(), kNone);
-  std::vector<bool> taken(folders.size(), false);
-  for (size_t i = 0; i < labels.ids.size(); ++i) {
-    const auto found = by_name.find(labels.ids[i]);
-    if (found != by_name.end()) {
-      folder_of[i] = found->second;
-      taken[found->second] = true;
-    }
-  }
-  for (size_t i = 0; i < labels.ids.size(); ++i) {
-    if (folder_of[i] != kNone) continue;
-    const std::string key = number_key(labels.ids[i]);
-    const auto found = key.empty() ? by_number.end() : by_number.find(key);
-    if (found == by_number.end() || found->second.size() != 1 || taken[found->second[0]]) continue;
-    folder_of[i] = found->second[0];
-    taken[found->second[0]] = true;
-  }
-
+  std::vector<bool> taken;
+  const std::vector<size_t> folder_of = folder_of_each_id(labels, folders, taken);
   PersonMatch match;
   for (size_t i = 0; i < labels.ids.size(); ++i) {
-    if (folder_of[i] == kNone) {
+    if (folder_of[i] == kNoFolder) {
       match.without_folder.push_back(labels.ids[i]);
       continue;
     }

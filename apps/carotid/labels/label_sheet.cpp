@@ -94,7 +94,7 @@ struct Table {
 std::string cell_text(const Cell& cell) {
   switch (cell.kind) {
     case Cell::Kind::number:
-      return number_text(cell.number);
+      return cell_number_text(cell.number);
     case Cell::Kind::text:
       return trim(cell.text);
     case Cell::Kind::error:
@@ -234,9 +234,121 @@ std::string rows_list(const std::vector<int64_t>& rows) {
   return out;
 }
 
+Table read_table(const std::string& path, const LabelSheetOptions& options) {
+  const std::string extension = lowercase(std::filesystem::path(path).extension().string());
+  if (extension == ".xlsx" || extension == ".xlsm") return xlsx_table(path, options);
+  if (extension == ".csv") return csv_table(path);
+  throw UsageError(path + ": a label sheet must be an .xlsx or .csv file");
+}
+
+// A sheet being read: where its ids and labels are, and how its messages
+// name a row.
+struct SheetReader {
+  const std::string& path;
+  const LabelSheetOptions& options;
+  const Table& table;
+  size_t id_col = 0, label_col = 0;
+  std::string row_word;     // "row" in a spreadsheet, "line" in a CSV
+  std::string label_where;  // "column C ('label')"
+
+  SheetReader(const std::string& p, const LabelSheetOptions& o, const Table& t) : path(p), options(o), table(t) {
+    constexpr size_t kNone = static_cast<size_t>(-1);
+    id_col = options.id_column.empty() ? kNone : find_column(path, table, options.id_column, options.id_key);
+    label_col =
+        options.label_column.empty() ? kNone : find_column(path, table, options.label_column, options.label_key);
+    if (id_col == kNone) id_col = first_column_except(path, table, label_col, options.id_key);
+    if (label_col == kNone) label_col = first_column_except(path, table, id_col, options.label_key);
+    if (id_col == label_col)
+      throw UsageError(path + ": " + options.id_key + " and " + options.label_key + " both name column '" +
+                       table.header[id_col] + "'");
+    row_word = table.spreadsheet ? "row" : "line";
+    label_where = "column " + column_name_for_message(table, label_col);
+  }
+
+  std::string at(int64_t row_number) const { return path + ": " + row_word + " " + std::to_string(row_number) + ": "; }
+
+  // Each person's first row into sheet.ids/rows and `raw`; every row of each
+  // person into `rows_of`. Rows without an id are skipped (and counted when
+  // not blank).
+  void read_rows(LabelSheet& sheet, std::vector<RawLabel>& raw,
+                 std::unordered_map<std::string, std::vector<int64_t>>& rows_of) const {
+    static const Cell kEmpty;
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+      const auto& row = table.rows[r];
+      const int64_t number = table.row_numbers[r];
+      const Cell& id_cell = id_col < row.size() ? row[id_col] : kEmpty;
+      const Cell& label_cell = label_col < row.size() ? row[label_col] : kEmpty;
+      if (id_cell.kind == Cell::Kind::error)
+        throw UsageError(at(number) + "the person id shows the error " + id_cell.text);
+      const std::string id =
+          id_cell.kind == Cell::Kind::number ? cell_number_text(id_cell.number) : normalize_id_text(id_cell.text);
+      if (id.empty()) {
+        if (!std::all_of(row.begin(), row.end(), blank)) ++sheet.skipped_rows;
+        continue;
+      }
+      if (blank(label_cell)) throw UsageError(at(number) + "person " + id + " has no label in " + label_where);
+      if (label_cell.kind == Cell::Kind::error)
+        throw UsageError(at(number) + "the label of person " + id + " shows the error " + label_cell.text);
+      auto& seen = rows_of[id];
+      seen.push_back(number);
+      if (seen.size() > 1) continue;
+      sheet.ids.push_back(id);
+      sheet.rows.push_back(number);
+      raw.push_back(raw_label(label_cell));
+    }
+  }
+
+  // A person given twice may have two labels; which one is right is for the
+  // user to say, so it stops the run, naming every row of the first such one.
+  void refuse_repeats(const LabelSheet& sheet,
+                      const std::unordered_map<std::string, std::vector<int64_t>>& rows_of) const {
+    std::vector<std::string> repeated;
+    for (const auto& id : sheet.ids)
+      if (rows_of.at(id).size() > 1) repeated.push_back(id);
+    if (repeated.empty()) return;
+    std::string message =
+        path + ": person " + repeated[0] + " appears in " + row_word + "s " + rows_list(rows_of.at(repeated[0]));
+    const size_t more = repeated.size() - 1;
+    if (more > 0)
+      message +=
+          "; " + std::to_string(more) + (more == 1 ? " more person appears" : " more persons appear") +
+          " more than once: " + tandem::first_few(std::vector<std::string>(repeated.begin() + 1, repeated.end()));
+    throw UsageError(message);
+  }
+
+  // Labels that are all whole numbers are class numbers 0..largest; any
+  // other labels are class names, numbered in sorted order.
+  void assign_classes(LabelSheet& sheet, const std::vector<RawLabel>& raw) const {
+    const bool all_integers = std::all_of(raw.begin(), raw.end(), [](const RawLabel& l) { return l.integer; });
+    if (!all_integers) {
+      std::set<std::string> names;
+      for (const auto& label : raw) names.insert(label.text);
+      sheet.class_names.assign(names.begin(), names.end());
+      sheet.named_classes = true;
+      for (const auto& label : raw)
+        sheet.labels.push_back(std::lower_bound(sheet.class_names.begin(), sheet.class_names.end(), label.text) -
+                               sheet.class_names.begin());
+      return;
+    }
+    int64_t largest = 0;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i].value < 0)
+        throw UsageError(at(sheet.rows[i]) + "label " + std::to_string(raw[i].value) + " of person " + sheet.ids[i] +
+                         " is negative; labels are class numbers from 0, or class names");
+      if (raw[i].value > kMaxIntegerLabel)
+        throw UsageError(at(sheet.rows[i]) + "label " + std::to_string(raw[i].value) + " of person " + sheet.ids[i] +
+                         " is not a class number (0 to " + std::to_string(kMaxIntegerLabel) + "); " +
+                         options.label_key + " chose " + label_where + ": is that the label column?");
+      largest = std::max(largest, raw[i].value);
+      sheet.labels.push_back(raw[i].value);
+    }
+    for (int64_t k = 0; k <= largest; ++k) sheet.class_names.push_back(std::to_string(k));
+  }
+};
+
 }  // namespace
 
-std::string number_text(double value) {
+std::string cell_number_text(double value) {
   if (value == 0) return "0";  // also -0
   if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9.0e15)
     return std::to_string(static_cast<int64_t>(value));
@@ -253,104 +365,22 @@ std::string normalize_id_text(const std::string& text) {
 }
 
 LabelSheet read_label_sheet(const std::string& path, const LabelSheetOptions& options) {
-  const std::string extension = lowercase(std::filesystem::path(path).extension().string());
-  Table table;
-  if (extension == ".xlsx" || extension == ".xlsm") {
-    table = xlsx_table(path, options);
-  } else if (extension == ".csv") {
-    table = csv_table(path);
-  } else {
-    throw UsageError(path + ": a label sheet must be an .xlsx or .csv file");
-  }
-
+  const Table table = read_table(path, options);
+  const SheetReader reader(path, options, table);
   LabelSheet sheet;
   sheet.path = path;
   sheet.sheet = table.sheet;
-  constexpr size_t kNone = static_cast<size_t>(-1);
-  size_t id_col = options.id_column.empty() ? kNone : find_column(path, table, options.id_column, options.id_key);
-  size_t label_col =
-      options.label_column.empty() ? kNone : find_column(path, table, options.label_column, options.label_key);
-  if (id_col == kNone) id_col = first_column_except(path, table, label_col, options.id_key);
-  if (label_col == kNone) label_col = first_column_except(path, table, id_col, options.label_key);
-  if (id_col == label_col)
-    throw UsageError(path + ": " + options.id_key + " and " + options.label_key + " both name column '" +
-                     table.header[id_col] + "'");
-  sheet.id_column = table.header[id_col];
-  sheet.label_column = table.header[label_col];
-  const std::string row_word = table.spreadsheet ? "row" : "line";
-  const std::string label_where = "column " + column_name_for_message(table, label_col);
-
+  sheet.id_column = table.header[reader.id_col];
+  sheet.label_column = table.header[reader.label_col];
   std::vector<RawLabel> raw;
   std::unordered_map<std::string, std::vector<int64_t>> rows_of;
-  static const Cell kEmpty;
-  for (size_t r = 0; r < table.rows.size(); ++r) {
-    const auto& row = table.rows[r];
-    const int64_t number = table.row_numbers[r];
-    const std::string at = path + ": " + row_word + " " + std::to_string(number) + ": ";
-    const Cell& id_cell = id_col < row.size() ? row[id_col] : kEmpty;
-    const Cell& label_cell = label_col < row.size() ? row[label_col] : kEmpty;
-    if (id_cell.kind == Cell::Kind::error) throw UsageError(at + "the person id shows the error " + id_cell.text);
-    const std::string id =
-        id_cell.kind == Cell::Kind::number ? number_text(id_cell.number) : normalize_id_text(id_cell.text);
-    if (id.empty()) {
-      if (!std::all_of(row.begin(), row.end(), blank)) ++sheet.skipped_rows;
-      continue;
-    }
-    if (blank(label_cell)) throw UsageError(at + "person " + id + " has no label in " + label_where);
-    if (label_cell.kind == Cell::Kind::error)
-      throw UsageError(at + "the label of person " + id + " shows the error " + label_cell.text);
-    auto& seen = rows_of[id];
-    seen.push_back(number);
-    if (seen.size() > 1) continue;
-    sheet.ids.push_back(id);
-    sheet.rows.push_back(number);
-    raw.push_back(raw_label(label_cell));
-  }
-
-  // A person given twice may have two labels; which one is right is for the
-  // user to say, so it stops the run, naming every row of the first such one.
-  std::vector<std::string> repeated;
-  for (const auto& id : sheet.ids)
-    if (rows_of[id].size() > 1) repeated.push_back(id);
-  if (!repeated.empty()) {
-    std::string message =
-        path + ": person " + repeated[0] + " appears in " + row_word + "s " + rows_list(rows_of[repeated[0]]);
-    const size_t more = repeated.size() - 1;
-    if (more > 0)
-      message +=
-          "; " + std::to_string(more) + (more == 1 ? " more person appears" : " more persons appear") +
-          " more than once: " + tandem::first_few(std::vector<std::string>(repeated.begin() + 1, repeated.end()));
-    throw UsageError(message);
-  }
+  reader.read_rows(sheet, raw, rows_of);
+  reader.refuse_repeats(sheet, rows_of);
   if (sheet.ids.empty())
     throw UsageError(path + ": " + (table.where.empty() ? "" : table.where + ": ") +
-                     "no row below the header has a person id (column " + column_name_for_message(table, id_col) + ")");
-
-  const bool all_integers = std::all_of(raw.begin(), raw.end(), [](const RawLabel& l) { return l.integer; });
-  if (all_integers) {
-    int64_t largest = 0;
-    for (size_t i = 0; i < raw.size(); ++i) {
-      const std::string at = path + ": " + row_word + " " + std::to_string(sheet.rows[i]) + ": ";
-      if (raw[i].value < 0)
-        throw UsageError(at + "label " + std::to_string(raw[i].value) + " of person " + sheet.ids[i] +
-                         " is negative; labels are class numbers from 0, or class names");
-      if (raw[i].value > kMaxIntegerLabel)
-        throw UsageError(at + "label " + std::to_string(raw[i].value) + " of person " + sheet.ids[i] +
-                         " is not a class number (0 to " + std::to_string(kMaxIntegerLabel) + "); " +
-                         options.label_key + " chose " + label_where + ": is that the label column?");
-      largest = std::max(largest, raw[i].value);
-      sheet.labels.push_back(raw[i].value);
-    }
-    for (int64_t k = 0; k <= largest; ++k) sheet.class_names.push_back(std::to_string(k));
-  } else {
-    std::set<std::string> names;
-    for (const auto& label : raw) names.insert(label.text);
-    sheet.class_names.assign(names.begin(), names.end());
-    sheet.named_classes = true;
-    for (const auto& label : raw)
-      sheet.labels.push_back(std::lower_bound(sheet.class_names.begin(), sheet.class_names.end(), label.text) -
-                             sheet.class_names.begin());
-  }
+                     "no row below the header has a person id (column " +
+                     column_name_for_message(table, reader.id_col) + ")");
+  reader.assign_classes(sheet, raw);
   return sheet;
 }
 

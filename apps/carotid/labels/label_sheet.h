@@ -53,13 +53,16 @@ struct LabelSheet {
 // is ignored.
 LabelSheet read_label_sheet(const std::string& path, const LabelSheetOptions& options = {});
 
-// The id text for a person as a cell gives it: numbers that are whole become
-// their digits (12.0 -> "12"), other numbers their shortest exact decimal
-// (12.5 -> "12.5"); text is trimmed, and text that is a whole number written
+// A number cell as a person id or label: whole numbers become their digits
+// (12.0 -> "12"), others their shortest exact decimal (12.5 -> "12.5"), so
+// an id reads back as the folder name it matches (unlike tandem::number_text,
+// which rounds for messages).
+std::string cell_number_text(double value);
+// The id text for a person as a cell gives it: numbers as cell_number_text;
+// text is trimmed, and text that is a whole number written
 // with a fraction of zeros loses it ("12.0" -> "12", as a CSV export of a
 // numeric column writes it). Other text, leading zeros included, is kept as it
 // is ("007" stays "007": it may be a folder's name).
 std::string normalize_id_text(const std::string& text);
-std::string number_text(double value);
 
 }  // namespace carotid

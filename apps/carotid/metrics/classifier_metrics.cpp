@@ -92,30 +92,92 @@ BinaryMetrics binary_metrics(const std::vector<double>& prob_positive, const std
   m.loss = loss_sum / static_cast<double>(m.count);
   m.accuracy = ratio(m.tp + m.tn, m.count);
   m.precision = ratio(m.tp, m.tp + m.fp);
-  m.recall = ratio(m.tp, m.tp + m.fn);
+  m.sensitivity = ratio(m.tp, m.tp + m.fn);
   m.specificity = ratio(m.tn, m.tn + m.fp);
-  m.f1 = m.precision + m.recall > 0 ? 2 * m.precision * m.recall / (m.precision + m.recall) : 0.0;
+  m.f1 = m.precision + m.sensitivity > 0 ? 2 * m.precision * m.sensitivity / (m.precision + m.sensitivity) : 0.0;
   const bool has_pos = m.tp + m.fn > 0, has_neg = m.tn + m.fp > 0;
-  m.balanced_accuracy = has_pos && has_neg ? (m.recall + m.specificity) / 2.0 : has_pos ? m.recall : m.specificity;
+  m.balanced_accuracy = has_pos && has_neg ? (m.sensitivity + m.specificity) / 2.0
+                        : has_pos          ? m.sensitivity
+                                           : m.specificity;
   m.auc = roc_auc(prob_positive, labels);
   return m;
 }
 
-std::vector<std::pair<std::string, double>> BinaryMetrics::named() const {
-  return {{"loss", loss},
-          {"accuracy", accuracy},
-          {"balanced_accuracy", balanced_accuracy},
-          {"precision", precision},
-          {"recall", recall},
-          {"specificity", specificity},
-          {"f1", f1},
-          {"auc", auc},
-          {"tp", static_cast<double>(tp)},
-          {"fp", static_cast<double>(fp)},
-          {"tn", static_cast<double>(tn)},
-          {"fn", static_cast<double>(fn)},
-          {"count", static_cast<double>(count)}};
+namespace {
+
+struct BinaryFigure {
+  const char* name;
+  bool decided;  // set by the threshold (BinaryMetrics::decided)
+  double (*value)(const BinaryMetrics&);
+};
+
+const BinaryFigure kBinaryFigures[] = {
+    {"loss", false, [](const BinaryMetrics& m) { return m.loss; }},
+    {"accuracy", true, [](const BinaryMetrics& m) { return m.accuracy; }},
+    {"balanced_accuracy", true, [](const BinaryMetrics& m) { return m.balanced_accuracy; }},
+    {"precision", true, [](const BinaryMetrics& m) { return m.precision; }},
+    {"sensitivity", true, [](const BinaryMetrics& m) { return m.sensitivity; }},
+    {"specificity", true, [](const BinaryMetrics& m) { return m.specificity; }},
+    {"f1", true, [](const BinaryMetrics& m) { return m.f1; }},
+    {"auc", false, [](const BinaryMetrics& m) { return m.auc; }},
+    {"tp", false, [](const BinaryMetrics& m) { return static_cast<double>(m.tp); }},
+    {"fp", false, [](const BinaryMetrics& m) { return static_cast<double>(m.fp); }},
+    {"tn", false, [](const BinaryMetrics& m) { return static_cast<double>(m.tn); }},
+    {"fn", false, [](const BinaryMetrics& m) { return static_cast<double>(m.fn); }},
+    {"count", false, [](const BinaryMetrics& m) { return static_cast<double>(m.count); }},
+};
+
+std::vector<std::pair<std::string, double>> binary_figures(const BinaryMetrics& m, bool decided_only) {
+  std::vector<std::pair<std::string, double>> figures;
+  for (const auto& f : kBinaryFigures)
+    if (f.decided || !decided_only) figures.emplace_back(f.name, f.value(m));
+  return figures;
 }
+
+// accuracy and balanced_accuracy from m.confusion.
+void add_confusion_figures(MulticlassMetrics& m) {
+  int64_t correct = 0;
+  double recall_sum = 0;
+  int64_t present = 0;
+  for (size_t c = 0; c < m.confusion.size(); ++c) {
+    correct += m.confusion[c][c];
+    const int64_t row_total = std::accumulate(m.confusion[c].begin(), m.confusion[c].end(), int64_t{0});
+    if (row_total > 0) {
+      recall_sum += ratio(m.confusion[c][c], row_total);
+      ++present;
+    }
+  }
+  m.accuracy = ratio(correct, m.count);
+  m.balanced_accuracy = present > 0 ? recall_sum / static_cast<double>(present) : 0.0;
+}
+
+// auc_per_class (class c against the rest) and macro_auc.
+void add_one_vs_rest_auc(MulticlassMetrics& m, const std::vector<std::vector<double>>& probs,
+                         const std::vector<int64_t>& labels) {
+  double auc_sum = 0;
+  int64_t defined = 0;
+  std::vector<double> scores(probs.size());
+  std::vector<bool> positive(probs.size());
+  for (size_t c = 0; c < static_cast<size_t>(m.num_classes); ++c) {
+    for (size_t i = 0; i < probs.size(); ++i) {
+      scores[i] = probs[i][c];
+      positive[i] = labels[i] == static_cast<int64_t>(c);
+    }
+    const double auc = rank_auc(scores, positive);
+    m.auc_per_class.push_back(auc);
+    if (!std::isnan(auc)) {
+      auc_sum += auc;
+      ++defined;
+    }
+  }
+  m.macro_auc = defined > 0 ? auc_sum / static_cast<double>(defined) : kNaN;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, double>> BinaryMetrics::named() const { return binary_figures(*this, false); }
+
+std::vector<std::pair<std::string, double>> BinaryMetrics::decided() const { return binary_figures(*this, true); }
 
 MulticlassMetrics multiclass_metrics(const std::vector<std::vector<double>>& probs, const std::vector<int64_t>& labels,
                                      int64_t num_classes) {
@@ -148,37 +210,8 @@ MulticlassMetrics multiclass_metrics(const std::vector<std::vector<double>>& pro
     m.confusion[static_cast<size_t>(labels[i])][best] += 1;
   }
   m.loss = loss_sum / static_cast<double>(m.count);
-  int64_t correct = 0;
-  double recall_sum = 0;
-  int64_t present = 0;
-  for (size_t c = 0; c < k; ++c) {
-    correct += m.confusion[c][c];
-    const int64_t row_total = std::accumulate(m.confusion[c].begin(), m.confusion[c].end(), int64_t{0});
-    if (row_total > 0) {
-      recall_sum += ratio(m.confusion[c][c], row_total);
-      ++present;
-    }
-  }
-  m.accuracy = ratio(correct, m.count);
-  m.balanced_accuracy = present > 0 ? recall_sum / static_cast<double>(present) : 0.0;
-
-  double auc_sum = 0;
-  int64_t defined = 0;
-  std::vector<double> scores(probs.size());
-  std::vector<bool> positive(probs.size());
-  for (size_t c = 0; c < k; ++c) {
-    for (size_t i = 0; i < probs.size(); ++i) {
-      scores[i] = probs[i][c];
-      positive[i] = labels[i] == static_cast<int64_t>(c);
-    }
-    const double auc = rank_auc(scores, positive);
-    m.auc_per_class.push_back(auc);
-    if (!std::isnan(auc)) {
-      auc_sum += auc;
-      ++defined;
-    }
-  }
-  m.macro_auc = defined > 0 ? auc_sum / static_cast<double>(defined) : kNaN;
+  add_confusion_figures(m);
+  add_one_vs_rest_auc(m, probs, labels);
   return m;
 }
 

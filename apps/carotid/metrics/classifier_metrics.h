@@ -22,11 +22,13 @@ struct BinaryMetrics {
   int64_t tp = 0, fp = 0, tn = 0, fn = 0;
   double loss = 0;      // mean binary cross-entropy of the clipped probabilities
   double accuracy = 0;  // (tp + tn) / count
-  // Mean of recall and specificity over the classes present in the labels
-  // (with one class present, that class's recall), as scikit-learn.
+  // Mean of sensitivity and specificity over the classes present in the
+  // labels (with one class present, that class's recall), as scikit-learn.
   double balanced_accuracy = 0;
-  double precision = 0;    // tp / (tp + fp); 0 when nothing is predicted positive
-  double recall = 0;       // tp / (tp + fn), sensitivity; 0 without positives
+  double precision = 0;  // tp / (tp + fp); 0 when nothing is predicted positive
+  // tp / (tp + fn); 0 without positives. scikit-learn's recall of class 1,
+  // named as clinicians and model.threshold's rules name it.
+  double sensitivity = 0;
   double specificity = 0;  // tn / (tn + fp); 0 without negatives
   double f1 = 0;           // 2PR / (P + R); 0 when P + R is 0
   // ROC-AUC, the probability that a random positive scores above a random
@@ -35,8 +37,13 @@ struct BinaryMetrics {
   // learn raises) or when a probability is NaN.
   double auc = 0;
 
-  // ("loss", ...), ("accuracy", ...), ... in a fixed order, for metric logs.
+  // Every figure as (name, value) in a fixed order, the name being the
+  // field's: what metric logs, test reports and the cv tables show. A new
+  // figure is a field above and a row in classifier_metrics.cpp's table.
   std::vector<std::pair<std::string, double>> named() const;
+  // named()'s figures that the decision threshold sets (not the loss, the
+  // AUC or the counts): what a report gives at a chosen threshold.
+  std::vector<std::pair<std::string, double>> decided() const;
 };
 
 // `prob_positive[i]` is the predicted probability that example i is class 1;
