@@ -1,17 +1,25 @@
 #!/usr/bin/env python3
-"""The README's key tables against the programs' own --help, so that neither
-can drift from the other: every key a program declares is documented, every
-documented key exists, and a default the README states is the program's.
+"""The key tables the README points to against the programs' own --help, so
+that neither can drift from the other: every key a program declares is
+documented, every documented key exists, and a default a table states is the
+program's.
 
     readme_keys.py README.md NAME=PROGRAM [NAME=PROGRAM ...]
 
-A table belongs to the program whose "## apps/NAME" section holds it; tables
-elsewhere (the keys every app shares) are checked against all programs.
+The tables are read from README.md and from every markdown file it links to
+(docs/summarize.md, docs/training.md ...): a key documented only in a file the
+README does not link counts as undocumented, so the README keeps saying where
+each key is. A table belongs to the program its file is named after
+(docs/NAME.md); tables in other files (the keys every app shares) are checked
+against all programs.
 """
 import math
+import os
 import re
 import subprocess
 import sys
+
+LINK = re.compile(r"\]\(([^)#\s]+\.md)(?:#[^)]*)?\)")
 
 KEY = re.compile(r"`([a-z_0-9]+(?:\.[a-z_0-9]+)+)`")
 
@@ -28,13 +36,21 @@ def help_keys(program):
     return keys
 
 
-def readme_tables(path):
-    """[(section program or None, line number, keys, defaults or None)] for each key-table row."""
-    rows, section, in_table = [], None, False
+def linked_files(readme):
+    """README.md and the local markdown files it links to, in order of first link."""
+    files = [readme]
+    base = os.path.dirname(readme)
+    for target in LINK.findall(open(readme, encoding="utf-8").read()):
+        path = os.path.normpath(os.path.join(base, target))
+        if "://" not in target and path not in files:
+            files.append(path)
+    return files
+
+
+def key_tables(path):
+    """[(line number, keys, defaults or None)] for each key-table row of the file."""
+    rows, in_table = [], False
     for number, line in enumerate(open(path, encoding="utf-8"), 1):
-        heading = re.match(r"## apps/(\w+)", line)
-        if line.startswith("## "):
-            section = heading.group(1) if heading else None
         if line.startswith("| key |"):
             in_table = True
             continue
@@ -47,7 +63,7 @@ def readme_tables(path):
         values = re.findall(r"`([^`]*)`", cells[1])
         # Only a cell that is nothing but a list of values states one per key.
         plain = re.fullmatch(r"(`[^`]*`\s*,?\s*)*", cells[1]) is not None
-        rows.append((section, number, keys, values if plain and len(values) == len(keys) else None))
+        rows.append((number, keys, values if plain and len(values) == len(keys) else None))
     return rows
 
 
@@ -68,26 +84,29 @@ def main():
         name, program = pair.split("=", 1)
         programs[name] = help_keys(program)
     problems, documented = [], {name: set() for name in programs}
-    for section, number, keys, values in readme_tables(readme):
-        owners = [section] if section in programs else list(programs)
-        for i, key in enumerate(keys):
-            having = [name for name in owners if key in programs[name]]
-            if not having:
-                problems.append(f"{readme}:{number}: `{key}` is not a key of {' or '.join(owners)}")
-                continue
-            for name in having:
-                documented[name].add(key)
-            if values is not None and not any(same(values[i], programs[n][key]) for n in having):
-                theirs = ", ".join(f"{n}: {programs[n][key]}" for n in having)
-                problems.append(f"{readme}:{number}: `{key}` default `{values[i]}`, but --help says {theirs}")
+    files = linked_files(readme)
+    for path in files:
+        stem = os.path.splitext(os.path.basename(path))[0]
+        owners = [stem] if stem in programs else list(programs)
+        for number, keys, values in key_tables(path):
+            for i, key in enumerate(keys):
+                having = [name for name in owners if key in programs[name]]
+                if not having:
+                    problems.append(f"{path}:{number}: `{key}` is not a key of {' or '.join(owners)}")
+                    continue
+                for name in having:
+                    documented[name].add(key)
+                if values is not None and not any(same(values[i], programs[n][key]) for n in having):
+                    theirs = ", ".join(f"{n}: {programs[n][key]}" for n in having)
+                    problems.append(f"{path}:{number}: `{key}` default `{values[i]}`, but --help says {theirs}")
     for name, keys in programs.items():
         for key in keys:
             if key not in documented[name]:
-                problems.append(f"{readme}: {name}'s key `{key}` is in no key table")
+                problems.append(f"{readme}: {name}'s key `{key}` is in no key table of it or the files it links")
     for problem in problems:
         print(problem)
-    print(f"{sum(len(k) for k in programs.values())} keys of {len(programs)} programs checked, "
-          f"{len(problems)} problems")
+    print(f"{sum(len(k) for k in programs.values())} keys of {len(programs)} programs checked "
+          f"in {', '.join(files)}: {len(problems)} problems")
     return 1 if problems else 0
 
 

@@ -11,7 +11,7 @@
 #            preempt-mpirun   the same through mpirun and scancel --full
 #            pipeline  slurm/vavae-pipeline.sh with apps/vavae: stages in order, a preempted
 #                      stage requeues while the next waits, a failed one cancels the rest
-#            cv        carotid cross-validation as the README chains it: a job per fold, then
+#            cv        carotid cross-validation as docs/carotid.md chains it: a job per fold, then
 #                      cv-report after all of them (afterok); every person tested once
 #            multinode two hosts (network namespaces joined by veth links): summarize on
 #                      2 nodes x 1 and x 2 ranks names each rank's host and local rank, sends
@@ -428,7 +428,7 @@ case_pipeline() {
   done
 }
 
-# Folds as separate jobs and the report after them, as the README chains them
+# Folds as separate jobs and the report after them, as docs/carotid.md chains them
 # (there with jobs/carotid.toml and 5 folds): on persons made from
 # Fashion-MNIST (T-shirts against trousers), one epoch a fold.
 case_cv() {

@@ -436,7 +436,7 @@ TEST_F(Gpt2HfTest, ImportErrorsNameTheFileAndTheTensor) {
 }  // namespace
 
 // The memory plan's GPT-2 estimate against a measured training step (the
-// README's table, tests/bench/bench_memory_plan, has the larger presets):
+// table in docs/training.md, tests/bench/bench_memory_plan, has the larger presets):
 // the tiny preset, 4 sequences of 256, the last 64 positions of each through
 // the head as summarize's loss takes them.
 TEST(Gpt2, MemoryPlanIsWithin15PercentOfTheMeasuredPeak) {

@@ -183,7 +183,7 @@ TEST(MemoryPlan, DeviceFreeMemoryIsSharedByTheNodesRanks) {
   EXPECT_NEAR(static_cast<double>(two), one / 2.0, one * 0.05);  // MemAvailable moves a little between reads
 }
 
-// The README's table comes from tests/bench/bench_memory_plan; this is its
+// docs/training.md's table comes from tests/bench/bench_memory_plan; this is its
 // smallest ResNet case, held to the 15% the plan promises.
 TEST(MemoryPlan, ResNetPlanIsWithin15PercentOfTheMeasuredPeak) {
   tandem::nn::ResNetOptions options;

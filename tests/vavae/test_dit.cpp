@@ -179,7 +179,7 @@ TEST(VavaeDit, OptionsAreChecked) {
 }  // namespace
 
 // The memory plan's DiT estimate against a measured training step (the
-// README's table, tests/bench/bench_memory_plan, has B/1): the tiny preset on
+// table in docs/training.md, tests/bench/bench_memory_plan, has B/1): the tiny preset on
 // 8 latents of 16 x 16 x 32.
 TEST(VavaeDit, MemoryPlanIsWithin15PercentOfTheMeasuredPeak) {
   const vavae::DitOptions options = vavae::DitOptions::preset("tiny");

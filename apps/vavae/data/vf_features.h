@@ -1,6 +1,6 @@
 #pragma once
 // The vision foundation model's features that VA-VAE aligns its latents with,
-// computed once outside tandem (e.g. DINOv2 in Python; README) and given as
+// computed once outside tandem (e.g. DINOv2 in Python; docs/vavae.md) and given as
 // one HDF5 file: a dataset per training image, named by the image's path
 // under data.root ("train/user1/img_001.png", as h5py writes
 // f["train/user1/img_001.png"] = features), each [C, h, w] on the latent

@@ -39,7 +39,7 @@
 // The total is what never leaves (weights, optimizer, ema, buckets) and the
 // larger of the two moments: the casts and `activations`, or the gradients
 // and `activations_end`. With accumulation every micro-batch after the first
-// starts with the gradients of those before it: they join the start too. The README's table gives planned against
+// starts with the gradients of those before it: they join the start too. docs/training.md's table gives planned against
 // measured figures (tests/bench/bench_memory_plan): within 15% on the CPU in fp32.
 #include <cstdint>
 #include <functional>
