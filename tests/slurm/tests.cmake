@@ -4,7 +4,7 @@
 #   ctest -L slurm     ctest -L kaggle
 # Each Slurm case starts and stops its own daemons; they share a lock so two
 # clusters never compete for this machine's CPUs.
-foreach(case train preempt preempt-mpirun pipeline cv)
+foreach(case train preempt preempt-mpirun preempt-before-launch pipeline cv)
   add_test(NAME slurm_${case}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/slurm_test.sh ${case} ${CMAKE_SOURCE_DIR}
                    ${CMAKE_BINARY_DIR})
