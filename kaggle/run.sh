@@ -13,13 +13,13 @@
 # newer) and fetches GPT-2's tokenizer for summarize (pip); later calls reuse
 # all of that. A build kept from an earlier session (a persisted /kaggle/working)
 # is checked with ldd first: system libraries a new session lacks are installed
-# again. Then it runs one rank per GPU,
-# `mpirun --allow-run-as-root -np <GPUs>`, with NCCL_P2P_DISABLE=1 and
+# again. Then it runs one rank per GPU, `mpirun -np <GPUs>` (with
+# --allow-run-as-root as root, the rule in notebooks), with NCCL_P2P_DISABLE=1 and
 # NCCL_IB_DISABLE=1 (what two T4s on Kaggle need); without a GPU, one rank on
 # the CPU (one rank using every core beats two ranks splitting them).
 # train.precision = "auto" is fp16 with loss scaling on a T4.
 #
-# Arguments: APP (summarize, carotid or vavae), then the app's: a
+# Arguments: APP (one of the apps listed below), then the app's: a
 # bare JOB.toml becomes --config JOB.toml (looked for in the current directory,
 # then in the repository), everything else goes as is. Options, anywhere:
 #   --dry-run     print the environment and the exact command, then stop
@@ -38,20 +38,21 @@
 # to build against, default: python3, the notebook's), NCCL_* (yours are kept).
 #
 # Interrupting the cell (SIGINT) makes the ranks checkpoint and stop; a
-# second interrupt stops them at once.
+# second interrupt stops them at once. An interrupt before the ranks start
+# (while it installs, builds or probes) runs nothing: status 75.
 #
 # Exit status: the app's (0 done, 1 fault, 2 bad input, 3 collective timeout,
 # 75 stopped after a checkpoint: run the same cell again to continue).
 set -uo pipefail
 
-say() { echo "kaggle/run.sh: $*"; }
-die() {
-  echo "kaggle/run.sh: error: $*" >&2
-  exit 2
-}
-usage() { sed -n '2,/^# 75 stopped/p' "$0" | sed 's/^# \{0,1\}//'; }
-
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=env/launch_lib.sh
+source "$repo/env/launch_lib.sh"
+LAUNCH_NAME=kaggle/run.sh
+usage() {
+  sed -n '2,/^# 75 stopped/p' "$0" | sed 's/^# \{0,1\}//'
+  echo "Apps: $(launch_app_names | xargs)"
+}
 
 dry_run=0 monitor=0 rebuild=0 np='' app='' bundle='' make_bundle=''
 rest=()
@@ -70,12 +71,17 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$app" ] || [ -n "$make_bundle" ] || { usage; exit 2; }
+# --make-bundle starts no job: an interrupt stops it at once.
+[ -n "$make_bundle" ] || launch_trap_signals INT TERM USR1
+if [ -n "$app" ] && [[ " $(launch_app_names | xargs) " != *" $app "* ]]; then
+  launch_die 2 "no app '$app': the apps are $(launch_app_names | xargs) (apps/CMakeLists.txt)"
+fi
 if [ -n "$bundle" ]; then
   source "$repo/env/bundle_env.sh"
   tandem_bundle_check "$bundle" kaggle/run.sh
   bundle=$(cd "$bundle" && pwd)
 fi
-[[ -z $np || $np =~ ^[1-9][0-9]*$ ]] || die "--np $np: give a positive number of ranks"
+[[ -z $np || $np =~ ^[1-9][0-9]*$ ]] || launch_die 2 "--np $np: give a positive number of ranks"
 
 build=${TANDEM_BUILD:-$repo/build}
 case $build in /*) ;; *) build=$PWD/$build ;; esac
@@ -88,24 +94,8 @@ if [ -n "$bundle" ] && [ ! -x "$bin" ] && [ $rebuild -eq 0 ] && [ -x "$bundle/pr
   bin=$bundle/programs/$app
 fi
 
-# A bare JOB.toml becomes --config JOB.toml; relative paths are tried from
-# here, then from the repository (jobs/summarize-tiny.toml works from both).
-args=()
-prev=
-for a in "${rest[@]}"; do
-  if [[ $a == *.toml && $prev != -* && $a != -* ]]; then
-    args+=(--config)
-    prev=--config
-  fi
-  if [ "$prev" = --config ] && [ ! -e "$a" ] && [[ $a != /* ]] && [ -e "$repo/$a" ]; then
-    a=$repo/$a
-  fi
-  if [ "$prev" = --config ] && [ ! -e "$a" ] && [ $dry_run -eq 0 ]; then
-    die "job file '$a' not found (in $PWD or $repo)"
-  fi
-  args+=("$a")
-  prev=$a
-done
+# A dry run prints the command even when its job file is elsewhere.
+if [ $dry_run -eq 1 ]; then launch_job_args --no-check -- "${rest[@]}"; else launch_job_args -- "${rest[@]}"; fi
 
 # --- packages -------------------------------------------------
 sudo=
@@ -118,21 +108,21 @@ apt_install() { # apt_install PKG...: those not installed and in the archive
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ $apt_updated -eq 0 ]; then
-    say "apt-get update"
-    $sudo apt-get update -qq || die "apt-get update failed (is the notebook's Internet on?)"
+    launch_say "apt-get update"
+    $sudo apt-get update -qq || launch_die 2 "apt-get update failed (is the notebook's Internet on?)"
     apt_updated=1
   fi
   for p in "${missing[@]}"; do
     if apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -qv '(none)'; then
       avail+=("$p")
     else
-      say "$p is not in this system's package archive"
+      launch_say "$p is not in this system's package archive"
     fi
   done
   [ ${#avail[@]} -eq 0 ] && return 0
-  say "installing ${avail[*]}"
+  launch_say "installing ${avail[*]}"
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${avail[@]}" ||
-    die "apt-get install ${avail[*]} failed"
+    launch_die 2 "apt-get install ${avail[*]} failed"
 }
 
 # A header-only library the system archive lacks (Ubuntu 22.04 has no
@@ -144,14 +134,14 @@ fetch_dep() { # fetch_dep NAME PACKAGE GIT_URL TAG: -DNAME_DIR=... unless PACKAG
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" && return 0
   config=$(find "$deps/$name" -name "${name}Config.cmake" 2>/dev/null | head -n 1)
   if [ -z "$config" ]; then
-    say "fetching $name $tag from $url"
+    launch_say "fetching $name $tag from $url"
     rm -rf "$deps/src/$name"
-    git clone -q --depth 1 --branch "$tag" "$url" "$deps/src/$name" || die "git clone $url failed"
+    git clone -q --depth 1 --branch "$tag" "$url" "$deps/src/$name" || launch_die 2 "git clone $url failed"
     if ! cmake -S "$deps/src/$name" -B "$deps/src/$name/build" -DCMAKE_INSTALL_PREFIX="$deps/$name" \
       -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DCLI11_BUILD_TESTS=OFF \
       -DCLI11_BUILD_EXAMPLES=OFF -DCLI11_BUILD_DOCS=OFF >/dev/null ||
       ! cmake --install "$deps/src/$name/build" >/dev/null; then
-      die "installing $name failed"
+      launch_die 2 "installing $name failed"
     fi
     config=$(find "$deps/$name" -name "${name}Config.cmake" | head -n 1)
   fi
@@ -169,7 +159,7 @@ if [ -n "$make_bundle" ]; then
   fetch_dep tomlplusplus libtomlplusplus-dev https://github.com/marzer/tomlplusplus.git v3.4.0
   fetch_dep CLI11 libcli11-dev https://github.com/CLIUtils/CLI11.git v2.4.2
   TANDEM_DEPS=$deps "$repo/env/bundle.sh" "$make_bundle" --no-install || exit $?
-  say "bundle written to $make_bundle: save it as a Kaggle dataset, then run with --bundle /kaggle/input/NAME"
+  launch_say "bundle written to $make_bundle: save it as a Kaggle dataset, then run with --bundle /kaggle/input/NAME"
   exit 0
 fi
 
@@ -214,23 +204,21 @@ export NCCL_IB_DISABLE=${NCCL_IB_DISABLE:-1}
 # Docker without ptrace: Open MPI's shared-memory single copy (CMA) fails.
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 # More ranks than cores is allowed (Open MPI counts cores, not threads).
-export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
+launch_openmpi_env
 # The cores, not OMP_NUM_THREADS, which nproc alone answers when it is set
 # (by the notebook, or below for the ranks, before the build).
 cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$((cores / np > 0 ? cores / np : 1))}
 
 mpirun=${bundle:+$bundle/bin/}mpirun
-cmd=("$mpirun")
-if [ -n "$bundle" ] || ! command -v mpirun >/dev/null 2>&1 || [[ $(mpirun --version 2>&1) == *"Open MPI"* ]]; then
-  # Open MPI (installed below when missing): root is the rule in notebooks;
-  # no core binding, each rank's LibTorch threads use its share of the CPU.
-  cmd+=(--allow-run-as-root)
-  cmd+=(-np "$np" --bind-to none)
+# Open MPI unless another mpirun is installed: the bundle's is, and apt
+# installs it below when missing.
+if [ -n "$bundle" ] || ! command -v mpirun >/dev/null 2>&1 || launch_is_open_mpi mpirun; then
+  launch_openmpi_cmd cmd "$mpirun" "$np"
 else
-  cmd+=(-np "$np")
+  cmd=("$mpirun" -np "$np")
 fi
-cmd+=("$bin" "${args[@]}")
+cmd+=("$bin" "${LAUNCH_ARGS[@]}")
 
 monitor_s=${TANDEM_MONITOR_S:-10}
 monitor_fields=timestamp,index,utilization.gpu,memory.used,memory.total,temperature.gpu
@@ -280,9 +268,9 @@ fi
 
 ensure_build() {
   if [ -n "$bundle" ]; then
-    say "building $app with the bundle $bundle (once; no network needed)"
+    launch_say "building $app with the bundle $bundle (once; no network needed)"
     TANDEM_BUILD=$build TANDEM_PYTHON=$python "$repo/env/build.sh" --bundle "$bundle" --target "$app" ||
-      die "build of $app with the bundle failed"
+      launch_die 2 "build of $app with the bundle failed"
     return
   fi
   if [ -n "$torch_version" ]; then
@@ -292,19 +280,19 @@ ensure_build() {
     fetch_dep CLI11 libcli11-dev https://github.com/CLIUtils/CLI11.git v2.4.2
   else
     # No Python torch: a Debian machine; env/setup.sh installs everything, torch in a venv.
-    "$repo/env/setup.sh" || die "env/setup.sh failed"
+    "$repo/env/setup.sh" || launch_die 2 "env/setup.sh failed"
     source "$repo/env/python.sh"
     python=$TANDEM_PYTHON
   fi
   local gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
   if [ ! -f "$build/CMakeCache.txt" ]; then
-    say "configuring $build"
+    launch_say "configuring $build"
     cmake -S "$repo" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
-      -DTANDEM_PYTHON="$(command -v "$python")" "${cmake_dep_args[@]}" || die "cmake configure failed"
+      -DTANDEM_PYTHON="$(command -v "$python")" "${cmake_dep_args[@]}" || launch_die 2 "cmake configure failed"
   fi
-  say "building $app (once; a few minutes)"
-  cmake --build "$build" --target "$app" --parallel "$cores" || die "build of $app failed"
+  launch_say "building $app (once; a few minutes)"
+  cmake --build "$build" --target "$app" --parallel "$cores" || launch_die 2 "build of $app failed"
 }
 
 # The shared libraries the program needs and this session cannot find.
@@ -313,16 +301,16 @@ missing_libs() { ${bundle:+"$bundle/bin/bundle-run"} ldd "$bin" 2>/dev/null | se
 if [ ! -x "$bin" ] || [ $rebuild -eq 1 ]; then
   ensure_build
 fi
-[ -x "$bin" ] || die "$bin is missing after the build"
+[ -x "$bin" ] || launch_die 2 "$bin is missing after the build"
 missing=$(missing_libs)
 if [ -n "$missing" ] && [ -n "$bundle" ]; then
-  die "$bin cannot find $(echo $missing) with the bundle: if they are LibTorch's (libtorch*, libc10*)," \
+  launch_die 2 "$bin cannot find $(echo $missing) with the bundle: if they are LibTorch's (libtorch*, libc10*)," \
     "the notebook's torch is not the one it was built with: add --rebuild"
 elif [ -n "$missing" ]; then
-  say "$bin cannot find $(echo $missing): installing the system libraries again"
+  launch_say "$bin cannot find $(echo $missing): installing the system libraries again"
   apt_install "${system_packages[@]}"
   missing=$(missing_libs)
-  [ -z "$missing" ] || die "$bin still cannot find $(echo $missing): if they are LibTorch's" \
+  [ -z "$missing" ] || launch_die 2 "$bin still cannot find $(echo $missing): if they are LibTorch's" \
     "(libtorch*, libc10*), the notebook's torch changed since the build: add --rebuild"
 fi
 if [ -z "$bundle" ]; then
@@ -332,56 +320,33 @@ if [ -z "$bundle" ]; then
 fi
 if [ "$app" = summarize ] && [ -z "$bundle" ]; then
   # GPT-2's vocabulary (quiet when present); pip fetches it the first time.
-  "$repo/env/tokenizer.sh" || die "could not fetch GPT-2's tokenizer file"
+  "$repo/env/tokenizer.sh" || launch_die 2 "could not fetch GPT-2's tokenizer file"
 fi
 
 # --- run -------------------------------------------------------------------------
 monitor_pid=
-child=
 cleanup() {
   if [ -n "$monitor_pid" ]; then kill "$monitor_pid" 2>/dev/null; wait "$monitor_pid" 2>/dev/null; fi
   monitor_pid=
 }
-interrupts=0
-# shellcheck disable=SC2317  # called from the traps
-forward() {
-  local sig=$1
-  # Interrupting the cell: the first time, the ranks checkpoint and stop
-  # (SIGUSR1, exit 75); a second time stops them at once.
-  if [ "$sig" = INT ]; then
-    interrupts=$((interrupts + 1))
-    if [ "$interrupts" -eq 1 ]; then
-      sig=USR1
-      say "interrupted: the ranks checkpoint and stop (interrupt again to stop at once)"
-    fi
-  fi
-  [ -n "$child" ] && kill -s "$sig" "$child" 2>/dev/null
-}
 trap cleanup EXIT
-trap 'forward INT' INT
-trap 'forward TERM' TERM
-trap 'forward USR1' USR1
 
 if [ $monitor -eq 1 ] && [ "$gpus" -gt 0 ]; then
   "${monitor_cmd[@]}" > >(sed -u 's/^/[gpu] /') 2>&1 &
   monitor_pid=$!
 fi
-"${cmd[@]}" &
-child=$!
-while :; do
-  wait "$child"
-  status=$?
-  # A trapped signal ends wait early; wait again for the real status.
-  kill -0 "$child" 2>/dev/null && continue
-  wait "$child" 2>/dev/null
-  s2=$?
-  [ $s2 -ne 127 ] && status=$s2
-  break
-done
+launch_run "${cmd[@]}"
+status=$LAUNCH_STATUS
 cleanup
 case $status in
-  0) say "done" ;;
-  75) say "stopped after a checkpoint (status 75): run the same cell again to continue" ;;
-  *) say "failed with status $status" ;;
+  0) launch_say "done" ;;
+  75)
+    if [ -n "$LAUNCH_CHILD" ]; then
+      launch_say "stopped after a checkpoint (status 75): run the same cell again to continue"
+    else
+      launch_say "interrupted before the job started (status 75): run the same cell again to start it"
+    fi
+    ;;
+  *) launch_say "failed with status $status" ;;
 esac
 exit "$status"

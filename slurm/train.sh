@@ -32,18 +32,13 @@
 #   TANDEM_MPIRUN_ARGS  extra mpirun options
 #   NCCL_*              passed to every rank (srun exports the job's environment; mpirun gets -x)
 #
+# USR1 or SIGTERM before the ranks start (while it probes srun, say) starts
+# nothing and ends as a stop after a checkpoint does: USR1 requeues, SIGTERM not.
+#
 # Exit status: the app's (0 done, 1 fault, 2 bad input, 3 collective timeout);
 # 75 when stopped after a checkpoint and not requeued (SIGTERM: the job was
 # cancelled, or Slurm preempts and requeues it itself; or requeue refused).
 set -uo pipefail
-
-log() { echo "[train.sh $(date '+%F %T')] $*"; }
-die() {
-  local status=$1
-  shift
-  echo "train.sh: error: $*" >&2
-  exit "$status"
-}
 
 # The header above, the #SBATCH defaults shown as they are written.
 usage() {
@@ -60,8 +55,30 @@ fi
 app=$1
 shift
 
+# The launchers' library, env/launch_lib.sh of this repository. sbatch runs a
+# copy of this script from Slurm's spool, so the repository is found from the
+# path the job was submitted with (scontrol's Command=, relative to the submit
+# directory), else from TANDEM_ROOT (env/modules sets it).
+libs=("$(dirname "${BASH_SOURCE[0]}")/../env/launch_lib.sh")
+if [ -n "${SLURM_JOB_ID:-}" ]; then
+  script=$(scontrol show job "$SLURM_JOB_ID" 2>/dev/null | sed -n 's/^ *Command=\([^ ]*\).*/\1/p' | head -n 1)
+  [[ $script == /* ]] || script=${SLURM_SUBMIT_DIR:-$PWD}/$script
+  libs+=("$(dirname "$script")/../env/launch_lib.sh")
+fi
+[ -n "${TANDEM_ROOT:-}" ] && libs+=("$TANDEM_ROOT/env/launch_lib.sh")
+for lib in "${libs[@]}" ''; do [ -f "$lib" ] && break; done
+if [ -z "$lib" ]; then
+  echo "train.sh: error: no env/launch_lib.sh in ${libs[*]}: submit slurm/train.sh of a" \
+    "tandem repository, or set TANDEM_ROOT to one" >&2
+  exit 2
+fi
+# shellcheck source=env/launch_lib.sh
+source "$lib"
+LAUNCH_NAME=train.sh LAUNCH_DATES=1
+launch_trap_signals USR1 TERM
+
 if [ -z "${SLURM_JOB_ID:-}" ]; then
-  die 2 "not inside a Slurm job. Submit it:  mkdir -p logs && sbatch slurm/train.sh $app $*" \
+  launch_die 2 "not inside a Slurm job. Submit it:  mkdir -p logs && sbatch slurm/train.sh $app $*" \
     "(or run it inside an salloc allocation)"
 fi
 
@@ -81,26 +98,11 @@ bin=
 for c in "${candidates[@]}"; do
   if [ -x "$c" ] && [ -f "$c" ]; then bin=$c; break; fi
 done
-[ -n "$bin" ] || die 2 "no program '$app': looked for ${candidates[*]}." \
+[ -n "$bin" ] || launch_die 2 "no program '$app': looked for ${candidates[*]}." \
   "Build it first (env/build.sh), submit from the repository, or set TANDEM_BUILD=DIR."
 
-# A bare JOB.toml becomes --config JOB.toml; every other argument goes as is.
-args=()
-prev=
-for a in "$@"; do
-  if [[ $a == *.toml && $prev != -* && $a != -* ]]; then
-    args+=(--config "$a")
-  else
-    args+=("$a")
-  fi
-  prev=$a
-done
 # A missing job file stops here, before any rank starts.
-for ((i = 0; i < ${#args[@]}; i++)); do
-  if [ "${args[i]}" = --config ] && [ $((i + 1)) -lt ${#args[@]} ] && [ ! -f "${args[i + 1]}" ]; then
-    die 2 "job file '${args[i + 1]}' not found (relative paths are from $PWD)"
-  fi
-done
+launch_job_args -- "$@"
 
 # --- layout: nodes, tasks, GPUs ----------------------------------------------
 nodes=${SLURM_JOB_NUM_NODES:-${SLURM_NNODES:-1}}
@@ -118,7 +120,7 @@ fi
 gpus_here=${gpus_here:-0}
 
 if [ "$gpus_here" -gt 0 ] && [ "$tasks_here" -gt "$gpus_here" ]; then
-  die 2 "$tasks_here tasks per node but $gpus_here GPU(s) per node: tandem runs one rank per GPU." \
+  launch_die 2 "$tasks_here tasks per node but $gpus_here GPU(s) per node: tandem runs one rank per GPU." \
     "Submit with --ntasks-per-node=$gpus_here (or --gpus-per-node=$tasks_here)."
 fi
 
@@ -128,10 +130,7 @@ if [ -n "${SLURM_CPUS_PER_TASK:-}" ]; then
   export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$SLURM_CPUS_PER_TASK}
   export SRUN_CPUS_PER_TASK=${SRUN_CPUS_PER_TASK:-$SLURM_CPUS_PER_TASK}
 fi
-# Open MPI's mpirun refuses root unless told (containers); harmless otherwise.
-if [ "$(id -u)" -eq 0 ]; then
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
+launch_openmpi_env
 
 # --- launcher ----------------------------------------------------------------
 launcher=${TANDEM_LAUNCHER:-auto}
@@ -142,11 +141,6 @@ if [ "$launcher" = auto ]; then
     launcher=mpirun
   fi
 fi
-nccl_vars=()
-while IFS='=' read -r name _; do
-  case $name in NCCL_* | TORCH_* | TANDEM_* | OMP_NUM_THREADS | HF_* | XDG_CACHE_HOME) nccl_vars+=("$name") ;; esac
-done < <(env)
-
 case $launcher in
   srun)
     # The job's environment (NCCL_*, CUDA_VISIBLE_DEVICES per node) goes to
@@ -156,45 +150,41 @@ case $launcher in
     # hung past the job's work (in a driver's teardown, say). No rank can see
     # it any more; srun ends it rather than wait out the job's time limit.
     srun_wait=${TANDEM_SRUN_WAIT:-60}
-    [[ $srun_wait =~ ^[0-9]+$ ]] || die 2 "TANDEM_SRUN_WAIT='$srun_wait': expected whole seconds (0: no limit)"
+    [[ $srun_wait =~ ^[0-9]+$ ]] || launch_die 2 "TANDEM_SRUN_WAIT='$srun_wait': expected whole seconds (0: no limit)"
     # shellcheck disable=SC2206
-    launch=(srun --mpi=pmix --kill-on-bad-exit=1 --wait="$srun_wait" ${TANDEM_SRUN_ARGS:-} "$bin" "${args[@]}")
+    launch=(srun --mpi=pmix --kill-on-bad-exit=1 --wait="$srun_wait" ${TANDEM_SRUN_ARGS:-} "$bin" "${LAUNCH_ARGS[@]}")
     ;;
   mpirun)
-    command -v mpirun >/dev/null || die 2 "srun offers no pmix here and mpirun is not on PATH"
-    launch=(mpirun -np "$ntasks")
-    if [[ $(mpirun --version 2>&1) == *"Open MPI"* ]]; then
-      # Block placement as Slurm's: ranks 0..k-1 on the first node, so MPI's
-      # local rank equals SLURM_LOCALID. No core binding: a rank uses all of
-      # its --cpus-per-task for LibTorch's threads.
-      launch+=(--map-by slot --bind-to none)
-      [ "$(id -u)" -eq 0 ] && launch+=(--allow-run-as-root)
-      for v in "${nccl_vars[@]}"; do launch+=(-x "$v"); done
+    command -v mpirun >/dev/null || launch_die 2 "srun offers no pmix here and mpirun is not on PATH"
+    if launch_is_open_mpi mpirun; then
+      launch_openmpi_cmd launch mpirun "$ntasks" --map-by-slot --export-vars
+    else
+      launch=(mpirun -np "$ntasks")
     fi
     # shellcheck disable=SC2206
-    launch+=(${TANDEM_MPIRUN_ARGS:-} "$bin" "${args[@]}")
+    launch+=(${TANDEM_MPIRUN_ARGS:-} "$bin" "${LAUNCH_ARGS[@]}")
     ;;
-  *) die 2 "TANDEM_LAUNCHER=$launcher: use auto, srun or mpirun" ;;
+  *) launch_die 2 "TANDEM_LAUNCHER=$launcher: use auto, srun or mpirun" ;;
 esac
 
 # --- what this job is --------------------------------------------------------
 restarts=${SLURM_RESTART_COUNT:-0}
-log "job ${SLURM_JOB_ID} (${SLURM_JOB_NAME:-?}), start $((restarts + 1)) (restarts: $restarts), in $PWD"
-log "nodes: $nodes (${SLURM_JOB_NODELIST:-$(hostname)})"
-log "tasks: $ntasks (${SLURM_TASKS_PER_NODE:-$ntasks} per node), cpus per task: ${SLURM_CPUS_PER_TASK:-default}"
+launch_say "job ${SLURM_JOB_ID} (${SLURM_JOB_NAME:-?}), start $((restarts + 1)) (restarts: $restarts), in $PWD"
+launch_say "nodes: $nodes (${SLURM_JOB_NODELIST:-$(hostname)})"
+launch_say "tasks: $ntasks (${SLURM_TASKS_PER_NODE:-$ntasks} per node), cpus per task: ${SLURM_CPUS_PER_TASK:-default}"
 if [ "$gpus_here" -gt 0 ]; then
-  log "GPUs per node: $gpus_here (CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-unset}); one rank per GPU"
+  launch_say "GPUs per node: $gpus_here (CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-unset}); one rank per GPU"
   if command -v nvidia-smi >/dev/null; then nvidia-smi -L 2>/dev/null | sed 's/^/    /'; fi
   if [ "$tasks_here" -lt "$gpus_here" ]; then
-    log "warning: $tasks_here tasks for $gpus_here GPUs on this node: $((gpus_here - tasks_here)) GPU(s) stay idle"
+    launch_say "warning: $tasks_here tasks for $gpus_here GPUs on this node: $((gpus_here - tasks_here)) GPU(s) stay idle"
   fi
 else
-  log "GPUs: none allocated: ranks run on the CPU"
+  launch_say "GPUs: none allocated: ranks run on the CPU"
 fi
 nccl_set=$(env | grep '^NCCL_' | sort | tr '\n' ' ')
 [ -n "$nccl_set" ] || nccl_set="none set (the defaults of NCCL)"
-log "NCCL settings: $nccl_set"
-log "launch: ${launch[*]}"
+launch_say "NCCL settings: $nccl_set"
+launch_say "launch: ${launch[*]}"
 
 # After a multi-node job failed: does each node of the allocation still answer?
 # A step on a node whose slurmd or network is gone cannot launch, so the
@@ -217,70 +207,49 @@ name_lost_nodes() {
     if ! timeout 60 srun --nodes=1 --ntasks=1 --nodelist="${hosts[i]}" --overlap --kill-on-bad-exit=0 true \
       >/dev/null 2>&1; then
       if [ "$n" -eq 1 ]; then part="rank $first"; else part="ranks $first-$((first + n - 1))"; fi
-      log "node ${hosts[i]} ($part) does not answer: it was lost (its slurmd or its network is gone)"
+      launch_say "node ${hosts[i]} ($part) does not answer: it was lost (its slurmd or its network is gone)"
       lost=1
     fi
     first=$((first + n))
   done
-  [ $lost -eq 1 ] || log "every node of the job still answers: no node was lost"
+  [ $lost -eq 1 ] || launch_say "every node of the job still answers: no node was lost"
 }
 
 # --- run, forwarding signals ---------------------------------------------------
 # Slurm sends USR1 (--signal=B:USR1@120) to this shell only; the ranks get it
 # from here and checkpoint. SIGTERM (scancel, preemption) goes the same way but
 # means "stop", not "requeue".
-child=
-stop_signal=
-# shellcheck disable=SC2317  # called from the traps
-forward() {
-  local sig=$1
-  if [ "$sig" = TERM ] || [ -z "$stop_signal" ]; then stop_signal=$sig; fi
-  log "received SIG$sig: forwarding it to the ranks (they checkpoint and stop)"
-  if [ -n "$child" ]; then kill -s "$sig" "$child" 2>/dev/null || true; fi
-}
-trap 'forward USR1' USR1
-trap 'forward TERM' TERM
-
-"${launch[@]}" &
-child=$!
-# A signal that came before the launcher started goes to it now.
-if [ -n "$stop_signal" ]; then kill -s "$stop_signal" "$child" 2>/dev/null || true; fi
-while :; do
-  wait "$child"
-  status=$?
-  # wait returns early (status > 128) when a trapped signal arrives: wait
-  # again while the launcher runs on; if it ended meanwhile, one more wait
-  # gives its own status (127: the first wait had it already).
-  kill -0 "$child" 2>/dev/null && continue
-  wait "$child" 2>/dev/null
-  again=$?
-  [ $again -ne 127 ] && status=$again
-  break
-done
+launch_run "${launch[@]}"
+status=$LAUNCH_STATUS
+if [ -n "$LAUNCH_CHILD" ]; then stopped="after a checkpoint"; else stopped="before the job started"; fi
 
 case $status in
   0)
-    log "done (status 0)"
+    launch_say "done (status 0)"
     exit 0
     ;;
   75)
-    if [ "$stop_signal" = TERM ]; then
-      log "stopped by SIGTERM after a checkpoint (status 75): not requeueing (cancelled; a" \
+    if [ "$LAUNCH_STOP" = TERM ]; then
+      launch_say "stopped by SIGTERM $stopped (status 75): not requeueing (cancelled; a" \
         "preempting Slurm requeues by itself). Submit the same command again to continue."
       exit 75
     fi
-    log "checkpointed and stopped (status 75): requeueing job $SLURM_JOB_ID; it resumes from" \
-      "the latest checkpoint (train.resume = auto)"
+    if [ -n "$LAUNCH_CHILD" ]; then
+      launch_say "checkpointed and stopped (status 75): requeueing job $SLURM_JOB_ID; it resumes from" \
+        "the latest checkpoint (train.resume = auto)"
+    else
+      launch_say "stopped before the job started (status 75): requeueing job $SLURM_JOB_ID"
+    fi
     if scontrol requeue "$SLURM_JOB_ID"; then
       exit 0
     fi
-    log "scontrol requeue failed (submitted with --no-requeue?): submit the same command again to continue"
+    launch_say "scontrol requeue failed (submitted with --no-requeue?): submit the same command again to continue"
     exit 75
     ;;
   *)
     # Status 2 is bad input, found before any rank waited on another.
     [ "$status" -ne 2 ] && [ "$nodes" -gt 1 ] && name_lost_nodes
-    log "failed with status $status; not requeueing"
+    launch_say "failed with status $status; not requeueing"
     exit "$status"
     ;;
 esac

@@ -28,7 +28,7 @@ local libtorch    = site("TANDEM_LIBTORCH", "/opt/libtorch/2.9.1-cu128")
 local root = myFileName():gsub("/env/modules/[^/]*$", "")
 
 help([[
-tandem: MPI + LibTorch training jobs (summarize, carotid, vavae, envcheck).
+tandem: MPI + LibTorch training jobs (the programs in ]] .. root .. [[/build/apps).
 
 Loads ]] .. mpi_module .. ", " .. cuda_module .. ", " .. hdf5_module .. [[ (and ]] .. nccl_module .. [[ when available),
 and sets:

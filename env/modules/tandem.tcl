@@ -19,7 +19,7 @@ set root [file dirname [file dirname [file dirname [file normalize $ModulesCurre
 
 proc ModulesHelp {} {
     global root libtorch
-    puts stderr "tandem: MPI + LibTorch training jobs (summarize, carotid, vavae, envcheck)."
+    puts stderr "tandem: MPI + LibTorch training jobs (the programs in $root/build/apps)."
     puts stderr "Build once:  cd $root && env/build.sh -DTorch_DIR=$libtorch/share/cmake/Torch"
     puts stderr "Train:       mkdir -p logs && sbatch slurm/train.sh summarize jobs/summarize.toml"
     puts stderr "Multi-node and NCCL settings: $root/slurm/README.md"

@@ -11,6 +11,7 @@
 #                      while it runs, the monitor stopped at the end
 #     interrupt        SIGINT mid-run (the notebook's interrupt): checkpoint, status 75;
 #                      the same command again resumes and finishes
+#     interrupt-before-launch  SIGINT while run.sh probes the GPUs: nothing starts, status 75
 #     build-notebook   a fresh copy of the repository built by run.sh itself against
 #                      "the notebook's" torch (TANDEM_PYTHON: tandem's venv), with
 #                      the fake T4s: CUDA LibTorch, NCCL backend, then a short run
@@ -46,9 +47,15 @@ finish() {
 trap finish EXIT
 
 # fake nvidia-smi: FAKE_GPUS=2 lists two T4s, 0 answers as a machine without GPUs.
+# With FAKE_INTERRUPT_PROBE=1, run.sh's GPU probe sends the cell (as_a_cell
+# below) SIGINT, once.
 mkdir -p "$tmp/fake" "$tmp/work"
 cat >"$tmp/fake/nvidia-smi" <<EOF
 #!/bin/bash
+if [ "\${FAKE_INTERRUPT_PROBE:-0}" = 1 ] && [[ "\$*" == *--query-gpu=index* ]] && [ ! -e "$tmp/fake/interrupted" ]; then
+  touch "$tmp/fake/interrupted"
+  kill -INT "\$TEST_CELL_PID"
+fi
 if [ "\${FAKE_GPUS:-0}" -eq 0 ]; then
   echo "No devices were found"
   exit 6
@@ -95,6 +102,17 @@ expect_status() {
   if [ "$status" -eq "$1" ]; then echo "  ok: status $status"; else fail "status $status, wanted $1"; fi
 }
 empty_build=$tmp/no-build
+# "${as_a_cell[@]}" COMMAND...: COMMAND with SIGINT at its default, in this
+# process (so $! of a background one is COMMAND's pid, as is TEST_CELL_PID).
+# A background job of a script starts with SIGINT ignored (and a shell cannot
+# trap what it inherits ignored); a notebook's `!` does not do that.
+as_a_cell=(python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.environ["TEST_CELL_PID"] = str(os.getpid())
+os.execvp(sys.argv[1], sys.argv[1:])')
+# Open MPI's flag for root: run.sh adds it only as root.
+root=
+[ "$(id -u)" -eq 0 ] && root="--allow-run-as-root "
 
 case $case_name in
   dry-run-t4x2)
@@ -102,31 +120,31 @@ case $case_name in
     expect_status 0
     expect "GPUs: 2" "Tesla T4" "NCCL_P2P_DISABLE=1" "NCCL_IB_DISABLE=1" "fp16" \
       "monitor: nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used,memory.total,temperature.gpu" \
-      "command: mpirun --allow-run-as-root -np 2 .*$empty_build/apps/summarize$" "dry run: nothing built or run"
+      "command: mpirun ${root}-np 2 .*$empty_build/apps/summarize$" "dry run: nothing built or run"
     if [ -e "$empty_build" ]; then fail "the dry run created $empty_build"; fi
     echo "  the same with the user's own NCCL_P2P_DISABLE=0 kept"
     NCCL_P2P_DISABLE=0 FAKE_GPUS=2 run dry2 "$repo/kaggle/run.sh" summarize --dry-run jobs/summarize-tiny.toml
     expect "NCCL_P2P_DISABLE=0" "NCCL_IB_DISABLE=1" \
-      "command: mpirun --allow-run-as-root -np 2 .* --config $repo/jobs/summarize-tiny.toml$"
+      "command: mpirun ${root}-np 2 .* --config $repo/jobs/summarize-tiny.toml$"
     ;;
   dry-run-cpu)
     FAKE_GPUS=0 TANDEM_BUILD=$empty_build run dry "$repo/kaggle/run.sh" --dry-run summarize
     expect_status 0
     expect "GPUs: none" "ranks: 1 on the CPU" "NCCL_P2P_DISABLE=1" "NCCL_IB_DISABLE=1" \
-      "command: mpirun --allow-run-as-root -np 1 "
+      "command: mpirun ${root}-np 1 "
     if [ -e "$empty_build" ]; then fail "the dry run created $empty_build"; fi
     ;;
   dry-run-one-gpu)
     CUDA_VISIBLE_DEVICES=1 FAKE_GPUS=2 run dry "$repo/kaggle/run.sh" --dry-run summarize
     expect_status 0
-    expect "GPUs: 1 \(CUDA_VISIBLE_DEVICES=1\)" "^ +1, Tesla T4" "command: mpirun --allow-run-as-root -np 1 "
+    expect "GPUs: 1 \(CUDA_VISIBLE_DEVICES=1\)" "^ +1, Tesla T4" "command: mpirun ${root}-np 1 "
     ;;
   run-cpu)
     FAKE_GPUS=0 TANDEM_BUILD=$build run real "$repo/kaggle/run.sh" summarize jobs/summarize-tiny.toml \
       --set train.max_steps=5 --set train.warmup_steps=1 --set gen.max_new_tokens=8 \
       --set train.out_dir="$tmp/work/run" --set data.cache_dir="$tmp/token-cache"
     expect_status 0
-    expect "command: mpirun --allow-run-as-root -np 1 " "training on 1 rank\(s\), cpu" "done: 5 steps" \
+    expect "command: mpirun ${root}-np 1 " "training on 1 rank\(s\), cpu" "done: 5 steps" \
       "submission: 100 rows" "kaggle/run.sh: done"
     expect_not "configuring|building summarize"
     if [ ! -f "$tmp/work/run/submission.csv" ]; then fail "no submission.csv in $tmp/work/run"; fi
@@ -136,7 +154,7 @@ case $case_name in
       train jobs/summarize-tiny.toml --set train.max_steps=3 --set train.warmup_steps=1 \
       --set train.out_dir="$tmp/work/run" --set data.cache_dir="$tmp/token-cache"
     expect_status 0
-    expect "command: mpirun --allow-run-as-root -np 2 " "training on 2 rank\(s\)" \
+    expect "command: mpirun ${root}-np 2 " "training on 2 rank\(s\)" \
       "^\[gpu\] .*, 0, 97 %, 9000 MiB, 15360 MiB, 71" "^\[gpu\] .*, 1, 97 %" "done: 3 steps"
     sleep 1.5 # a monitor left running would still be printing
     ;;
@@ -145,11 +163,7 @@ case $case_name in
     # the same command again continues from there.
     cmd=("$repo/kaggle/run.sh" summarize train jobs/summarize-tiny.toml --set train.max_steps=20
       --set train.warmup_steps=1 --set train.out_dir="$tmp/work/run" --set data.cache_dir="$tmp/token-cache")
-    # A background job of a script starts with SIGINT ignored (and a shell
-    # cannot trap what it inherits ignored); a notebook's `!` does not do that.
-    FAKE_GPUS=0 TANDEM_BUILD=$build python3 -c 'import os, signal, sys
-signal.signal(signal.SIGINT, signal.SIG_DFL)
-os.execvp(sys.argv[1], sys.argv[1:])' "${cmd[@]}" >"$tmp/first.out" 2>&1 &
+    FAKE_GPUS=0 TANDEM_BUILD=$build "${as_a_cell[@]}" "${cmd[@]}" >"$tmp/first.out" 2>&1 &
     pid=$!
     for _ in $(seq 600); do
       [ "$(grep -c '"loss"' "$tmp/work/run/metrics.jsonl" 2>/dev/null)" -ge 2 ] && break
@@ -168,6 +182,21 @@ os.execvp(sys.argv[1], sys.argv[1:])' "${cmd[@]}" >"$tmp/first.out" 2>&1 &
     expect_status 0
     expect "resumed from .*checkpoints/step-[0-9]+\.h5 at step [1-9]" "done: 20 steps"
     ;;
+  interrupt-before-launch)
+    # The notebook's interrupt while run.sh probes the GPUs (the fake
+    # nvidia-smi sends it): the ranks never start, status 75.
+    FAKE_INTERRUPT_PROBE=1 FAKE_GPUS=2 TANDEM_BUILD=$build run first "${as_a_cell[@]}" "$repo/kaggle/run.sh" summarize train \
+      jobs/summarize-tiny.toml --set train.max_steps=3 --set train.out_dir="$tmp/work/run" \
+      --set data.cache_dir="$tmp/token-cache"
+    expect_status 75
+    [ -e "$tmp/fake/interrupted" ] || fail "the fake nvidia-smi sent no SIGINT"
+    expect "received SIGINT before the job started: not starting it" \
+      "stopped by SIGINT before the job started: nothing ran \(status 75\)" \
+      "interrupted before the job started \(status 75\): run the same cell again to start it" \
+      "command: mpirun ${root}-np 2 "
+    expect_not "training on|done: [0-9]+ steps|checkpointing"
+    if [ -e "$tmp/work/run" ]; then fail "a rank ran: $tmp/work/run exists"; fi
+    ;;
   build-notebook)
     # A copy laid out as the checkout is (build/ inside it), so ccache, whose
     # paths are relative to the source folder, reuses the CI build's objects.
@@ -180,7 +209,7 @@ os.execvp(sys.argv[1], sys.argv[1:])' "${cmd[@]}" >"$tmp/first.out" 2>&1 &
     expect_status 0
     expect "GPUs: 2" "to build, with LibTorch from the Python torch package, torch 2\." \
       "configuring $tmp/repo/build" "LibTorch +2\.[0-9.]+ from python \($python\).*CUDA: ON" \
-      "NCCL backend built" "building summarize" "command: mpirun --allow-run-as-root -np 2 " \
+      "NCCL backend built" "building summarize" "command: mpirun ${root}-np 2 " \
       "training on 2 rank\(s\), cpu" "done: 3 steps" "kaggle/run.sh: done"
     # ldd's output is taken whole first: under pipefail, grep -q quitting at
     # the first match can kill ldd with SIGPIPE and fail the pipeline.

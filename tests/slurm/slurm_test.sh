@@ -9,6 +9,9 @@
 #            preempt   USR1 mid-run -> checkpoint, exit 75, requeue, resume, right final step;
 #                      USR1 with --no-requeue and a plain scancel: checkpoint, 75, no requeue
 #            preempt-mpirun   the same through mpirun and scancel --full
+#            preempt-before-launch   USR1 while train.sh probes srun (a slow fake srun):
+#                      nothing starts, 75, requeue, the second start runs it all; a
+#                      plain scancel there: 75, no requeue
 #            pipeline  slurm/vavae-pipeline.sh with apps/vavae: stages in order, a preempted
 #                      stage requeues while the next waits, a failed one cancels the rest
 #            cv        carotid cross-validation as docs/carotid.md chains it: a job per fold, then
@@ -34,9 +37,10 @@ repo=$(cd "${2:?REPO}" && pwd)
 build=$(cd "${3:?BUILD}" && pwd)
 SKIP=77
 case $case_name in
-  train | preempt | preempt-mpirun | pipeline | cv | multinode | multinode-pipeline) ;;
+  train | preempt | preempt-mpirun | preempt-before-launch | pipeline | cv | multinode | multinode-pipeline) ;;
   *)
-    echo "unknown case '$case_name' (train, preempt, preempt-mpirun, pipeline, cv, multinode, multinode-pipeline)"
+    echo "unknown case '$case_name' (train, preempt, preempt-mpirun, preempt-before-launch, pipeline, cv," \
+      "multinode, multinode-pipeline)"
     exit 2
     ;;
 esac
@@ -231,7 +235,7 @@ case_train() {
   expect_steps "$tmp/run-a/metrics.jsonl" 6
 
   expect_job "$b" COMPLETED 0:0 0
-  expect_line "logs/envcheck-$b.out" "launch: mpirun -np 2 .*--bind-to none"
+  expect_line "logs/envcheck-$b.out" "launch: mpirun (--allow-run-as-root )?-np 2 .*--bind-to none"
   expect_line "logs/envcheck-$b.out" "Ranks: 2 on 1 node"
 
   expect_job "$c" FAILED 2:0 0
@@ -310,6 +314,56 @@ run_preempt() {
   else
     fail "no final checkpoint / models/final_model.h5 in $run"
   fi
+}
+
+# A stop before the ranks start: a fake srun first on PATH (sbatch passes PATH
+# on) is slow to answer train.sh's `srun --mpi=list`, and the signal comes
+# then. USR1: nothing starts, 75, requeue, and the second start runs the whole
+# job. A plain scancel (SIGTERM): nothing starts, 75, no requeue.
+case_preempt_before_launch() {
+  local fake=$tmp/fake-srun id out run steps=6 variant real_srun
+  real_srun=$(command -v srun)
+  mkdir -p "$fake"
+  cat >"$fake/srun" <<EOF
+#!/bin/bash
+if [ "\$*" = --mpi=list ]; then
+  touch "$fake/probing.\$SLURM_JOB_ID.\${SLURM_RESTART_COUNT:-0}"
+  sleep 5
+fi
+exec "$real_srun" "\$@"
+EOF
+  chmod +x "$fake/srun"
+  for variant in usr1 term; do
+    run=$tmp/run-early-$variant
+    id=$(PATH=$fake:$PATH sbatch --parsable --job-name=early-$variant --ntasks-per-node=2 "${cpu_only[@]}" \
+      "$repo/slurm/train.sh" summarize train "${tiny[@]}" --set train.max_steps=$steps --set train.out_dir="$run")
+    out=logs/early-$variant-$id.out
+    while [ $SECONDS -lt $deadline ] && [ ! -e "$fake/probing.$id.0" ]; do sleep 0.2; done
+    if [ $variant = usr1 ]; then
+      say "job $id probes srun: scancel --signal=USR1 --batch $id"
+      scancel --signal=USR1 --batch "$id" || fail "scancel failed"
+    else
+      say "job $id probes srun: scancel $id (SIGTERM)"
+      scancel "$id" || fail "scancel failed"
+    fi
+    wait_jobs "$id"
+    expect_line "$out" "received SIG${variant^^} before the job started: not starting it"
+    expect_line "$out" "stopped by SIG${variant^^} before the job started: nothing ran \(status 75\)"
+    if [ $variant = usr1 ]; then
+      expect_job "$id" COMPLETED 0:0 1
+      expect_line "$out" "stopped before the job started \(status 75\): requeueing job $id"
+      expect_line "$out" "job $id \(early-usr1\), start 2 \(restarts: 1\)"
+      expect_line "$out" "done: $steps steps"
+      expect_steps "$run/metrics.jsonl" $steps
+      if grep -q "resumed from" "$run/logs/rank-0.log" 2>/dev/null; then
+        fail "the second start resumed from a checkpoint: the first one ran"
+      fi
+    else
+      expect_job "$id" CANCELLED 75:0 0
+      expect_line "$out" "stopped by SIGTERM before the job started \(status 75\): not requeueing"
+      [ ! -e "$run" ] || fail "a rank ran: $run exists"
+    fi
+  done
 }
 
 job_end() { # job_end ID: when the job ended, in seconds since the epoch (0: unknown)
@@ -649,6 +703,7 @@ case $case_name in
     run_stop_variants
     ;;
   preempt-mpirun) run_preempt mpirun --full ;;
+  preempt-before-launch) case_preempt_before_launch ;;
   pipeline) case_pipeline ;;
   cv) case_cv ;;
   multinode) case_multinode ;;

@@ -4,7 +4,7 @@
 #   ctest -L slurm     ctest -L kaggle
 # Each Slurm case starts and stops its own daemons; they share a lock so two
 # clusters never compete for this machine's CPUs.
-foreach(case train preempt preempt-mpirun pipeline cv)
+foreach(case train preempt preempt-mpirun preempt-before-launch pipeline cv)
   add_test(NAME slurm_${case}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/slurm_test.sh ${case} ${CMAKE_SOURCE_DIR}
                    ${CMAKE_BINARY_DIR})
@@ -21,8 +21,8 @@ foreach(case multinode multinode-pipeline)
                        SKIP_RETURN_CODE 77 RESOURCE_LOCK tandem_slurm_cluster)
 endforeach()
 
-foreach(case dry-run-t4x2 dry-run-cpu dry-run-one-gpu run-cpu run-monitor interrupt build-notebook
-        missing-libs)
+foreach(case dry-run-t4x2 dry-run-cpu dry-run-one-gpu run-cpu run-monitor interrupt interrupt-before-launch
+        build-notebook missing-libs)
   add_test(NAME kaggle_${case}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/kaggle_test.sh ${case} ${CMAKE_SOURCE_DIR}
                    ${CMAKE_BINARY_DIR})
