@@ -2,7 +2,9 @@
 
 #include <string>
 
+#include "app/cv_keys.h"
 #include "tandem/config/schema.h"
+#include "tandem/config/settings.h"
 #include "tandem/dist/dist_keys.h"
 #include "tandem/train/train_keys.h"
 
@@ -87,16 +89,7 @@ void add_command_keys(tandem::Schema& s) {
   s.add("cmd.input", std::string(""), "predict: a folder of person folders or images, or one image");
   s.add("cmd.labels", std::string(""), "predict: a label sheet, to score the predictions");
   s.add("cmd.out", std::string(""), "predict: output folder; empty: RUN/predictions/ for a model at RUN/models/");
-  s.add("cv.folds", int64_t{5}, "cv: person-level folds, each tested once by a model trained on the others");
-  s.add("cv.fold", int64_t{-1},
-        "cv: run only this fold (0-based; one job of a Slurm array, with --run-dir); -1: every fold not done");
-  s.add("cv.models_per_fold", int64_t{1},
-        "cv: models trained per fold, model m with train.seed + m on the same persons, their probabilities "
-        "averaged (in CV/fold-k/model-m); 1: the fold's own folder is its one run");
-  s.add("cv.image_sizes", std::vector<int64_t>{},
-        "cv: model m of each fold sees the images at the (m mod n)-th of these n sizes instead of "
-        "data.image_size, so a fold's mean is of models that saw other scales (n <= cv.models_per_fold); "
-        "empty: data.image_size for every model");
+  tandem::declare_keys<CvKeys>(s);
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include "rouge/score_command.h"
 #include "tandem/config/config.h"
 #include "tandem/config/load.h"
+#include "model/lora.h"
 #include "tandem/config/schema.h"
+#include "tandem/config/settings.h"
 #include "tandem/dist/dist_keys.h"
 #include "tandem/train/train_keys.h"
 
@@ -43,12 +45,7 @@ tandem::Schema summarize_schema() {
   s.add("model.bias", true, "biases in linear layers and layer norms");
   s.add("model.init_from", std::string("scratch"),
         "\"scratch\", or \"hf:DIR\" for a Hugging Face GPT-2 (config.json + model.safetensors)");
-  s.add("model.lora.targets", std::vector<std::string>{},
-        "LoRA: train low-rank adapters on these layers of every block (attn.c_attn, attn.c_proj, mlp.c_fc, "
-        "mlp.c_proj) and freeze the rest, the Hugging Face base model.init_from names; empty: train the whole model");
-  s.add("model.lora.rank", int64_t{8}, "LoRA: the adapters' rank r, from 1 to n_embd");
-  s.add("model.lora.alpha", 16.0, "LoRA: the adapters' updates are scaled by alpha / r");
-  s.add("model.lora.dropout", 0.0, "LoRA: dropout on the adapters' inputs while training");
+  tandem::declare_keys<LoraSettings>(s);
   s.add("gen.max_new_tokens", int64_t{64}, "longest generated summary, in tokens");
   s.add("gen.temperature", 0.0, "sampling temperature; 0: greedy");
   s.add("gen.top_k", int64_t{0}, "sample among the k most likely tokens; 0: all");

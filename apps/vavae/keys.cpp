@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "model/dit.h"
 #include "tandem/config/schema.h"
+#include "tandem/config/settings.h"
 #include "tandem/dist/dist_keys.h"
 #include "tandem/train/train_keys.h"
 
@@ -68,16 +70,7 @@ void add_extract_keys(tandem::Schema& s) {
 }
 
 void add_dit_keys(tandem::Schema& s) {
-  s.add("dit.preset", std::string("B/1"), "DiT size: B/1, XL/1, or tiny (CPU)", {"B/1", "XL/1", "tiny"});
-  s.add("dit.patch_size", int64_t{1}, "latent pixels per token side");
-  s.add("dit.depth", int64_t{0}, "transformer blocks; 0: the preset's");
-  s.add("dit.hidden_size", int64_t{0}, "token width; 0: the preset's");
-  s.add("dit.num_heads", int64_t{0}, "attention heads; 0: the preset's");
-  s.add("dit.qk_norm", false, "RMSNorm over each head's q and k");
-  s.add("dit.class_dropout", 0.1, "probability that a training label becomes the null class (for guidance)");
-  s.add("dit.timestep_sampling", std::string("lognormal"), "training timesteps: uniform, or sigmoid(N(0, 1))",
-        {"uniform", "lognormal"});
-  s.add("dit.cosine_weight", 0.0, "weight of the velocity-direction (cosine) loss added to the MSE");
+  tandem::declare_keys<DitKeys>(s);
   tandem::add_model_keys(s, "dit", "train-dit", stage_defaults("dit"));
 }
 

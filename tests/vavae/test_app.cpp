@@ -110,6 +110,33 @@ TEST(VavaeStageSettings, EachStageTrainsWithTheKeysOfItsTable) {
             std::string::npos);
 }
 
+TEST(VavaeDitKeys, TheKeysGiveTheModelOverItsPreset) {
+  tandem::Config c(vavae::vavae_schema());
+  EXPECT_EQ(c.schema().at("dit.qk_norm").doc, "RMSNorm over each head's q and k");
+  tandem::apply_set(c, "dit.preset=tiny");
+  tandem::apply_set(c, "dit.depth=3");
+  tandem::apply_set(c, "dit.qk_norm=true");
+  vavae::LatentSet latents;
+  latents.latents = torch::zeros({2, 4, 8, 8});
+  latents.num_users = 5;
+  const vavae::DitOptions o = vavae::dit_options(c, latents);
+  EXPECT_EQ(o.depth, 3);         // set
+  EXPECT_EQ(o.hidden_size, 64);  // tiny's
+  EXPECT_EQ(o.num_heads, 4);
+  EXPECT_TRUE(o.qk_norm);
+  EXPECT_EQ(o.input_size, 8);  // from the latents
+  EXPECT_EQ(o.in_channels, 4);
+  EXPECT_EQ(o.num_classes, 5);
+  // A value no DiT takes stops the run at the door, naming the key.
+  tandem::apply_set(c, "dit.class_dropout=1");
+  EXPECT_EQ(message_of<tandem::UsageError>([&] { vavae::dit_options(c, latents); }),
+            "dit.class_dropout must be in [0, 1), got 1 (--set)");
+  tandem::apply_set(c, "dit.class_dropout=0.1");
+  tandem::apply_set(c, "dit.depth=-1");
+  EXPECT_NE(message_of<tandem::UsageError>([&] { vavae::dit_options(c, latents); }).find("dit.depth must be >= 0"),
+            std::string::npos);
+}
+
 TEST(VavaeStageSettings, AModelFileOfAnEarlierVersionStillLoads) {
   // Earlier versions wrote a stage's keys under [train] too.
   tandem::Config c(vavae::vavae_schema());

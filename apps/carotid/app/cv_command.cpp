@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "app/cv_keys.h"
 #include "app/cv_report.h"
 #include "app/model.h"
 #include "app/run_dir.h"
@@ -123,15 +124,15 @@ int64_t folds_of(const std::string& cv_dir) {
 // Model m's data.image_size, the (m mod n)-th of cv.image_sizes; none when
 // it is empty (data.image_size for all). Checked here, before the first model
 // trains for minutes.
-std::vector<int64_t> model_image_sizes(const tandem::Config& c, int64_t per_fold) {
-  const std::vector<int64_t> given = c.get_int_list("cv.image_sizes");
+std::vector<int64_t> model_image_sizes(const CvKeys& keys) {
+  const std::vector<int64_t>& given = keys.image_sizes;
   if (given.empty()) return {};
-  if (static_cast<int64_t>(given.size()) > per_fold)
+  if (static_cast<int64_t>(given.size()) > keys.models_per_fold)
     throw UsageError("cv.image_sizes gives " + std::to_string(given.size()) + " sizes for cv.models_per_fold = " +
-                     std::to_string(per_fold) + " models: each size needs a model of its own");
+                     std::to_string(keys.models_per_fold) + " models: each size needs a model of its own");
   for (int64_t size : given) checked_image_size(size, "cv.image_sizes");
   std::vector<int64_t> sizes;
-  for (int64_t m = 0; m < per_fold; ++m) sizes.push_back(given[m % given.size()]);
+  for (int64_t m = 0; m < keys.models_per_fold; ++m) sizes.push_back(given[m % given.size()]);
   return sizes;
 }
 
@@ -180,18 +181,18 @@ struct CvPlan {
 
 // The cv.* settings checked, before the first model trains for minutes.
 CvPlan checked_plan(const tandem::Config& c) {
+  const CvKeys keys = tandem::read_keys<CvKeys>(c);
   CvPlan plan;
-  plan.folds = c.get_int("cv.folds");
-  plan.only = c.get_int("cv.fold");
-  if (plan.only < -1 || plan.only >= plan.folds)
+  plan.folds = keys.folds;
+  plan.only = keys.fold;
+  if (plan.only >= plan.folds)
     throw UsageError("cv.fold must be -1 (every fold) or in [0, " + std::to_string(plan.folds) + "), got " +
                      std::to_string(plan.only));
   if (plan.only >= 0 && c.get_string("cmd.run_dir").empty())
     throw UsageError("cv.fold = " + std::to_string(plan.only) +
                      " needs the cross-validation folder every fold's job shares: give --run-dir CV");
-  plan.per_fold = c.get_int("cv.models_per_fold");
-  if (plan.per_fold < 1) throw UsageError("cv.models_per_fold must be >= 1, got " + std::to_string(plan.per_fold));
-  plan.sizes = model_image_sizes(c, plan.per_fold);
+  plan.per_fold = keys.models_per_fold;
+  plan.sizes = model_image_sizes(keys);
   plan.image_size = c.get_int("data.image_size");
   return plan;
 }

@@ -26,14 +26,10 @@ void LoraSettings::validate(const GPTConfig& config) const {
                        tandem::first_few(known, known.size()) + ")");
     if (!seen.insert(target).second) throw UsageError("model.lora.targets names \"" + target + "\" twice");
   }
-  if (!enabled()) return;
   // Each of GPT-2's projections has n_embd on its narrower side.
-  if (rank < 1 || rank > config.n_embd)
+  if (enabled() && rank > config.n_embd)
     throw UsageError("model.lora.rank must be from 1 to the targeted layers' narrower side, n_embd = " +
                      std::to_string(config.n_embd) + ", got " + std::to_string(rank));
-  if (!(alpha > 0)) throw UsageError("model.lora.alpha must be positive, got " + std::to_string(alpha));
-  if (!(dropout >= 0 && dropout < 1))
-    throw UsageError("model.lora.dropout must be in [0, 1), got " + std::to_string(dropout));
 }
 
 LoraAdapter LoraAdapter::attach(torch::nn::Module& layer, int64_t in, int64_t out, const LoraSettings& settings) {

@@ -13,6 +13,7 @@
 
 #include <string>
 #include <vector>
+#include "tandem/config/settings.h"
 
 namespace summarize {
 
@@ -25,12 +26,25 @@ struct LoraSettings {
   double alpha = 16;
   double dropout = 0;
 
+  // The model.lora keys, each declared once (tandem/config/settings.h).
+  template <class Self, class Visit>
+  static void each_key(Self& s, Visit&& visit) {
+    visit("model.lora.targets", s.targets,
+          "LoRA: train low-rank adapters on these layers of every block (attn.c_attn, attn.c_proj, mlp.c_fc, "
+          "mlp.c_proj) and freeze the rest, the Hugging Face base model.init_from names; empty: train the whole "
+          "model",
+          tandem::any());
+    visit("model.lora.rank", s.rank, "LoRA: the adapters' rank r, from 1 to n_embd", tandem::at_least(1));
+    visit("model.lora.alpha", s.alpha, "LoRA: the adapters' updates are scaled by alpha / r", tandem::above(0));
+    visit("model.lora.dropout", s.dropout, "LoRA: dropout on the adapters' inputs while training", tandem::fraction());
+  }
+
   bool enabled() const { return !targets.empty(); }
   double scale() const { return alpha / static_cast<double>(rank); }
-  // Throws UsageError naming the model.lora key: a target not in
-  // kLoraTargets or named twice; a rank below 1 or above the narrower side
-  // of a targeted layer (n_embd for each of GPT-2's), where the update would
-  // be no low-rank one; alpha not positive; dropout outside [0, 1).
+  // What the keys' own checks cannot say, as UsageError naming the key: a
+  // target not in lora_targets() or named twice; a rank above the narrower
+  // side of a targeted layer (n_embd for each of GPT-2's), where the update
+  // would be no low-rank one.
   void validate(const GPTConfig& config) const;
 };
 

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "tandem/config/settings.h"
 #include "tandem/error.h"
 
 namespace vavae {
@@ -20,21 +21,11 @@ at::Tensor channel_view(const at::Tensor& v, const at::Tensor& like) {
 }  // namespace
 
 DitOptions dit_options(const tandem::Config& c, const LatentSet& latents) {
-  DitOptions o = DitOptions::preset(c.get_string("dit.preset"));
+  const DitKeys keys = tandem::read_keys<DitKeys>(c);
   if (latents.latents.size(2) != latents.latents.size(3))
     throw tandem::UsageError("latents of " + std::to_string(latents.latents.size(2)) + "x" +
                              std::to_string(latents.latents.size(3)) + ": the DiT takes square latents");
-  o.input_size = latents.latents.size(2);
-  o.in_channels = latents.latents.size(1);
-  o.num_classes = latents.num_users;
-  o.patch_size = c.get_int("dit.patch_size");
-  if (c.get_int("dit.depth") > 0) o.depth = c.get_int("dit.depth");
-  if (c.get_int("dit.hidden_size") > 0) o.hidden_size = c.get_int("dit.hidden_size");
-  if (c.get_int("dit.num_heads") > 0) o.num_heads = c.get_int("dit.num_heads");
-  o.qk_norm = c.get_bool("dit.qk_norm");
-  o.class_dropout_prob = c.get_double("dit.class_dropout");
-  o.validate();
-  return o;
+  return keys.options(latents.latents.size(2), latents.latents.size(1), latents.num_users);
 }
 
 at::Tensor normalise(const at::Tensor& latents, const LatentSet& stats) {

@@ -7,9 +7,9 @@
 
 namespace vavae {
 
-// dit.* keys over the preset (a size key of 0 keeps the preset's); input size, channels and classes from the
-// latents. Throws UsageError for latents that are not square or sizes the
-// DiT cannot take.
+// The DiT of the dit.* keys (DitKeys) for these latents: input size,
+// channels and classes from them. Throws UsageError for a key's bad value,
+// latents that are not square, or sizes the DiT cannot take.
 DitOptions dit_options(const tandem::Config& c, const LatentSet& latents);
 
 // (latents - mean) / std per channel, with train.h5's statistics.

@@ -58,7 +58,7 @@ Dit load_dit(const std::string& path, const LatentSet& latents) {
   Dit dit(dit_options(trained, latents));
   const std::string set = ckpt.sets.count("ema") ? "ema" : "model";
   tandem::restore(ckpt, set, tandem::module_state(*dit));
-  log::info("sample: DiT ", path, " (", trained.get_string("dit.preset"), ", weights: ", set, ")");
+  log::info("sample: DiT ", path, " (", tandem::read_keys<DitKeys>(trained).preset, ", weights: ", set, ")");
   dit->eval();
   return dit;
 }

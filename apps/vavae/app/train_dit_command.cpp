@@ -6,6 +6,7 @@
 #include "app/latent_file.h"
 #include "app/pipeline.h"
 #include "tandem/config/config.h"
+#include "tandem/config/settings.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
 #include "tandem/obs/log.h"
@@ -19,16 +20,17 @@ int run_train_dit(tandem::World& world, const tandem::Config& c) {
   if (val.vae_hash != train.vae_hash || val.latents.sizes().slice(1) != train.latents.sizes().slice(1))
     throw tandem::UsageError(latent_file(c, "val") + " and " + latent_file(c, "train") +
                              " come from different VAEs: run extract again");
+  const DitKeys keys = tandem::read_keys<DitKeys>(c);
   DitTaskOptions options;
   options.dit = dit_options(c, train);
-  options.timesteps = parse_timestep_sampling(c.get_string("dit.timestep_sampling"), "dit.timestep_sampling");
-  options.cosine_weight = c.get_double("dit.cosine_weight");
+  options.timesteps = parse_timestep_sampling(keys.timestep_sampling, "dit.timestep_sampling");
+  options.cosine_weight = keys.cosine_weight;
   const std::string run_dir = dit_run_dir(c);
   const tandem::TrainSettings stage = stage_settings(c, "dit", run_dir, "eval_loss", "min");
   if (world.is_main())
     tandem::log::info("train-dit: ", train.latents.size(0), " training and ", val.latents.size(0),
                       " validation latents ", train.latents.sizes().slice(1), " of ", train.num_users, " users; DiT ",
-                      c.get_string("dit.preset"), " patch ", options.dit.patch_size, "; run folder ", run_dir);
+                      keys.preset, " patch ", options.dit.patch_size, "; run folder ", run_dir);
   DitTask task(options, normalise(train.latents, train).contiguous(), (train.user_ids - 1).contiguous(),
                normalise(val.latents, train).contiguous(), (val.user_ids - 1).contiguous());
   tandem::Trainer trainer(world, c, task, stage);

@@ -54,6 +54,21 @@ DitOptions DitOptions::preset(const std::string& name) {
   return options;
 }
 
+DitOptions DitKeys::options(int64_t input_size, int64_t in_channels, int64_t num_classes) const {
+  DitOptions o = DitOptions::preset(preset);
+  o.input_size = input_size;
+  o.in_channels = in_channels;
+  o.num_classes = num_classes;
+  o.patch_size = patch_size;
+  if (depth > 0) o.depth = depth;
+  if (hidden_size > 0) o.hidden_size = hidden_size;
+  if (num_heads > 0) o.num_heads = num_heads;
+  o.qk_norm = qk_norm;
+  o.class_dropout_prob = class_dropout;
+  o.validate();
+  return o;
+}
+
 void DitOptions::validate() const {
   const std::pair<const char*, int64_t> sizes[] = {{"input_size", input_size},
                                                    {"in_channels", in_channels},

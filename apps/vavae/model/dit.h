@@ -22,6 +22,7 @@
 #include "model/rope.h"
 #include "model/rms_norm.h"
 #include "model/swiglu.h"
+#include "tandem/config/settings.h"
 #include "tandem/train/activations.h"
 
 namespace vavae {
@@ -54,6 +55,40 @@ struct DitOptions {
   tandem::Activations activation_bytes(const tandem::ActivationQuery& query) const;
 
   int64_t mlp_hidden() const { return static_cast<int64_t>(2.0 / 3.0 * static_cast<double>(hidden_size) * mlp_ratio); }
+};
+
+// The job's [dit] keys, each declared once (tandem/config/settings.h): the
+// model's size over a preset, where a size of 0 keeps the preset's, and how
+// it trains. A new key is a field and a line of each_key here, its use in
+// options() or the task, and its test.
+struct DitKeys {
+  std::string preset = "B/1";
+  int64_t patch_size = 1, depth = 0, hidden_size = 0, num_heads = 0;
+  bool qk_norm = false;
+  double class_dropout = 0.1;
+  std::string timestep_sampling = "lognormal";
+  double cosine_weight = 0.0;
+
+  template <class Self, class Visit>
+  static void each_key(Self& k, Visit&& visit) {
+    visit("dit.preset", k.preset, "DiT size: B/1, XL/1, or tiny (CPU)", tandem::one_of({"B/1", "XL/1", "tiny"}));
+    visit("dit.patch_size", k.patch_size, "latent pixels per token side", tandem::at_least(1));
+    visit("dit.depth", k.depth, "transformer blocks; 0: the preset's", tandem::at_least(0));
+    visit("dit.hidden_size", k.hidden_size, "token width; 0: the preset's", tandem::at_least(0));
+    visit("dit.num_heads", k.num_heads, "attention heads; 0: the preset's", tandem::at_least(0));
+    visit("dit.qk_norm", k.qk_norm, "RMSNorm over each head's q and k", tandem::any());
+    visit("dit.class_dropout", k.class_dropout,
+          "probability that a training label becomes the null class (for guidance)", tandem::fraction());
+    visit("dit.timestep_sampling", k.timestep_sampling, "training timesteps: uniform, or sigmoid(N(0, 1))",
+          tandem::one_of({"uniform", "lognormal"}));
+    visit("dit.cosine_weight", k.cosine_weight, "weight of the velocity-direction (cosine) loss added to the MSE",
+          tandem::at_least(0));
+  }
+
+  // The DiT these keys describe for square latents of `input_size` pixels
+  // and `in_channels` channels, labelled with `num_classes` classes. Throws
+  // UsageError (DitOptions::validate) for sizes the DiT cannot take.
+  DitOptions options(int64_t input_size, int64_t in_channels, int64_t num_classes) const;
 };
 
 // Timesteps [N] -> [N, hidden]: DiT's sinusoidal embedding of 256 frequencies

@@ -1,12 +1,11 @@
 #include "tandem/train/train_keys.h"
 
-#include <cmath>
-#include <sstream>
-#include <type_traits>
+#include <string>
 #include <vector>
 
 #include "tandem/config/config.h"
 #include "tandem/config/schema.h"
+#include "tandem/config/settings.h"
 #include "tandem/error.h"
 
 namespace tandem {
@@ -14,40 +13,6 @@ namespace {
 
 // Whose table a setting's key lives in (see train_keys.h).
 enum class Table { Run, Model };
-
-// What a value must be for any run to use it. Relations between settings
-// (min_lr below lr, warmup shorter than the run) are the schedule's checks,
-// made once the run's length is known (Schedule::validate).
-struct Check {
-  std::vector<std::string> choices;  // a string among these; empty: any
-  bool named = false;                // a string that is not empty
-  double low = -INFINITY, high = INFINITY;
-  bool above_low = false, below_high = false;  // strict bounds
-
-  std::string what() const {
-    std::ostringstream s;
-    if (std::isfinite(high))
-      s << "in " << (above_low ? "(" : "[") << low << ", " << high << (below_high ? ")" : "]");
-    else
-      s << (above_low ? "> " : ">= ") << low;
-    return s.str();
-  }
-  bool holds(double v) const {
-    return std::isfinite(v) && (above_low ? v > low : v >= low) && (below_high ? v < high : v <= high);
-  }
-};
-
-Check any() { return {}; }
-Check at_least(double low) { return {{}, false, low}; }
-Check above(double low) { return {{}, false, low, INFINITY, true}; }
-Check fraction() { return {{}, false, 0.0, 1.0, false, true}; }  // [0, 1)
-Check one_of(std::vector<std::string> choices) { return {std::move(choices)}; }
-Check at_least_or_auto(double low) {
-  Check c = at_least(low);
-  c.choices = {"auto"};
-  return c;
-}
-Check a_name() { return {{}, true}; }
 
 // Each setting, once. `$` in a doc stands for the model's table. `visit` is
 // called as visit(table, name, field, doc, check) for every setting in turn;
@@ -143,13 +108,6 @@ std::string doc_of(std::string doc, const std::string& model_table) {
   return doc;
 }
 
-// A field as the schema declares its default.
-template <class T>
-Value value_of(const T& field) {
-  return field;
-}
-Value value_of(const CountOrAuto& field) { return field.value; }
-
 // Declares the settings of `tables` with their defaults; the model's keys
 // under [model_table], their docs led by `what` when it is given.
 void declare(Schema& s, const TrainSettings& defaults, bool run, bool model, const std::string& model_table,
@@ -159,33 +117,9 @@ void declare(Schema& s, const TrainSettings& defaults, bool run, bool model, con
       d, [&](Table table, const std::string& name, const auto& field, const std::string& doc, const Check& check) {
         if (table == Table::Run ? !run : !model) return;
         const std::string text = doc_of(doc, model_table);
-        s.add(key_of(table, name, model_table), value_of(field), what.empty() ? text : what + ": " + text,
+        s.add(key_of(table, name, model_table), default_of(field), what.empty() ? text : what + ": " + text,
               check.choices);
       });
-}
-
-void read(const Config& c, const std::string& key, std::string& field) { field = c.get_string(key); }
-void read(const Config& c, const std::string& key, CountOrAuto& field) {
-  field.automatic = std::holds_alternative<std::string>(c.get(key));
-  field.value = field.automatic ? std::get<int64_t>(c.schema().at(key).default_value) : c.get_int(key);
-}
-void read(const Config& c, const std::string& key, int64_t& field) { field = c.get_int(key); }
-void read(const Config& c, const std::string& key, double& field) { field = c.get_double(key); }
-void read(const Config& c, const std::string& key, bool& field) { field = c.get_bool(key); }
-
-template <class T>
-void require(const Config& c, const std::string& key, const T& value, const Check& check) {
-  if constexpr (std::is_same_v<T, std::string>) {
-    if (check.named && value.empty()) throw UsageError(key + " must not be empty (" + c.source(key) + ")");
-  } else if constexpr (std::is_same_v<T, CountOrAuto>) {
-    if (!value.automatic) require(c, key, value.value, check);
-  } else {
-    if (!check.holds(static_cast<double>(value))) {
-      std::ostringstream got;
-      got << value;
-      throw UsageError(key + " must be " + check.what() + ", got " + got.str() + " (" + c.source(key) + ")");
-    }
-  }
 }
 
 }  // namespace
@@ -225,7 +159,7 @@ TrainSettings train_settings(const Config& c, const std::string& model_table) {
   t.key.model_table = model_table;
   each_setting(t, [&](Table table, const std::string& name, auto& field, const std::string&, const Check& check) {
     const std::string key = key_of(table, name, model_table);
-    read(c, key, field);
+    read_field(c, key, field);
     require(c, key, field, check);
   });
   if (t.max_steps == 0 && t.epochs == 0)

@@ -99,7 +99,7 @@ expect2 resume-other-base "step-00000004.h5: was trained on the frozen base crc6
   --set model.init_from="hf:$work/other-base" --set dist.shard=none
 expect2 unknown-target 'model.lora.targets: unknown layer "c_attn" (GPT-2.s are attn.c_attn' \
   "$summarize" train "${common[@]}" --set model.init_from="hf:$work/base" --set 'model.lora.targets=["c_attn"]'
-expect2 rank-zero "model.lora.rank must be from 1 to the targeted layers' narrower side, n_embd = 128, got 0" \
+expect2 rank-zero "model.lora.rank must be >= 1, got 0 (--set)" \
   "$summarize" train "${common[@]}" --set model.init_from="hf:$work/base" --set 'model.lora.targets=["mlp.c_fc"]' \
   --set model.lora.rank=0
 expect2 scratch 'model.lora.targets adapts a pretrained GPT-2, and model.init_from is "scratch"' \

@@ -12,10 +12,9 @@
 #include <string>
 #include <vector>
 
-namespace tandem {
+#include "tandem/config/settings.h"
 
-class Schema;
-class Config;
+namespace tandem {
 
 // The key a user sets for a field of TrainSettings: "train.lr", or "dit.lr"
 // when the model's keys live in [dit]. Messages about a setting name it
@@ -27,14 +26,6 @@ struct KeyNames {
 
 // train.best_metric's value for "pick nothing": the final model is the run's.
 inline constexpr const char* kNoBestMetric = "none";
-
-// A count the program may pick when the user sets "auto" (train.micro_batch:
-// the Trainer picks the largest the memory plan fits). Under "auto", `value`
-// is the key's default: what a command without a Trainer (predict) uses.
-struct CountOrAuto {
-  int64_t value = 0;
-  bool automatic = false;
-};
 
 struct TrainSettings {
   // The run's keys, always under [train] (gpu_every_s is obs.gpu_every_s).
