@@ -208,7 +208,10 @@ if [ $with_build -eq 1 ]; then
   build=${TANDEM_BUILD:-$repo/build}
   mkdir -p "$out/programs"
   # tandem-h5walk guards the programs' first reading of HDF5 files.
-  for prog in apps/summarize apps/carotid apps/vavae apps/envcheck apps/rouge apps/tandem-plot libcore/tandem-h5walk; do
+  # The apps as apps/CMakeLists.txt declares them (env/launch_lib.sh), rouge
+  # and tandem-plot beside them.
+  for prog in $(source "$here/launch_lib.sh" && launch_app_names | sed 's#^#apps/#') apps/rouge apps/tandem-plot \
+    libcore/tandem-h5walk; do
     [ -x "$build/$prog" ] || die "--with-build: $build/$prog is not built (run env/build.sh first)"
     cp "$build/$prog" "$out/programs/"
   done

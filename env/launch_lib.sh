@@ -27,11 +27,19 @@ launch_say() {
   if [ "${LAUNCH_DATES:-0}" = 1 ]; then echo "[$LAUNCH_NAME $(date '+%F %T')] $*"; else echo "$LAUNCH_NAME: $*"; fi
 }
 
-# launch_die STATUS MSG...: prints "LAUNCH_NAME: error: MSG" on stderr and exits with STATUS.
+# launch_die STATUS MSG...: prints "LAUNCH_NAME: error: MSG" on stderr and exits
+# with STATUS; with a stop pending from before the start, with 75 instead, as
+# launch_run would: an interrupt (a notebook's stop button, ^C) kills the
+# install or build step under way with the launcher, and that step's failure
+# is the stop's doing, not the user's input.
 launch_die() {
   local status=$1
   shift
   echo "$LAUNCH_NAME: error: $*" >&2
+  if [ "${launch_early:-0}" = 1 ]; then
+    launch_say "stopped by SIG$LAUNCH_STOP before the job started: nothing ran (status 75)"
+    exit 75
+  fi
   exit "$status"
 }
 
@@ -74,9 +82,16 @@ launch_job_args() {
   done
 }
 
-# launch_openmpi_env: exports Open MPI's settings for this machine (env/mpi_env.sh).
+# launch_openmpi_env [--exact-slots]: exports Open MPI's settings for this
+# machine (env/mpi_env.sh); with --exact-slots (a Slurm allocation) without its
+# oversubscription, unless the user set it, so that more ranks than the
+# allocation's slots fail instead of sharing cores.
 # shellcheck source=env/mpi_env.sh
-launch_openmpi_env() { source "$(dirname "${BASH_SOURCE[0]}")/mpi_env.sh"; }
+launch_openmpi_env() {
+  local had=${OMPI_MCA_rmaps_base_oversubscribe+set}
+  source "$(dirname "${BASH_SOURCE[0]}")/mpi_env.sh"
+  if [ "${1:-}" = --exact-slots ] && [ -z "$had" ]; then unset OMPI_MCA_rmaps_base_oversubscribe; fi
+}
 
 # launch_is_open_mpi MPIRUN: status 0 when MPIRUN is Open MPI's.
 launch_is_open_mpi() { [[ $("$1" --version 2>&1) == *"Open MPI"* ]]; }

@@ -130,7 +130,7 @@ if [ -n "${SLURM_CPUS_PER_TASK:-}" ]; then
   export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$SLURM_CPUS_PER_TASK}
   export SRUN_CPUS_PER_TASK=${SRUN_CPUS_PER_TASK:-$SLURM_CPUS_PER_TASK}
 fi
-launch_openmpi_env
+launch_openmpi_env --exact-slots
 
 # --- launcher ----------------------------------------------------------------
 launcher=${TANDEM_LAUNCHER:-auto}

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "app/cv_keys.h"
+#include "app/image_settings.h"
 #include "tandem/config/schema.h"
 #include "tandem/config/settings.h"
 #include "tandem/dist/dist_keys.h"
@@ -35,19 +36,6 @@ void add_data_keys(tandem::Schema& s) {
   s.add("data.cache_dir", std::string(""), "where image caches are kept; empty: ~/.cache/tandem/carotid");
   s.add("data.cache_max_gb", 8.0, "largest image cache held in memory per rank, GB");
   s.add("data.num_workers", int64_t{0}, "threads per rank decoding images; 0: the rank's compute threads");
-}
-
-void add_augment_keys(tandem::Schema& s) {
-  s.add("aug.enabled", true, "augment training images (never evaluation images)");
-  s.add("aug.crop_scale_min", 0.8, "random resized crop: smallest share of the image's area kept");
-  s.add("aug.crop_scale_max", 1.0, "random resized crop: largest share of the image's area kept");
-  s.add("aug.hflip", 0.5, "probability of a horizontal flip");
-  s.add("aug.rotate_degrees", 10.0, "random rotation within +- this many degrees");
-  s.add("aug.brightness", 0.1, "brightness factor drawn from [1 - b, 1 + b]");
-  s.add("aug.contrast", 0.1, "contrast factor drawn from [1 - c, 1 + c]");
-  s.add("aug.mixup", 0.0,
-        "mixup's a: each training image is blended with another drawn from the training set, keeping a share "
-        "drawn from Beta(a, a), and its target alike; in [0, 10], 0: off; off with aug.enabled = false");
 }
 
 void add_model_keys(tandem::Schema& s) {
@@ -109,7 +97,7 @@ tandem::Schema carotid_schema() {
   d.best_mode = "max";
   tandem::add_train_keys(s, d);
   add_data_keys(s);
-  add_augment_keys(s);
+  tandem::declare_keys<AugKeys>(s);
   add_model_keys(s);
   add_command_keys(s);
   s.alias("--root-dir", "data.root");

@@ -1,5 +1,6 @@
 #include "keys.h"
 
+#include "app/inference.h"
 #include "data/load.h"
 #include "rouge/score_command.h"
 #include "tandem/config/config.h"
@@ -46,11 +47,7 @@ tandem::Schema summarize_schema() {
   s.add("model.init_from", std::string("scratch"),
         "\"scratch\", or \"hf:DIR\" for a Hugging Face GPT-2 (config.json + model.safetensors)");
   tandem::declare_keys<LoraSettings>(s);
-  s.add("gen.max_new_tokens", int64_t{64}, "longest generated summary, in tokens");
-  s.add("gen.temperature", 0.0, "sampling temperature; 0: greedy");
-  s.add("gen.top_k", int64_t{0}, "sample among the k most likely tokens; 0: all");
-  s.add("gen.top_p", 1.0, "sample from the smallest set of tokens with this much probability");
-  s.add("gen.batch", int64_t{16}, "prompts generated together per rank");
+  tandem::declare_keys<GenKeys>(s);
   s.add("rouge.stemmer", false, kScoreStemmerDoc);
   s.add("eval.rouge_samples", int64_t{200},
         "at every evaluation during training, also generate greedy summaries of the first N validation examples "

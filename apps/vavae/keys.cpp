@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "app/sample_keys.h"
 #include "model/dit.h"
 #include "tandem/config/schema.h"
 #include "tandem/config/settings.h"
@@ -74,21 +75,6 @@ void add_dit_keys(tandem::Schema& s) {
   tandem::add_model_keys(s, "dit", "train-dit", stage_defaults("dit"));
 }
 
-void add_sample_keys(tandem::Schema& s) {
-  s.add("sample.dit_checkpoint", std::string(""),
-        "the DiT model file; empty: OUT/dit/models/best_model.h5, else final_model.h5");
-  s.add("sample.output_dir", std::string(""), "where the images go; empty: OUT/samples");
-  s.add("sample.user_ids", std::vector<int64_t>{}, "users (1-based) to generate for; empty: every user");
-  s.add("sample.num_samples_per_user", int64_t{4}, "images per user");
-  s.add("sample.seed", int64_t{42}, "seed of the starting noise (image i of user u gets the same on any ranks)");
-  s.add("sample.guidance_scale", 4.0, "classifier-free guidance scale; 1: no guidance");
-  s.add("sample.num_steps", int64_t{50}, "Euler steps from noise to data");
-  s.add("sample.shift", 0.3, "timestep shift s: t' = s t / (1 + (s - 1) t)");
-  s.add("sample.cfg_channels", int64_t{0}, "guide only the first N latent channels (upstream: 3); 0: all");
-  s.add("sample.cfg_interval_start", 0.125, "no guidance while t is below this");
-  s.add("sample.batch", int64_t{16}, "images per rank per sampler pass");
-}
-
 void add_eval_keys(tandem::Schema& s) {
   s.add("eval.stem", std::string("auto"),
         "classifier's first layers: small (3x3 conv, no pool: full detail, 16x the compute), imagenet (7x7 stride-2 "
@@ -110,7 +96,7 @@ tandem::Schema vavae_schema() {
   add_vae_keys(s);
   add_extract_keys(s);
   add_dit_keys(s);
-  add_sample_keys(s);
+  tandem::declare_keys<SampleKeys>(s);
   add_eval_keys(s);
   s.add("cmd.force", false, "complete: run every stage again, even those whose outputs exist");
   s.alias("--run-dir", "train.out_dir", "the pipeline's folder (OUT): vae/, latent_features/, dit/, samples/");

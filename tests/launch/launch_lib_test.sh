@@ -88,6 +88,19 @@ expect "^test: received SIGUSR1 before the job started: not starting it$" \
   "^status=75 LAUNCH_STATUS=75 stop=USR1 child=$"
 [ ! -e "$tmp/before-start.ready" ] || fail "before-start: the stand-in was started"
 
+# An interrupt kills the build step with the launcher (a notebook's stop
+# button, ^C): the step's failure is the stop's doing, so 75, not 2.
+scenario stopped-step '
+launch_trap_signals INT TERM USR1
+kill -INT $$
+launch_die 2 "build of APP failed"'
+expect "^test: error: build of APP failed$" "^test: stopped by SIGINT before the job started: nothing ran \(status 75\)$"
+[ "$status" = 75 ] || fail "stopped-step: status $status, not 75"
+scenario plain-die '
+launch_trap_signals INT TERM USR1
+launch_die 2 "bad input"'
+[ "$status" = 2 ] || fail "plain-die: status $status, not 2"
+
 scenario term-wins '
 launch_trap_signals USR1 TERM
 kill -USR1 $$
@@ -178,6 +191,17 @@ got=$(source "$lib" && NCCL_TEST_SET=1 && export NCCL_TEST_SET && TORCH_NOT_EXPO
 got=$(source "$lib" && launch_openmpi_cmd cmd /b/mpirun 1 && echo "${cmd[*]}")
 [ "$got" = "/b/mpirun ${root}-np 1 --bind-to none" ] || fail "launch_openmpi_cmd without options: '$got'"
 echo "-- mpirun: $got"
+# Oversubscription is for small machines, not a Slurm allocation's slots
+# (--exact-slots), unless the user asked for it.
+got=$(unset OMPI_MCA_rmaps_base_oversubscribe; source "$lib" && launch_openmpi_env &&
+  echo "${OMPI_MCA_rmaps_base_oversubscribe-unset}")
+[ "$got" = 1 ] || fail "launch_openmpi_env: oversubscribe '$got', not 1"
+got=$(unset OMPI_MCA_rmaps_base_oversubscribe; source "$lib" && launch_openmpi_env --exact-slots &&
+  echo "${OMPI_MCA_rmaps_base_oversubscribe-unset}")
+[ "$got" = unset ] || fail "launch_openmpi_env --exact-slots: oversubscribe '$got', not unset"
+got=$(export OMPI_MCA_rmaps_base_oversubscribe=1; source "$lib" && launch_openmpi_env --exact-slots &&
+  echo "${OMPI_MCA_rmaps_base_oversubscribe-unset}")
+[ "$got" = 1 ] || fail "launch_openmpi_env --exact-slots dropped the user's oversubscribe: '$got'"
 
 apps=$(source "$lib" && launch_app_names | xargs)
 for a in $apps; do [ -f "$repo/apps/$a/main.cpp" ] || fail "launch_app_names: '$a' has no apps/$a/main.cpp"; done

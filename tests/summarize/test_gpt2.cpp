@@ -13,9 +13,12 @@
 
 #include "../unit/plan_accuracy.h"
 #include "../unit/test_support.h"
+#include "app/inference.h"
+#include "keys.h"
 #include "model/generate.h"
 #include "model/gpt2.h"
 #include "model/gpt2_hf.h"
+#include "tandem/config/load.h"
 #include "tandem/error.h"
 #include "tandem/io/safetensors.h"
 
@@ -292,6 +295,19 @@ TEST(Gpt2, RowsThatEndLeaveTheBatchWithoutChangingTheOthers) {
   const Tokens dropped = summarize::generate(model, prompts, options);
   EXPECT_LE(kept[1].size(), 2u);
   EXPECT_EQ(dropped, kept);
+}
+
+TEST(Gpt2, GenerationKeysStopABadValueAtTheDoor) {
+  const auto refused = [](const std::string& assignment) {
+    tandem::Config c(summarize::summarize_schema());
+    tandem::apply_set(c, assignment);
+    return message_of([&] { tandem::read_keys<summarize::GenKeys>(c); });
+  };
+  EXPECT_EQ(refused("gen.top_p=0"), "gen.top_p must be in (0, 1], got 0 (--set)");
+  EXPECT_EQ(refused("gen.batch=0"), "gen.batch must be >= 1, got 0 (--set)");
+  EXPECT_EQ(refused("gen.temperature=-1"), "gen.temperature must be >= 0, got -1 (--set)");
+  tandem::Config c(summarize::summarize_schema());
+  EXPECT_EQ(tandem::read_keys<summarize::GenKeys>(c).max_new_tokens, 64);
 }
 
 TEST(Gpt2, GenerateLeavesTrainingModeAsItWas) {

@@ -14,6 +14,7 @@
 #include "../unit/test_support.h"
 #include "model/gpt2.h"
 #include "model/gpt2_hf.h"
+#include "app/prepare.h"
 #include "keys.h"
 #include "model/lora.h"
 #include "tandem/config/load.h"
@@ -87,6 +88,10 @@ TEST(Lora, KeysAreCheckedWhereTheyAreRead) {
   EXPECT_EQ(refused("model.lora.alpha=0"), "model.lora.alpha must be > 0, got 0 (--set)");
   EXPECT_EQ(refused("model.lora.dropout=1"), "model.lora.dropout must be in [0, 1), got 1 (--set)");
   EXPECT_EQ(config.schema().at("model.lora.rank").doc, "LoRA: the adapters' rank r, from 1 to n_embd");
+  // Off (no targets), LoRA's other keys stop nothing, as before they were checked.
+  tandem::Config off = config;
+  tandem::apply_set(off, "model.lora.rank=0");
+  EXPECT_FALSE(summarize::model_spec(off).lora.enabled());
 }
 
 // PEFT's names and shapes, only the adapters trainable, and a start that is

@@ -10,6 +10,7 @@
 #include "app/dit_task.h"
 #include "app/latent_file.h"
 #include "app/pipeline.h"
+#include "app/sample_keys.h"
 #include "app/user_ids_arg.h"
 #include "app/vae_source.h"
 #include "data/user_folders.h"
@@ -119,7 +120,7 @@ TEST(VavaeDitKeys, TheKeysGiveTheModelOverItsPreset) {
   vavae::LatentSet latents;
   latents.latents = torch::zeros({2, 4, 8, 8});
   latents.num_users = 5;
-  const vavae::DitOptions o = vavae::dit_options(c, latents);
+  const vavae::DitOptions o = vavae::dit_options(tandem::read_keys<vavae::DitKeys>(c), latents);
   EXPECT_EQ(o.depth, 3);         // set
   EXPECT_EQ(o.hidden_size, 64);  // tiny's
   EXPECT_EQ(o.num_heads, 4);
@@ -129,12 +130,29 @@ TEST(VavaeDitKeys, TheKeysGiveTheModelOverItsPreset) {
   EXPECT_EQ(o.num_classes, 5);
   // A value no DiT takes stops the run at the door, naming the key.
   tandem::apply_set(c, "dit.class_dropout=1");
-  EXPECT_EQ(message_of<tandem::UsageError>([&] { vavae::dit_options(c, latents); }),
+  EXPECT_EQ(message_of<tandem::UsageError>([&] { tandem::read_keys<vavae::DitKeys>(c); }),
             "dit.class_dropout must be in [0, 1), got 1 (--set)");
   tandem::apply_set(c, "dit.class_dropout=0.1");
   tandem::apply_set(c, "dit.depth=-1");
-  EXPECT_NE(message_of<tandem::UsageError>([&] { vavae::dit_options(c, latents); }).find("dit.depth must be >= 0"),
-            std::string::npos);
+  EXPECT_NE(
+      message_of<tandem::UsageError>([&] { tandem::read_keys<vavae::DitKeys>(c); }).find("dit.depth must be >= 0"),
+      std::string::npos);
+  // A model file's stored keys are read as they were written: they need only
+  // make a DiT (a negative size, once ignored, still means the preset's).
+  EXPECT_EQ(vavae::dit_options(tandem::read_fields<vavae::DitKeys>(c), latents).depth, 2);
+}
+
+TEST(VavaeSampleKeys, ABadSamplerValueStopsAtTheDoor) {
+  const auto refused = [](const std::string& assignment) {
+    tandem::Config c(vavae::vavae_schema());
+    tandem::apply_set(c, assignment);
+    return message_of<tandem::UsageError>([&] { tandem::read_keys<vavae::SampleKeys>(c); });
+  };
+  EXPECT_EQ(refused("sample.shift=0"), "sample.shift must be > 0, got 0 (--set)");
+  EXPECT_EQ(refused("sample.user_ids=[2, 0]"), "each value of sample.user_ids must be >= 1, got 0 (--set)");
+  EXPECT_EQ(refused("sample.cfg_interval_start=1.5"), "sample.cfg_interval_start must be in [0, 1], got 1.5 (--set)");
+  tandem::Config c(vavae::vavae_schema());
+  EXPECT_EQ(tandem::read_keys<vavae::SampleKeys>(c).num_steps, 50);
 }
 
 TEST(VavaeStageSettings, AModelFileOfAnEarlierVersionStillLoads) {

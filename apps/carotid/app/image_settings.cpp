@@ -4,20 +4,9 @@
 
 #include "tandem/config/config.h"
 #include "tandem/error.h"
+#include "tandem/text/number_text.h"
 
 namespace carotid {
-
-namespace {
-
-double in_range(const tandem::Config& c, const std::string& key, double low, double high) {
-  const double v = c.get_double(key);
-  if (!(v >= low && v <= high))
-    throw tandem::UsageError(key + " must be in [" + std::to_string(low) + ", " + std::to_string(high) + "], not " +
-                             std::to_string(v) + " (" + c.source(key) + ")");
-  return v;
-}
-
-}  // namespace
 
 ImageStoreOptions image_store_options(const tandem::Config& c) {
   ImageStoreOptions o;
@@ -34,20 +23,25 @@ ImageStoreOptions image_store_options(const tandem::Config& c) {
 }
 
 tandem::image::AugmentOptions augment_options(const tandem::Config& c) {
+  const AugKeys k = tandem::read_keys<AugKeys>(c);
+  if (k.crop_scale_max < k.crop_scale_min)
+    throw tandem::UsageError(
+        "aug.crop_scale_max must be >= aug.crop_scale_min = " + tandem::number_text(k.crop_scale_min) + ", got " +
+        tandem::number_text(k.crop_scale_max) + " (" + c.source("aug.crop_scale_max") + ")");
   tandem::image::AugmentOptions a;
-  a.enabled = c.get_bool("aug.enabled");
-  a.crop_scale_min = in_range(c, "aug.crop_scale_min", 0.01, 1);
-  a.crop_scale_max = in_range(c, "aug.crop_scale_max", a.crop_scale_min, 1);
-  a.hflip = in_range(c, "aug.hflip", 0, 1);
-  a.rotate_degrees = in_range(c, "aug.rotate_degrees", 0, 180);
-  a.brightness = in_range(c, "aug.brightness", 0, 1);
-  a.contrast = in_range(c, "aug.contrast", 0, 1);
+  a.enabled = k.enabled;
+  a.crop_scale_min = k.crop_scale_min;
+  a.crop_scale_max = k.crop_scale_max;
+  a.hflip = k.hflip;
+  a.rotate_degrees = k.rotate_degrees;
+  a.brightness = k.brightness;
+  a.contrast = k.contrast;
   return a;
 }
 
 double mixup_alpha(const tandem::Config& c) {
-  const double a = in_range(c, "aug.mixup", 0, 10);
-  return c.get_bool("aug.enabled") ? a : 0;
+  const AugKeys k = tandem::read_keys<AugKeys>(c);
+  return k.enabled ? k.mixup : 0;
 }
 
 }  // namespace carotid

@@ -1,6 +1,7 @@
 #pragma once
 // The data.* and aug.* keys that say how images are read and augmented.
 #include "images/image_store.h"
+#include "tandem/config/settings.h"
 #include "tandem/image/transform.h"
 
 namespace tandem {
@@ -9,9 +10,36 @@ class Config;
 
 namespace carotid {
 
+// The aug.* keys, each declared once (tandem/config/settings.h).
+struct AugKeys {
+  bool enabled = true;
+  double crop_scale_min = 0.8, crop_scale_max = 1.0, hflip = 0.5, rotate_degrees = 10.0, brightness = 0.1,
+         contrast = 0.1, mixup = 0.0;
+
+  template <class Self, class Visit>
+  static void each_key(Self& k, Visit&& visit) {
+    using tandem::in_range;
+    visit("aug.enabled", k.enabled, "augment training images (never evaluation images)", tandem::any());
+    visit("aug.crop_scale_min", k.crop_scale_min, "random resized crop: smallest share of the image's area kept",
+          in_range(0.01, 1));
+    visit("aug.crop_scale_max", k.crop_scale_max, "random resized crop: largest share of the image's area kept",
+          in_range(0.01, 1));
+    visit("aug.hflip", k.hflip, "probability of a horizontal flip", in_range(0, 1));
+    visit("aug.rotate_degrees", k.rotate_degrees, "random rotation within +- this many degrees", in_range(0, 180));
+    visit("aug.brightness", k.brightness, "brightness factor drawn from [1 - b, 1 + b]", in_range(0, 1));
+    visit("aug.contrast", k.contrast, "contrast factor drawn from [1 - c, 1 + c]", in_range(0, 1));
+    visit("aug.mixup", k.mixup,
+          "mixup's a: each training image is blended with another drawn from the training set, keeping a share "
+          "drawn from Beta(a, a), and its target alike; in [0, 10], 0: off; off with aug.enabled = false",
+          in_range(0, 10));
+  }
+};
+
 // data.num_workers 0 means the rank's compute threads.
 ImageStoreOptions image_store_options(const tandem::Config& config);
-// Throws UsageError naming the aug.* key for values outside their range.
+// The aug.* keys as the image transform takes them. Throws UsageError naming
+// the key for a value outside its range, or aug.crop_scale_max below
+// aug.crop_scale_min.
 tandem::image::AugmentOptions augment_options(const tandem::Config& config);
 // aug.mixup's a (0: off), checked like the other aug.* keys; 0 when
 // aug.enabled is false.

@@ -38,17 +38,16 @@ InferenceSettings inference_settings(tandem::World& world, const tandem::Config&
   InferenceSettings s;
   s.generate.precision = tandem::inference_setup(world, c, /*fixed_shapes=*/false).precision;
   s.format = PromptTemplate::parse(c.get_string("data.prompt_template"));
-  s.generate.max_new_tokens = c.get_int("gen.max_new_tokens");
-  s.generate.temperature = c.get_double("gen.temperature");
-  s.generate.sample = s.generate.temperature > 0;
-  if (!s.generate.sample) s.generate.temperature = 1.0;
-  s.generate.top_k = c.get_int("gen.top_k");
-  s.generate.top_p = c.get_double("gen.top_p");
+  const GenKeys gen = tandem::read_keys<GenKeys>(c);
+  s.generate.max_new_tokens = gen.max_new_tokens;
+  s.generate.sample = gen.temperature > 0;
+  s.generate.temperature = s.generate.sample ? gen.temperature : 1.0;
+  s.generate.top_k = gen.top_k;
+  s.generate.top_p = gen.top_p;
   s.generate.eot_token = eot;
   s.generate.seed = static_cast<uint64_t>(c.get_int("train.seed"));
   s.generate.validate();
-  s.batch = c.get_int("gen.batch");
-  if (s.batch < 1) throw tandem::UsageError("gen.batch must be >= 1");
+  s.batch = gen.batch;
   return s;
 }
 

@@ -11,12 +11,33 @@
 #include "model/gpt2.h"
 #include "rouge/rouge.h"
 #include "tokenizer/gpt2_tokenizer.h"
+#include "tandem/config/settings.h"
 
 namespace tandem {
 class World;
 }
 
 namespace summarize {
+
+// The gen.* keys, each declared once (tandem/config/settings.h): how
+// summaries are generated, by eval, predict, generate and ROUGE during training.
+struct GenKeys {
+  int64_t max_new_tokens = 64;
+  double temperature = 0.0;
+  int64_t top_k = 0;
+  double top_p = 1.0;
+  int64_t batch = 16;
+
+  template <class Self, class Visit>
+  static void each_key(Self& k, Visit&& visit) {
+    visit("gen.max_new_tokens", k.max_new_tokens, "longest generated summary, in tokens", tandem::at_least(0));
+    visit("gen.temperature", k.temperature, "sampling temperature; 0: greedy", tandem::at_least(0));
+    visit("gen.top_k", k.top_k, "sample among the k most likely tokens; 0: all", tandem::at_least(0));
+    visit("gen.top_p", k.top_p, "sample from the smallest set of tokens with this much probability",
+          tandem::Check{{}, false, 0.0, 1.0, true, false});  // (0, 1]
+    visit("gen.batch", k.batch, "prompts generated together per rank", tandem::at_least(1));
+  }
+};
 
 struct InferenceSettings {
   PromptTemplate format;

@@ -78,7 +78,9 @@ ModelSpec model_spec(const tandem::Config& c) {
   ModelSpec spec;
   spec.shape = model_shape(c);
   spec.init_from = c.get_string("model.init_from");
-  spec.lora = tandem::read_keys<LoraSettings>(c);
+  // LoRA's keys are checked only when it is on: unused, they stop nothing.
+  spec.lora = tandem::read_fields<LoraSettings>(c);
+  if (spec.lora.enabled()) spec.lora = tandem::read_keys<LoraSettings>(c);
   spec.lora.validate(spec.shape);
   if (spec.lora.enabled() && spec.init_from.rfind("hf:", 0) != 0)
     throw tandem::UsageError("model.lora.targets adapts a pretrained GPT-2, and model.init_from is \"" +
@@ -101,7 +103,7 @@ ModelSpec trained_spec(const tandem::Config& c, const std::string& path) {
   // Files written before record_shape name only the preset or the folder.
   const bool recorded = trained.get_int("model.n_layer") > 0 && trained.get_int("model.n_head") > 0 &&
                         trained.get_int("model.n_embd") > 0 && trained.get_int("model.block_size") > 0;
-  const bool adapters = tandem::read_keys<LoraSettings>(trained).enabled();
+  const bool adapters = tandem::read_fields<LoraSettings>(trained).enabled();
   if (recorded && !adapters) trained.set("model.init_from", std::string("scratch"), path);
   // Adapters need their base: where this command says it now lies, or where
   // it lay in training. Either way its checksum must be the one recorded.

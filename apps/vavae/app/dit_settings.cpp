@@ -20,8 +20,7 @@ at::Tensor channel_view(const at::Tensor& v, const at::Tensor& like) {
 
 }  // namespace
 
-DitOptions dit_options(const tandem::Config& c, const LatentSet& latents) {
-  const DitKeys keys = tandem::read_keys<DitKeys>(c);
+DitOptions dit_options(const DitKeys& keys, const LatentSet& latents) {
   if (latents.latents.size(2) != latents.latents.size(3))
     throw tandem::UsageError("latents of " + std::to_string(latents.latents.size(2)) + "x" +
                              std::to_string(latents.latents.size(3)) + ": the DiT takes square latents");

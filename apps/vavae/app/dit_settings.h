@@ -7,10 +7,12 @@
 
 namespace vavae {
 
-// The DiT of the dit.* keys (DitKeys) for these latents: input size,
-// channels and classes from them. Throws UsageError for a key's bad value,
-// latents that are not square, or sizes the DiT cannot take.
-DitOptions dit_options(const tandem::Config& c, const LatentSet& latents);
+// The DiT of these dit.* keys for these latents: input size, channels and
+// classes from them. Throws UsageError for latents that are not square, or
+// sizes the DiT cannot take (DitOptions::validate). train-dit passes the
+// user's keys, read_keys-checked; sample those its model file carries
+// (read_fields), which need only make a DiT.
+DitOptions dit_options(const DitKeys& keys, const LatentSet& latents);
 
 // (latents - mean) / std per channel, with train.h5's statistics.
 at::Tensor normalise(const at::Tensor& latents, const LatentSet& stats);

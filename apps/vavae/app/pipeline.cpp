@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "app/sample_keys.h"
+
 namespace vavae {
 namespace fs = std::filesystem;
 
@@ -18,7 +20,7 @@ std::string latent_file(const tandem::Config& c, const std::string& split) {
 }
 std::string dit_run_dir(const tandem::Config& c) { return (out(c) / "dit").string(); }
 std::string samples_dir(const tandem::Config& c) {
-  const std::string given = c.get_string("sample.output_dir");
+  const std::string given = tandem::read_fields<SampleKeys>(c).output_dir;
   return given.empty() ? (out(c) / "samples").string() : given;
 }
 std::string eval_run_dir(const tandem::Config& c) { return (out(c) / "evaluate").string(); }

@@ -9,6 +9,7 @@
 #include "app/dit_settings.h"
 #include "app/latent_file.h"
 #include "app/pipeline.h"
+#include "app/sample_keys.h"
 #include "app/vae_source.h"
 #include "data/load_image.h"
 #include "data/sample_seed.h"
@@ -36,8 +37,8 @@ using tandem::UsageError;
 
 namespace {
 
-std::string dit_checkpoint(const tandem::Config& c) {
-  const std::string given = c.get_string("sample.dit_checkpoint");
+std::string dit_checkpoint(const tandem::Config& c, const SampleKeys& keys) {
+  const std::string& given = keys.dit_checkpoint;
   if (!given.empty()) {
     if (!fs::is_regular_file(given)) throw UsageError("sample.dit_checkpoint: " + given + ": no such file");
     return given;
@@ -55,21 +56,22 @@ std::string dit_checkpoint(const tandem::Config& c) {
 Dit load_dit(const std::string& path, const LatentSet& latents) {
   const tandem::Checkpoint ckpt = tandem::load_checkpoint(path);
   const tandem::Config trained = tandem::config_from_checkpoint(vavae_schema(), ckpt);
-  Dit dit(dit_options(trained, latents));
+  const DitKeys keys = tandem::read_fields<DitKeys>(trained);
+  Dit dit(dit_options(keys, latents));
   const std::string set = ckpt.sets.count("ema") ? "ema" : "model";
   tandem::restore(ckpt, set, tandem::module_state(*dit));
-  log::info("sample: DiT ", path, " (", tandem::read_keys<DitKeys>(trained).preset, ", weights: ", set, ")");
+  log::info("sample: DiT ", path, " (", keys.preset, ", weights: ", set, ")");
   dit->eval();
   return dit;
 }
 
-std::vector<int64_t> chosen_users(const tandem::Config& c, int64_t num_users) {
-  std::vector<int64_t> users = c.get_int_list("sample.user_ids");
+std::vector<int64_t> chosen_users(const SampleKeys& keys, int64_t num_users) {
+  std::vector<int64_t> users = keys.user_ids;
   if (users.empty())
     for (int64_t u = 1; u <= num_users; ++u) users.push_back(u);
   std::set<int64_t> seen;
   for (const int64_t u : users) {
-    if (u < 1 || u > num_users)
+    if (u > num_users)
       throw UsageError("sample.user_ids: user " + std::to_string(u) + " is out of range: the latents have users 1 to " +
                        std::to_string(num_users));
     // Two ranks would write the same file.
@@ -85,13 +87,13 @@ std::string image_name(int64_t user, int64_t index) {
   return name;
 }
 
-SamplerOptions sampler_options(const tandem::Config& c, int64_t null_class) {
+SamplerOptions sampler_options(const SampleKeys& keys, int64_t null_class) {
   SamplerOptions o;
-  o.num_steps = c.get_int("sample.num_steps");
-  o.shift = c.get_double("sample.shift");
-  o.guidance_scale = c.get_double("sample.guidance_scale");
-  o.cfg_channels = c.get_int("sample.cfg_channels");
-  o.cfg_interval_start = c.get_double("sample.cfg_interval_start");
+  o.num_steps = keys.num_steps;
+  o.shift = keys.shift;
+  o.guidance_scale = keys.guidance_scale;
+  o.cfg_channels = keys.cfg_channels;
+  o.cfg_interval_start = keys.cfg_interval_start;
   o.null_class = null_class;
   o.validate();
   return o;
@@ -100,13 +102,12 @@ SamplerOptions sampler_options(const tandem::Config& c, int64_t null_class) {
 }  // namespace
 
 int run_sample(tandem::World& world, const tandem::Config& c) {
+  const SampleKeys keys = tandem::read_keys<SampleKeys>(c);
   const LatentSet latents = read_latents(latent_file(c, "train"));
-  const std::vector<int64_t> users = chosen_users(c, latents.num_users);
-  const int64_t per_user = c.get_int("sample.num_samples_per_user");
-  const int64_t batch = c.get_int("sample.batch");
-  if (per_user < 1) throw UsageError("sample.num_samples_per_user must be >= 1");
-  if (batch < 1) throw UsageError("sample.batch must be >= 1");
-  const std::string dit_path = dit_checkpoint(c);
+  const std::vector<int64_t> users = chosen_users(keys, latents.num_users);
+  const int64_t per_user = keys.num_samples_per_user;
+  const int64_t batch = keys.batch;
+  const std::string dit_path = dit_checkpoint(c, keys);
   const std::string vae_path =
       c.get_string("vae.checkpoint").empty() ? latents.vae_path : c.get_string("vae.checkpoint");
   if (!fs::is_regular_file(vae_path))
@@ -117,7 +118,7 @@ int run_sample(tandem::World& world, const tandem::Config& c) {
                      latent_file(c, "train") + " came from (" + latents.vae_path + ", weights " + latents.vae_hash +
                      "): decode with that one, or run extract and train-dit again");
   Dit dit = load_dit(dit_path, latents);
-  const SamplerOptions options = sampler_options(c, dit->null_class());
+  const SamplerOptions options = sampler_options(keys, dit->null_class());
   const tandem::InferenceSetup setup = tandem::inference_setup(world, c, /*fixed_shapes=*/true);
   const c10::Device device = setup.device;
   dit->to(device);
@@ -134,7 +135,7 @@ int run_sample(tandem::World& world, const tandem::Config& c) {
   for (size_t k = 0; k < users.size() * per_user; ++k)
     if (static_cast<int>(k % world.size()) == world.rank())
       mine.push_back({users[k / per_user], static_cast<int64_t>(k % per_user)});
-  const uint64_t seed = static_cast<uint64_t>(c.get_int("sample.seed"));
+  const uint64_t seed = static_cast<uint64_t>(keys.seed);
   const auto shape = latents.latents.sizes().slice(1).vec();
   // The DiT and the decoder in the run's precision; the sampler integrates
   // in fp32.

@@ -22,7 +22,7 @@ int run_train_dit(tandem::World& world, const tandem::Config& c) {
                              " come from different VAEs: run extract again");
   const DitKeys keys = tandem::read_keys<DitKeys>(c);
   DitTaskOptions options;
-  options.dit = dit_options(c, train);
+  options.dit = dit_options(keys, train);
   options.timesteps = parse_timestep_sampling(keys.timestep_sampling, "dit.timestep_sampling");
   options.cosine_weight = keys.cosine_weight;
   const std::string run_dir = dit_run_dir(c);

@@ -9,7 +9,9 @@ namespace tandem {
 
 std::string Check::what() const {
   std::ostringstream s;
-  if (std::isfinite(high))
+  if (!std::isfinite(low) && !std::isfinite(high))
+    s << "a finite number";
+  else if (std::isfinite(high))
     s << "in " << (above_low ? "(" : "[") << low << ", " << high << (below_high ? ")" : "]");
   else
     s << (above_low ? "> " : ">= ") << low;

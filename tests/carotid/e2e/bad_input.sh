@@ -31,7 +31,7 @@ case $case in
     want="train.label_smoothing must be in \\[0, 1\\)" ;;
   mixup)
     set -- "${args[@]}" --set aug.mixup=-0.5
-    want="aug.mixup must be in \\[0.000000, 10.000000\\], not -0.500000 \\(--set\\)" ;;
+    want="aug.mixup must be in \\[0, 10\\], got -0.5 \\(--set\\)" ;;
   threshold)
     set -- "${args[@]}" --set model.threshold=sensitivity=2
     want="model.threshold = 'sensitivity=2': expected youden, sensitivity=S" ;;

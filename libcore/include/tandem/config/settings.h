@@ -98,7 +98,18 @@ void declare_keys(Schema& schema, S defaults = {}) {
   });
 }
 
-// S's fields from the Config, each checked.
+// S's fields from the Config, unchecked: for the config a model file
+// carries, which the build that wrote it accepted, or keys a command reads
+// only some of.
+template <class S>
+S read_fields(const Config& c, S settings = {}) {
+  S::each_key(settings, [&](const std::string& key, auto& field, const std::string&, const Check&) {
+    read_field(c, key, field);
+  });
+  return settings;
+}
+
+// S's fields from the Config, each checked: a user's settings.
 template <class S>
 S read_keys(const Config& c, S settings = {}) {
   S::each_key(settings, [&](const std::string& key, auto& field, const std::string&, const Check& check) {
