@@ -8,6 +8,7 @@
 #include "report.h"
 #include "selftest.h"
 #include "tandem/config/command_line.h"
+#include "tandem/config/settings.h"
 #include "tandem/dist/communicator.h"
 #include "tandem/dist/dist_keys.h"
 #include "tandem/dist/placement.h"
@@ -17,12 +18,24 @@
 
 namespace {
 
+// The envcheck.* keys, each declared once (tandem/config/settings.h).
+struct EnvcheckKeys {
+  bool test = false;
+  int64_t max_mb = 64, iters = 20;
+
+  template <class Self, class Visit>
+  static void each_key(Self& k, Visit&& visit) {
+    visit("envcheck.test", k.test, "check every collective for correctness, then print a bandwidth table",
+          tandem::any());
+    visit("envcheck.max_mb", k.max_mb, "largest message of the --test sweeps, in MiB", tandem::in_range(1, 4096));
+    visit("envcheck.iters", k.iters, "timed repetitions per size in the bandwidth table", tandem::at_least(1));
+  }
+};
+
 tandem::Schema envcheck_schema() {
   tandem::Schema schema;
   tandem::add_dist_keys(schema);
-  schema.add("envcheck.test", false, "check every collective for correctness, then print a bandwidth table");
-  schema.add("envcheck.max_mb", int64_t{64}, "largest message of the --test sweeps, in MiB");
-  schema.add("envcheck.iters", int64_t{20}, "timed repetitions per size in the bandwidth table");
+  tandem::declare_keys<EnvcheckKeys>(schema);
   schema.alias("--test", "envcheck.test");
   return schema;
 }
@@ -38,11 +51,8 @@ int run(tandem::World& world, int argc, char** argv) {
     throw tandem::UsageError("envcheck takes no positional arguments, got '" + cli.positional.front() + "'");
   const auto& cfg = cli.config;
   const auto dist = tandem::dist_settings(cfg);
-  const int64_t max_mb = cfg.get_int("envcheck.max_mb");
-  const int64_t iters = cfg.get_int("envcheck.iters");
-  if (max_mb < 1 || max_mb > 4096)
-    throw tandem::UsageError("envcheck.max_mb must be between 1 and 4096, got " + std::to_string(max_mb));
-  if (iters < 1) throw tandem::UsageError("envcheck.iters must be at least 1");
+  const EnvcheckKeys keys = tandem::read_keys<EnvcheckKeys>(cfg);
+  const int64_t max_mb = keys.max_mb, iters = keys.iters;
   world.watchdog().set_timeout(dist.timeout_s);
 
   tandem::Placement placement;
@@ -55,7 +65,7 @@ int run(tandem::World& world, int argc, char** argv) {
     throw;
   }
   envcheck::print_report(world, placement);
-  if (!cfg.get_bool("envcheck.test")) return 0;
+  if (!keys.test) return 0;
 
   auto comm = tandem::make_communicator(world, placement);
   try {

@@ -1,8 +1,9 @@
 #include "keys.h"
 
+#include "app/commands.h"
 #include "app/inference.h"
+#include "app/prepare.h"
 #include "data/load.h"
-#include "rouge/score_command.h"
 #include "tandem/config/config.h"
 #include "tandem/config/load.h"
 #include "model/lora.h"
@@ -29,41 +30,13 @@ tandem::Schema summarize_schema() {
   d.weight_decay = 0.1;
   d.beta2 = 0.95;
   tandem::add_train_keys(s, d);
-  add_data_keys(s);
-  s.add("data.prompt_template", std::string("\n\n### DIALOGUE:\n{dialogue}\n\n### SUMMARY:\n"),
-        "text before the summary; {dialogue} is replaced by the dialogue");
-  s.add("data.max_tokens", int64_t{0}, "longest training sequence; 0: the model's block size");
-  s.add("data.cache_dir", std::string(""), "where tokenized data is cached; empty: ~/.cache/tandem/summarize");
-  s.add("tokenizer.dir", std::string(""),
-        "gpt2.tiktoken, encoder.json + vocab.bpe or vocab.json + merges.txt; empty: "
-        "~/.cache/tandem/gpt2 (env/tokenizer.sh)");
-  s.add("model.preset", std::string("gpt2"), "model size", {"tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"});
-  s.add("model.n_layer", int64_t{0}, "layers; 0: the preset's");
-  s.add("model.n_head", int64_t{0}, "attention heads; 0: the preset's");
-  s.add("model.n_embd", int64_t{0}, "embedding width; 0: the preset's");
-  s.add("model.block_size", int64_t{0}, "context length; 0: the preset's");
-  s.add("model.dropout", 0.0, "dropout in attention, MLP and embeddings");
-  s.add("model.bias", true, "biases in linear layers and layer norms");
-  s.add("model.init_from", std::string("scratch"),
-        "\"scratch\", or \"hf:DIR\" for a Hugging Face GPT-2 (config.json + model.safetensors)");
+  tandem::declare_keys<CorpusKeys>(s);
+  tandem::declare_keys<PrepareKeys>(s);
+  tandem::declare_keys<ModelKeys>(s);
   tandem::declare_keys<LoraSettings>(s);
   tandem::declare_keys<GenKeys>(s);
-  s.add("rouge.stemmer", false, kScoreStemmerDoc);
-  s.add("eval.rouge_samples", int64_t{200},
-        "at every evaluation during training, also generate greedy summaries of the first N validation examples "
-        "and score them as eval does: eval_rouge1, eval_rouge2, eval_rougeL, eval_rougeLsum (F1), which "
-        "train.best_metric may name, with train.best_mode = \"max\"; 0: the loss alone");
-  s.add("cmd.checkpoint", std::string(""), "checkpoint or models/*.h5 file for eval, predict, generate, export");
-  s.add("cmd.examples", int64_t{0},
-        "eval: score the first N validation examples only, the set eval.rouge_samples scores during training; 0: all");
-  s.add("cmd.hf", std::string(""), "Hugging Face GPT-2 directory for generate");
-  s.add("cmd.prompt", std::string(""), "text to continue (generate)");
-  s.add("cmd.prompt_file", std::string(""), "file whose text to continue (generate)");
-  s.add("cmd.out", std::string(""), "output directory (export)");
-  s.add("cmd.text_file", std::string(""), "file to tokenize, one text per line (tokenize)");
-  s.add("cmd.decode", false, "tokenize: read JSON id arrays and print their text");
-  s.add("cmd.pred", std::string(""), std::string("score: ") + kScorePredDoc);
-  s.add("cmd.ref", std::string(""), std::string("score: ") + kScoreRefDoc);
+  tandem::declare_keys<ScoreKeys>(s);
+  tandem::declare_keys<CommandKeys>(s);
   s.alias("--batch-size", "train.micro_batch");
   s.alias("--lr", "train.lr");
   s.alias("--max-steps", "train.max_steps");
@@ -88,12 +61,12 @@ tandem::Schema summarize_schema() {
   return s;
 }
 
-std::string apply_demo_defaults(tandem::Config& c) {
-  if (!c.get_string("data.train_csv").empty()) return "";
+std::string apply_demo_defaults(tandem::Config& config) {
+  if (!tandem::read_fields<CorpusKeys>(config).train_csv.empty()) return "";
   std::string changed;
   auto demo = [&](const std::string& key, const tandem::Value& value, const std::string& text) {
-    if (c.source(key) != "default") return;
-    c.set(key, value, "demo default");
+    if (config.source(key) != "default") return;
+    config.set(key, value, "demo default");
     changed += (changed.empty() ? "" : ", ") + key + " = " + text;
   };
   demo("model.preset", std::string("tiny"), "tiny");

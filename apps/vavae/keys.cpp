@@ -4,7 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "app/commands.h"
 #include "app/sample_keys.h"
+#include "app/vae_source.h"
+#include "data/user_folders.h"
 #include "model/dit.h"
 #include "tandem/config/schema.h"
 #include "tandem/config/settings.h"
@@ -42,32 +45,9 @@ tandem::TrainSettings stage_defaults(const std::string& stage) {
   return d;
 }
 
-void add_data_keys(tandem::Schema& s) {
-  s.add("data.root", std::string("data_split"),
-        "folder with train/ and val/, each holding user1, user2, ... folders of .png/.jpg/.jpeg images");
-  s.add("data.image_size", int64_t{256}, "images are resized to this many pixels square");
-  s.add("data.hflip", false, "flip training images horizontally at random (off: a flipped spectrogram reverses time)");
-}
-
 void add_vae_keys(tandem::Schema& s) {
-  s.add("vae.preset", std::string("f16d32"),
-        "VAE size: f16d32 (VA-VAE: 256x256 -> 32x16x16) or tiny (CPU: 32x32 -> 4x8x8)", {"f16d32", "tiny"});
-  s.add("vae.init_from", std::string(""),
-        "\"safetensors:FILE\": start from weights with the upstream names (a converted VA-VAE); empty: random");
-  s.add("vae.kl_weight", 1e-6, "weight of the KL term against the L1 reconstruction");
-  s.add("vae.vf_features", std::string(""),
-        "HDF5 of a vision foundation model's features (e.g. DINOv2) per training image, [C, h, w] on the latent "
-        "grid, named by the image's path under data.root: VA-VAE's alignment loss; empty: a plain KL-VAE");
-  s.add("vae.vf_weight", 0.1, "weight of the VF loss on top of its adaptive weight (upstream: 0.1)");
-  s.add("vae.checkpoint", std::string(""),
-        "the VAE extract and sample use: a models/*.h5 or a .safetensors; empty: OUT/vae/models/best_model.h5, "
-        "else final_model.h5, else the file of vae.init_from");
+  tandem::declare_keys<VaeKeys>(s);
   tandem::add_model_keys(s, "vae", "train-vae", stage_defaults("vae"));
-}
-
-void add_extract_keys(tandem::Schema& s) {
-  s.add("extract.use_mean", false, "store the posterior mean instead of a sample from it (upstream samples)");
-  s.add("extract.batch", int64_t{32}, "images per rank per encoder pass");
 }
 
 void add_dit_keys(tandem::Schema& s) {
@@ -76,11 +56,7 @@ void add_dit_keys(tandem::Schema& s) {
 }
 
 void add_eval_keys(tandem::Schema& s) {
-  s.add("eval.stem", std::string("auto"),
-        "classifier's first layers: small (3x3 conv, no pool: full detail, 16x the compute), imagenet (7x7 stride-2 "
-        "conv and max-pool); auto: small below 96 pixels",
-        {"auto", "small", "imagenet"});
-  s.add("eval.samples_dir", std::string(""), "generated images to judge; empty: sample.output_dir's default");
+  tandem::declare_keys<EvaluateKeys>(s);
   tandem::add_model_keys(s, "eval", "evaluate's classifier", stage_defaults("eval"));
 }
 
@@ -92,13 +68,13 @@ tandem::Schema vavae_schema() {
   tandem::TrainSettings d;
   d.out_dir = "runs/vavae";
   tandem::add_run_keys(s, d, {"vae", "dit", "eval"});
-  add_data_keys(s);
+  tandem::declare_keys<DataKeys>(s);
   add_vae_keys(s);
-  add_extract_keys(s);
+  tandem::declare_keys<ExtractKeys>(s);
   add_dit_keys(s);
   tandem::declare_keys<SampleKeys>(s);
   add_eval_keys(s);
-  s.add("cmd.force", false, "complete: run every stage again, even those whose outputs exist");
+  tandem::declare_keys<CompleteKeys>(s);
   s.alias("--run-dir", "train.out_dir", "the pipeline's folder (OUT): vae/, latent_features/, dit/, samples/");
   s.alias("--data-root", "data.root");
   s.alias("--image-size", "data.image_size");

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "app/dit_settings.h"
+#include "app/dit_for_latents.h"
 #include "app/dit_task.h"
 #include "app/latent_file.h"
 #include "app/pipeline.h"

@@ -10,11 +10,29 @@
 #include "app/model.h"
 #include "images/image_store.h"
 #include "metrics/classifier_metrics.h"
+#include "tandem/config/settings.h"
 #include "tandem/image/transform.h"
 #include "tandem/train/classification.h"
 #include "tandem/train/task.h"
 
 namespace carotid {
+
+// The loss's train.* keys that carotid adds to the shared ones, each declared
+// once (tandem/config/settings.h).
+struct LossKeys {
+  double label_smoothing = 0.0;
+  std::string class_weights = "none";
+
+  template <class Self, class Visit>
+  static void each_key(Self& k, Visit&& visit) {
+    visit("train.label_smoothing", k.label_smoothing,
+          "training targets (1 - e) one-hot + e / classes, as torch's cross_entropy(label_smoothing=e)",
+          tandem::fraction());
+    visit("train.class_weights", k.class_weights,
+          "weigh the loss by class: balanced = n_samples / (n_classes x class count), as scikit-learn",
+          tandem::one_of({"none", "balanced"}));
+  }
+};
 
 struct Sample {
   int64_t image = 0;   // index into the ImageStore

@@ -1,11 +1,38 @@
 #pragma once
-// apps/carotid's subcommands; each returns the exit status.
+// apps/carotid's subcommands, and the keys they alone read; each returns the
+// exit status.
+#include <string>
+
+#include "tandem/config/settings.h"
+
 namespace tandem {
-class Config;
 class World;
 }  // namespace tandem
 
 namespace carotid {
+
+// The cmd.* keys: each command's own inputs, each declared once
+// (tandem/config/settings.h).
+struct CommandKeys {
+  std::string run_dir, model;
+  bool tta = false;
+  std::string input, labels, out;
+
+  template <class Self, class Visit>
+  static void each_key(Self& k, Visit&& visit) {
+    using tandem::any;
+    visit("cmd.run_dir", k.run_dir,
+          "train, cv: the run directory to create or continue (after a preemption); empty: "
+          "train.out_dir/train_YYYYMMDD_HHMMSS (cv_... for cv)",
+          any());
+    visit("cmd.model", k.model,
+          "predict: the model file (a run's models/best_model.h5), or a cv folder: its folds' models, averaged", any());
+    visit("cmd.tta", k.tta, "predict: average each image's probabilities with those of its horizontal mirror", any());
+    visit("cmd.input", k.input, "predict: a folder of person folders or images, or one image", any());
+    visit("cmd.labels", k.labels, "predict: a label sheet, to score the predictions", any());
+    visit("cmd.out", k.out, "predict: output folder; empty: RUN/predictions/ for a model at RUN/models/", any());
+  }
+};
 
 // Split, train with per-epoch validation, then the test report with the best model.
 int run_train(tandem::World& world, tandem::Config config);

@@ -10,6 +10,7 @@
 #include "app/commands.h"
 #include "app/cv_keys.h"
 #include "app/cv_report.h"
+#include "app/image_settings.h"
 #include "app/model.h"
 #include "app/run_dir.h"
 #include "data/dataset.h"
@@ -89,8 +90,8 @@ void check_model_began_alike(const std::string& dir, int64_t seed, int64_t size)
   const auto began_opt = began_with(path);
   if (!began_opt) return;
   const tandem::Config& began = *began_opt;
-  const int64_t their_seed = began.get_int("train.seed");
-  const int64_t their_size = began.get_int("data.image_size");
+  const int64_t their_seed = tandem::run_settings(began).seed;
+  const int64_t their_size = tandem::read_fields<ImageKeys>(began).image_size;
   if (their_seed != seed || their_size != size)
     throw UsageError(path.string() + ": this model began with train.seed " + std::to_string(their_seed) + " at " +
                      std::to_string(their_size) + " pixels, this cv gives it train.seed " + std::to_string(seed) +
@@ -102,11 +103,11 @@ void check_model_began_alike(const std::string& dir, int64_t seed, int64_t size)
 // train.seed = -1 draws a seed when a cross-validation starts; a continued
 // one takes it from the config.toml the first start wrote, or its folds and
 // models would be refused as another seed's.
-uint64_t cv_seed(tandem::World& world, const tandem::Config& c, const std::string& cv_dir) {
-  const int64_t configured = c.get_int("train.seed");
+uint64_t cv_seed(tandem::World& world, const tandem::Config& config, const std::string& cv_dir) {
+  const int64_t configured = tandem::run_settings(config).seed;
   if (configured < 0)
     if (const auto began = began_with(fs::path(cv_dir) / "config.toml"))
-      return static_cast<uint64_t>(began->get_int("train.seed"));
+      return static_cast<uint64_t>(tandem::run_settings(*began).seed);
   return tandem::shared_seed(world, configured);
 }
 
@@ -122,22 +123,20 @@ int64_t folds_of(const std::string& cv_dir) {
 }
 
 // Model m's data.image_size, the (m mod n)-th of cv.image_sizes; none when
-// it is empty (data.image_size for all). Checked here, before the first model
-// trains for minutes.
+// it is empty (data.image_size for all).
 std::vector<int64_t> model_image_sizes(const CvKeys& keys) {
   const std::vector<int64_t>& given = keys.image_sizes;
   if (given.empty()) return {};
   if (static_cast<int64_t>(given.size()) > keys.models_per_fold)
     throw UsageError("cv.image_sizes gives " + std::to_string(given.size()) + " sizes for cv.models_per_fold = " +
                      std::to_string(keys.models_per_fold) + " models: each size needs a model of its own");
-  for (int64_t size : given) checked_image_size(size, "cv.image_sizes");
   std::vector<int64_t> sizes;
   for (int64_t m = 0; m < keys.models_per_fold; ++m) sizes.push_back(given[m % given.size()]);
   return sizes;
 }
 
-ThresholdRule threshold_rule(const tandem::Config& c) {
-  return parse_threshold_rule(c.get_string("model.threshold"), "model.threshold");
+ThresholdRule threshold_rule(const tandem::Config& config) {
+  return parse_threshold_rule(tandem::read_keys<ModelKeys>(config).threshold, "model.threshold");
 }
 
 // Every rank checks that the folds are done, so that all stop alike; rank 0 writes.
@@ -180,31 +179,31 @@ struct CvPlan {
 };
 
 // The cv.* settings checked, before the first model trains for minutes.
-CvPlan checked_plan(const tandem::Config& c) {
-  const CvKeys keys = tandem::read_keys<CvKeys>(c);
+CvPlan checked_plan(const tandem::Config& config) {
+  const CvKeys keys = tandem::read_keys<CvKeys>(config);
   CvPlan plan;
   plan.folds = keys.folds;
   plan.only = keys.fold;
   if (plan.only >= plan.folds)
     throw UsageError("cv.fold must be -1 (every fold) or in [0, " + std::to_string(plan.folds) + "), got " +
                      std::to_string(plan.only));
-  if (plan.only >= 0 && c.get_string("cmd.run_dir").empty())
+  if (plan.only >= 0 && tandem::read_keys<CommandKeys>(config).run_dir.empty())
     throw UsageError("cv.fold = " + std::to_string(plan.only) +
                      " needs the cross-validation folder every fold's job shares: give --run-dir CV");
   plan.per_fold = keys.models_per_fold;
   plan.sizes = model_image_sizes(keys);
-  plan.image_size = c.get_int("data.image_size");
+  plan.image_size = tandem::read_keys<ImageKeys>(config).image_size;
   return plan;
 }
 
 // The folder's config.toml and folds.csv, written by the first start and
 // checked by every later one.
-void keep_cv_dir(const tandem::Config& c, const CvPlan& plan, const Dataset& dataset) {
-  create_run_dir(c, plan.cv_dir);
+void keep_cv_dir(const tandem::Config& config, const CvPlan& plan, const Dataset& dataset) {
+  create_run_dir(config, plan.cv_dir);
   const fs::path config_file = fs::path(plan.cv_dir) / "config.toml";
   if (!fs::exists(config_file)) {
-    tandem::Config began = c;
-    if (c.get_int("train.seed") < 0) began.set("train.seed", static_cast<int64_t>(plan.train_seed), "drawn");
+    tandem::Config began = config;
+    if (tandem::run_settings(config).seed < 0) began.set("train.seed", static_cast<int64_t>(plan.train_seed), "drawn");
     began.write(config_file.string());
   }
   keep_folds((fs::path(plan.cv_dir) / "folds.csv").string(), dataset.persons(), plan.fold_of);
@@ -213,7 +212,7 @@ void keep_cv_dir(const tandem::Config& c, const CvPlan& plan, const Dataset& dat
 }
 
 // Trains model m of a fold in its folder, on the fold's split.
-int train_fold_model(tandem::World& world, const tandem::Config& c, const CvPlan& plan, const Dataset& dataset,
+int train_fold_model(tandem::World& world, const tandem::Config& config, const CvPlan& plan, const Dataset& dataset,
                      int64_t fold, int64_t m) {
   const std::string dir = plan.model_dir(fold, m);
   const std::string name = "fold " + std::to_string(fold) + (plan.per_fold == 1 ? "" : " model " + std::to_string(m));
@@ -229,7 +228,7 @@ int train_fold_model(tandem::World& world, const tandem::Config& c, const CvPlan
                     fold_parts(dataset.persons(), plan.fold_of, fold, plan.val_share, plan.seed));
   }
   world.barrier();
-  tandem::Config run_config = c;
+  tandem::Config run_config = config;
   run_config.set("cmd.run_dir", dir, "cv " + name);
   run_config.set("train.seed", plan.model_seed(m), "cv " + name);
   if (!plan.sizes.empty()) run_config.set("data.image_size", plan.sizes[m], "cv.image_sizes");
@@ -244,14 +243,14 @@ int train_fold_model(tandem::World& world, const tandem::Config& c, const CvPlan
 }
 
 // Trains a fold's models not done yet; with several, judges their mean.
-int train_fold(tandem::World& world, const tandem::Config& c, const CvPlan& plan, const Dataset& dataset,
+int train_fold(tandem::World& world, const tandem::Config& config, const CvPlan& plan, const Dataset& dataset,
                int64_t fold) {
   if (fold_done(plan.cv_dir, fold)) {
     if (world.is_main()) log::info("fold ", fold, ": done before, in ", fold_dir(plan.cv_dir, fold));
     return tandem::kExitOk;
   }
   for (int64_t m = 0; m < plan.per_fold; ++m) {
-    const int status = train_fold_model(world, c, plan, dataset, fold, m);
+    const int status = train_fold_model(world, config, plan, dataset, fold, m);
     if (status != tandem::kExitOk) return status;
   }
   if (plan.per_fold > 1 && world.is_main()) {
@@ -265,19 +264,19 @@ int train_fold(tandem::World& world, const tandem::Config& c, const CvPlan& plan
 
 }  // namespace
 
-int run_cv(tandem::World& world, const tandem::Config& c) {
-  CvPlan plan = checked_plan(c);
-  const DataSettings data = data_settings(c);
-  plan.tensorboard = tandem::train_settings(c).tensorboard;
-  plan.cv_dir = choose_run_dir(world, c, "cv");
-  plan.train_seed = cv_seed(world, c, plan.cv_dir);
+int run_cv(tandem::World& world, const tandem::Config& config) {
+  CvPlan plan = checked_plan(config);
+  const DataSettings data = data_settings(config);
+  plan.tensorboard = tandem::train_settings(config).tensorboard;
+  plan.cv_dir = choose_run_dir(world, config, "cv");
+  plan.train_seed = cv_seed(world, config, plan.cv_dir);
   plan.seed = data_seed(data, plan.train_seed);
   const Dataset dataset = read_dataset(data, plan.seed);
   plan.fold_of = assign_folds(dataset.persons(), plan.folds, plan.seed);
   // The validation share of the persons a fold trains on, as a single run's
   // split has it: data.val_ratio of train + val.
   plan.val_share = data.ratios.val / (data.ratios.train + data.ratios.val);
-  if (world.is_main()) keep_cv_dir(c, plan, dataset);
+  if (world.is_main()) keep_cv_dir(config, plan, dataset);
   world.barrier();
   for (int64_t fold = 0; fold < plan.folds; ++fold) {
     check_models_per_fold(plan.cv_dir, fold, plan.per_fold);
@@ -286,7 +285,7 @@ int run_cv(tandem::World& world, const tandem::Config& c) {
   }
   for (int64_t fold = 0; fold < plan.folds; ++fold) {
     if (plan.only >= 0 && fold != plan.only) continue;
-    const int status = train_fold(world, c, plan, dataset, fold);
+    const int status = train_fold(world, config, plan, dataset, fold);
     if (status != tandem::kExitOk) return status;
   }
   const std::vector<int64_t> left = missing_folds(plan.cv_dir, plan.folds);
@@ -296,13 +295,13 @@ int run_cv(tandem::World& world, const tandem::Config& c) {
                 plan.cv_dir);
     return tandem::kExitOk;
   }
-  return report(world, plan.cv_dir, plan.tensorboard, threshold_rule(c));
+  return report(world, plan.cv_dir, plan.tensorboard, threshold_rule(config));
 }
 
-int run_cv_report(tandem::World& world, const tandem::Config& c) {
-  const std::string dir = c.get_string("cmd.run_dir");
+int run_cv_report(tandem::World& world, const tandem::Config& config) {
+  const std::string dir = tandem::read_keys<CommandKeys>(config).run_dir;
   if (dir.empty()) throw UsageError("cv-report needs the cross-validation folder: --run-dir CV");
-  return report(world, dir, tandem::train_settings(c).tensorboard, threshold_rule(c));
+  return report(world, dir, tandem::train_settings(config).tensorboard, threshold_rule(config));
 }
 
 }  // namespace carotid

@@ -31,7 +31,7 @@ struct CvKeys {
           "cv: model m of each fold sees the images at the (m mod n)-th of these n sizes instead of "
           "data.image_size, so a fold's mean is of models that saw other scales (n <= cv.models_per_fold); "
           "empty: data.image_size for every model",
-          tandem::any());
+          tandem::in_range(16, 4096));
   }
 };
 

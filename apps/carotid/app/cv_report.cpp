@@ -18,6 +18,7 @@
 #include "metrics/ensemble.h"
 #include "metrics/threshold.h"
 #include "tandem/error.h"
+#include "tandem/text/first_few.h"
 #include "tandem/io/atomic_file.h"
 #include "tandem/train/trainer.h"
 
@@ -163,9 +164,9 @@ std::vector<int64_t> missing_folds(const std::string& cv_dir, int64_t folds) {
 }
 
 std::string fold_list(const std::vector<int64_t>& folds) {
-  std::string text;
-  for (int64_t k : folds) text += (text.empty() ? "" : ", ") + std::to_string(k);
-  return text;
+  std::vector<std::string> names;
+  for (int64_t k : folds) names.push_back(std::to_string(k));
+  return tandem::first_few(names, names.size());
 }
 
 void require_folds_done(const std::string& cv_dir, int64_t folds) {

@@ -8,26 +8,24 @@
 
 namespace carotid {
 
-ImageStoreOptions image_store_options(const tandem::Config& c) {
+ImageStoreOptions image_store_options(const tandem::Config& config) {
+  const ImageKeys k = tandem::read_keys<ImageKeys>(config);
   ImageStoreOptions o;
-  o.channels = c.get_int("data.channels");
-  o.size = c.get_int("data.image_size");
-  o.cache = c.get_bool("data.cache");
-  o.cache_dir = c.get_string("data.cache_dir");
-  o.cache_max_gb = c.get_double("data.cache_max_gb");
-  o.strict = c.get_bool("data.strict");
-  const int64_t workers = c.get_int("data.num_workers");
-  if (workers < 0) throw tandem::UsageError("data.num_workers must be >= 0, not " + std::to_string(workers));
-  o.threads = workers > 0 ? workers : at::get_num_threads();
+  o.channels = k.channels;
+  o.size = k.image_size;
+  o.cache = k.cache;
+  o.cache_dir = k.cache_dir;
+  o.cache_max_gb = k.cache_max_gb;
+  o.strict = k.strict;
+  o.threads = k.num_workers > 0 ? k.num_workers : at::get_num_threads();
   return o;
 }
 
-tandem::image::AugmentOptions augment_options(const tandem::Config& c) {
-  const AugKeys k = tandem::read_keys<AugKeys>(c);
+tandem::image::AugmentOptions augment_options(const tandem::Config& config, const AugKeys& k) {
   if (k.crop_scale_max < k.crop_scale_min)
     throw tandem::UsageError(
         "aug.crop_scale_max must be >= aug.crop_scale_min = " + tandem::number_text(k.crop_scale_min) + ", got " +
-        tandem::number_text(k.crop_scale_max) + " (" + c.source("aug.crop_scale_max") + ")");
+        tandem::number_text(k.crop_scale_max) + " (" + config.source("aug.crop_scale_max") + ")");
   tandem::image::AugmentOptions a;
   a.enabled = k.enabled;
   a.crop_scale_min = k.crop_scale_min;
@@ -39,9 +37,6 @@ tandem::image::AugmentOptions augment_options(const tandem::Config& c) {
   return a;
 }
 
-double mixup_alpha(const tandem::Config& c) {
-  const AugKeys k = tandem::read_keys<AugKeys>(c);
-  return k.enabled ? k.mixup : 0;
-}
+double mixup_alpha(const AugKeys& k) { return k.enabled ? k.mixup : 0; }
 
 }  // namespace carotid

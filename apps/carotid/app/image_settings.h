@@ -1,14 +1,40 @@
 #pragma once
 // The data.* and aug.* keys that say how images are read and augmented.
+#include <cstdint>
+#include <string>
+
 #include "images/image_store.h"
 #include "tandem/config/settings.h"
 #include "tandem/image/transform.h"
 
-namespace tandem {
-class Config;
-}  // namespace tandem
-
 namespace carotid {
+
+// The data.* keys that say how images are read and kept, each declared once
+// (tandem/config/settings.h).
+struct ImageKeys {
+  int64_t channels = 3, image_size = 224;
+  bool strict = false, cache = true;
+  std::string cache_dir;
+  double cache_max_gb = 8.0;
+  int64_t num_workers = 0;
+
+  template <class Self, class Visit>
+  static void each_key(Self& k, Visit&& visit) {
+    using tandem::any;
+    visit("data.channels", k.channels, "image channels the model sees: 1 (gray) or 3 (RGB)",
+          tandem::one_of_counts({1, 3}));
+    visit("data.image_size", k.image_size, "images are resized to this many pixels square", tandem::in_range(16, 4096));
+    visit("data.strict", k.strict, "stop at the first unreadable image instead of skipping it", any());
+    visit("data.cache", k.cache,
+          "decode every image once, at image_size, into an HDF5 cache kept in memory, so epochs do "
+          "no decoding (skipped when larger than data.cache_max_gb)",
+          any());
+    visit("data.cache_dir", k.cache_dir, "where image caches are kept; empty: ~/.cache/tandem/carotid", any());
+    visit("data.cache_max_gb", k.cache_max_gb, "largest image cache held in memory per rank, GB", tandem::at_least(0));
+    visit("data.num_workers", k.num_workers, "threads per rank decoding images; 0: the rank's compute threads",
+          tandem::at_least(0));
+  }
+};
 
 // The aug.* keys, each declared once (tandem/config/settings.h).
 struct AugKeys {
@@ -37,12 +63,10 @@ struct AugKeys {
 
 // data.num_workers 0 means the rank's compute threads.
 ImageStoreOptions image_store_options(const tandem::Config& config);
-// The aug.* keys as the image transform takes them. Throws UsageError naming
-// the key for a value outside its range, or aug.crop_scale_max below
-// aug.crop_scale_min.
-tandem::image::AugmentOptions augment_options(const tandem::Config& config);
-// aug.mixup's a (0: off), checked like the other aug.* keys; 0 when
-// aug.enabled is false.
-double mixup_alpha(const tandem::Config& config);
+// `keys` (read_keys<AugKeys> of `config`) as the image transform takes them.
+// Throws UsageError for aug.crop_scale_max below aug.crop_scale_min.
+tandem::image::AugmentOptions augment_options(const tandem::Config& config, const AugKeys& keys);
+// aug.mixup's a (0: off); 0 when aug.enabled is false.
+double mixup_alpha(const AugKeys& keys);
 
 }  // namespace carotid

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "app/image_settings.h"
 #include "tandem/config/config.h"
 #include "tandem/error.h"
 #include "tandem/io/checkpoint.h"
@@ -21,36 +22,24 @@ constexpr int64_t kSmallStemBelow = 96;
 
 }  // namespace
 
-int64_t checked_image_size(int64_t size, const std::string& key) {
-  if (size < 16 || size > 4096)
-    throw tandem::UsageError(key + " must be between 16 and 4096 pixels, not " + std::to_string(size));
-  return size;
-}
-
-ModelSpec model_spec(const tandem::Config& c, int64_t num_classes) {
+ModelSpec model_spec(const tandem::Config& config, int64_t num_classes) {
+  const ModelKeys k = tandem::read_keys<ModelKeys>(config);
+  const ImageKeys image = tandem::read_keys<ImageKeys>(config);
   ModelSpec spec;
-  spec.resnet.depth = c.get_int("model.depth");
-  if (spec.resnet.depth != 18 && spec.resnet.depth != 34)
-    throw tandem::UsageError("model.depth must be 18 or 34, not " + std::to_string(spec.resnet.depth));
-  spec.resnet.in_channels = c.get_int("data.channels");
-  if (spec.resnet.in_channels != 1 && spec.resnet.in_channels != 3)
-    throw tandem::UsageError("data.channels must be 1 or 3, not " + std::to_string(spec.resnet.in_channels));
-  const int64_t size = checked_image_size(c.get_int("data.image_size"), "data.image_size");
+  spec.resnet.depth = k.depth;
+  spec.resnet.in_channels = image.channels;
   spec.resnet.num_classes = num_classes;
-  spec.resnet.dropout = c.get_double("model.dropout");
-  if (spec.resnet.dropout < 0 || spec.resnet.dropout >= 1)
-    throw tandem::UsageError("model.dropout must be in [0, 1), not " + std::to_string(spec.resnet.dropout));
-  spec.resnet.channels_last = c.get_bool("model.channels_last");
-  const std::string stem = c.get_string("model.stem");
-  spec.resnet.stem = stem != "auto" ? stem : size < kSmallStemBelow ? "small" : "imagenet";
-  const std::string init = c.get_string("model.init_from");
+  spec.resnet.dropout = k.dropout;
+  spec.resnet.channels_last = k.channels_last;
+  spec.resnet.stem = k.stem != "auto" ? k.stem : image.image_size < kSmallStemBelow ? "small" : "imagenet";
+  const std::string& init = k.init_from;
   const std::string prefix = "safetensors:";
   if (!init.empty()) {
     if (init.rfind(prefix, 0) != 0)
       throw tandem::UsageError("model.init_from must be \"safetensors:FILE\", not \"" + init + "\"");
     spec.init_from = init.substr(prefix.size());
   }
-  spec.load = c.get_string("model.load");
+  spec.load = k.load;
   return spec;
 }
 

@@ -6,13 +6,52 @@
 #include <string>
 #include <vector>
 
+#include "tandem/config/settings.h"
 #include "tandem/nn/resnet.h"
 
-namespace tandem {
-class Config;
-}  // namespace tandem
-
 namespace carotid {
+
+// The model.* keys, each declared once (tandem/config/settings.h).
+struct ModelKeys {
+  int64_t depth = 18;
+  std::string stem = "auto";
+  double dropout = 0.0;
+  bool channels_last = true;
+  std::string init_from, load;
+  std::vector<std::string> classes;
+  std::string threshold = "youden";
+
+  template <class Self, class Visit>
+  static void each_key(Self& k, Visit&& visit) {
+    using tandem::any;
+    visit("model.depth", k.depth, "ResNet depth: 18 or 34", tandem::one_of_counts({18, 34}));
+    visit("model.stem", k.stem,
+          "first layers: imagenet (7x7 stride-2 conv and max-pool, for 224 pixels), small (3x3 "
+          "stride-1 conv, no pool, for 28-64 pixels); auto: small below 96 pixels",
+          tandem::one_of({"auto", "imagenet", "small"}));
+    visit("model.dropout", k.dropout, "dropout before the classifier", tandem::fraction());
+    visit("model.channels_last", k.channels_last,
+          "convolutions on channels-last (NHWC) tensors: faster on CPUs (oneDNN) and on GPUs under fp16/bf16; "
+          "the same values either way",
+          any());
+    visit("model.init_from", k.init_from,
+          "\"safetensors:FILE\": start from torchvision-named weights (the classifier is kept "
+          "when its shape matches); empty: random",
+          any());
+    visit("model.load", k.load,
+          "a models/*.h5 of an earlier run to continue from; that run's split.csv is reused so no "
+          "test person reaches training",
+          any());
+    visit("model.classes", k.classes,
+          "class names in label order; set by train from the label sheet, kept in the model file "
+          "so predict names its columns",
+          any());
+    visit("model.threshold", k.threshold,
+          "two classes: the decision threshold on P(class 1), chosen on the validation persons after training and "
+          "kept in best_model.h5: youden (max sensitivity + specificity - 1), sensitivity=S, or a number",
+          any());
+  }
+};
 
 // The decision threshold `train` kept in each model file (0.5 for a file
 // from before it did, or none there), averaged: an ensemble decides at its
@@ -25,12 +64,8 @@ struct ModelSpec {
   std::string load;       // a model or checkpoint .h5 (its "model" set), or empty
 };
 
-// `size` when the model can take images of it (16 to 4096 pixels square),
-// else a UsageError naming `key`.
-int64_t checked_image_size(int64_t size, const std::string& key);
-
 // From model.*, data.channels and data.image_size; "auto" stem resolved.
-// Throws UsageError for a depth other than 18/34 or an init_from without the
+// Throws UsageError for a key out of its range or an init_from without the
 // "safetensors:" prefix.
 ModelSpec model_spec(const tandem::Config& config, int64_t num_classes);
 

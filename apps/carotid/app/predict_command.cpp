@@ -14,6 +14,7 @@
 #include "app/image_settings.h"
 #include "app/model.h"
 #include "app/test_report.h"
+#include "data/dataset.h"
 #include "data/person_folders.h"
 #include "keys.h"
 #include "labels/label_sheet.h"
@@ -43,7 +44,7 @@ namespace {
 // The settings the model was trained with, from the config its file carries.
 tandem::Config model_config(const std::string& path) {
   const tandem::Config config = tandem::config_from_checkpoint(carotid_schema(), path);
-  if (config.get_string_list("model.classes").size() < 2)
+  if (tandem::read_fields<ModelKeys>(config).classes.size() < 2)
     throw UsageError(path + ": not a model written by `carotid train` (its config names no classes)");
   return config;
 }
@@ -96,11 +97,12 @@ std::vector<std::string> model_files(const std::string& given) {
 // classes; each sees the images at its own size.
 void check_alike(const tandem::Config& first, const std::string& first_path, const tandem::Config& other,
                  const std::string& other_path) {
-  if (first.get_int("data.channels") != other.get_int("data.channels"))
-    throw UsageError("cmd.model: " + other_path + " has data.channels " +
-                     std::to_string(other.get_int("data.channels")) + ", " + first_path + " " +
-                     std::to_string(first.get_int("data.channels")) + ": an ensemble needs one kind of image");
-  if (first.get_string_list("model.classes") != other.get_string_list("model.classes"))
+  const int64_t channels = tandem::read_fields<ImageKeys>(first).channels;
+  const int64_t other_channels = tandem::read_fields<ImageKeys>(other).channels;
+  if (channels != other_channels)
+    throw UsageError("cmd.model: " + other_path + " has data.channels " + std::to_string(other_channels) + ", " +
+                     first_path + " " + std::to_string(channels) + ": an ensemble needs one kind of image");
+  if (tandem::read_fields<ModelKeys>(first).classes != tandem::read_fields<ModelKeys>(other).classes)
     throw UsageError("cmd.model: " + other_path + " names other classes than " + first_path);
 }
 
@@ -120,20 +122,17 @@ int64_t decide(const std::vector<double>& row, double threshold) {
 // Each input person's label index from the sheet at cmd.labels, matched as in
 // training; -1 for a person the sheet does not label (predicted all the
 // same, left out of the scores), and for all without a sheet.
-std::vector<int64_t> person_labels(tandem::World& world, const tandem::Config& c,
+std::vector<int64_t> person_labels(tandem::World& world, const tandem::Config& config,
                                    const std::vector<PersonFolder>& folders, const std::vector<std::string>& classes) {
   std::vector<int64_t> person_label(folders.size(), -1);
-  const std::string labels_path = c.get_string("cmd.labels");
+  const CommandKeys cmd = tandem::read_keys<CommandKeys>(config);
+  const std::string& labels_path = cmd.labels;
   if (labels_path.empty()) return person_label;
-  LabelSheetOptions options;
-  options.sheet = c.get_string("data.label_sheet");
-  options.id_column = c.get_string("data.id_column");
-  options.label_column = c.get_string("data.label_column");
-  const LabelSheet sheet = read_label_sheet(labels_path, options);
+  const LabelSheet sheet = read_label_sheet(labels_path, tandem::read_fields<DataSettings>(config).sheet);
   if (sheet.class_names != classes && sheet.num_classes() > static_cast<int64_t>(classes.size()))
     throw UsageError(labels_path + ": classes " + tandem::first_few(sheet.class_names) + " do not fit the model's " +
                      tandem::first_few(classes));
-  const PersonMatch match = match_persons(sheet, folders, c.get_string("cmd.input"));
+  const PersonMatch match = match_persons(sheet, folders, cmd.input);
   std::map<std::string, int64_t> label_of;
   for (const auto& p : match.persons) label_of[p.images.front()] = p.label;
   for (size_t i = 0; i < folders.size(); ++i) {
@@ -225,13 +224,13 @@ void write_scores(const fs::path& out, const std::string& labels_path, const tan
 // The images decoded once at each size the models take (an ensemble may mix
 // them, as cv.image_sizes trains it); samples of an image some store cannot
 // read are left out.
-std::map<int64_t, ImageStore> image_stores(tandem::World& world, const tandem::Config& c,
+std::map<int64_t, ImageStore> image_stores(tandem::World& world, const tandem::Config& config,
                                            const std::vector<tandem::Config>& configs, Inputs& in) {
   std::map<int64_t, ImageStore> stores;
   for (const auto& mc : configs) {
     ImageStoreOptions store_options = image_store_options(mc);
-    store_options.strict = c.get_bool("data.strict");
-    store_options.threads = image_store_options(c).threads;
+    store_options.strict = tandem::read_keys<ImageKeys>(config).strict;
+    store_options.threads = image_store_options(config).threads;
     store_options.persist = false;
     stores.try_emplace(store_options.size, world, in.paths, store_options);
   }
@@ -245,23 +244,23 @@ std::map<int64_t, ImageStore> image_stores(tandem::World& world, const tandem::C
 }
 
 // Every model's evaluation rows over the inputs, averaged (one model: its own).
-tandem::EvalRows predicted_rows(tandem::World& world, const tandem::Config& c, const std::vector<std::string>& files,
-                                const std::vector<tandem::Config>& configs, int64_t classes,
-                                const std::map<int64_t, ImageStore>& stores, const Inputs& in) {
-  const tandem::InferenceSetup setup = tandem::inference_setup(world, c, /*fixed_shapes=*/true);
+tandem::EvalRows predicted_rows(tandem::World& world, const tandem::Config& config,
+                                const std::vector<std::string>& files, const std::vector<tandem::Config>& configs,
+                                int64_t classes, const std::map<int64_t, ImageStore>& stores, const Inputs& in) {
+  const tandem::InferenceSetup setup = tandem::inference_setup(world, config, /*fixed_shapes=*/true);
   tandem::EvalContext ctx;
   ctx.world = &world;
   ctx.device = setup.device;
   ctx.precision = setup.precision;
-  ctx.micro_batch = tandem::train_settings(c).micro_batch.value;
+  ctx.micro_batch = tandem::train_settings(config).micro_batch.value;
   std::vector<tandem::EvalRows> each;
   for (size_t m = 0; m < files.size(); ++m) {
     TaskOptions options;
     options.model = model_spec(configs[m], classes);
     options.model.init_from.clear();
     options.model.load = files[m];
-    options.image_size = configs[m].get_int("data.image_size");
-    options.eval_hflip = c.get_bool("cmd.tta");
+    options.image_size = tandem::read_fields<ImageKeys>(configs[m]).image_size;
+    options.eval_hflip = tandem::read_keys<CommandKeys>(config).tta;
     CarotidTask task(options, stores.at(options.image_size), in.persons, {}, in.samples);
     auto model = build_classifier(options.model);
     model->to(setup.device);
@@ -272,8 +271,9 @@ tandem::EvalRows predicted_rows(tandem::World& world, const tandem::Config& c, c
 
 // Where predictions go: cmd.out, else CV/predictions for a cv folder, else
 // the model's run folder's predictions/.
-fs::path output_dir(const tandem::Config& c, const std::string& model_path) {
-  if (!c.get_string("cmd.out").empty()) return c.get_string("cmd.out");
+fs::path output_dir(const tandem::Config& config, const std::string& model_path) {
+  const std::string& out = tandem::read_keys<CommandKeys>(config).out;
+  if (!out.empty()) return out;
   if (fs::is_directory(model_path)) return fs::path(model_path) / "predictions";
   return fs::path(model_path).parent_path().parent_path() / "predictions";
 }
@@ -295,27 +295,27 @@ double decision_threshold(const std::string& model_path, const std::vector<std::
 
 }  // namespace
 
-int run_predict(tandem::World& world, const tandem::Config& c) {
-  const std::string model_path = c.get_string("cmd.model");
+int run_predict(tandem::World& world, const tandem::Config& config) {
+  const CommandKeys cmd = tandem::read_keys<CommandKeys>(config);
+  const std::string& model_path = cmd.model;
   const std::vector<std::string> files = model_files(model_path);
   std::vector<tandem::Config> configs;
   for (const auto& file : files) configs.push_back(model_config(file));
   for (size_t m = 1; m < files.size(); ++m) check_alike(configs.front(), files.front(), configs[m], files[m]);
-  const auto classes = configs.front().get_string_list("model.classes");
-  const auto folders = input_persons(c.get_string("cmd.input"));
-  const std::vector<int64_t> person_label = person_labels(world, c, folders, classes);
+  const auto classes = tandem::read_fields<ModelKeys>(configs.front()).classes;
+  const auto folders = input_persons(cmd.input);
+  const std::vector<int64_t> person_label = person_labels(world, config, folders, classes);
   Inputs in = inputs_of(folders, person_label);
-  const std::map<int64_t, ImageStore> stores = image_stores(world, c, configs, in);
+  const std::map<int64_t, ImageStore> stores = image_stores(world, config, configs, in);
   const tandem::EvalRows rows =
-      predicted_rows(world, c, files, configs, static_cast<int64_t>(classes.size()), stores, in);
+      predicted_rows(world, config, files, configs, static_cast<int64_t>(classes.size()), stores, in);
   if (files.size() > 1 && world.is_main())
     log::info("ensemble of ", files.size(), " models (", model_path, "): their probabilities averaged");
   if (!world.is_main()) return tandem::kExitOk;
-  const fs::path out = output_dir(c, model_path);
+  const fs::path out = output_dir(config, model_path);
   const double threshold = decision_threshold(model_path, files, classes);
   write_predictions(out, classes, rows, in, threshold);
-  if (!c.get_string("cmd.labels").empty())
-    write_scores(out, c.get_string("cmd.labels"), rows, in, person_label, threshold);
+  if (!cmd.labels.empty()) write_scores(out, cmd.labels, rows, in, person_label, threshold);
   return tandem::kExitOk;
 }
 

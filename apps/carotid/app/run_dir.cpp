@@ -5,11 +5,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "app/commands.h"
 #include "tandem/config/config.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
 #include "tandem/io/atomic_file.h"
 #include "tandem/obs/log.h"
+#include "tandem/train/train_keys.h"
 
 namespace carotid {
 namespace fs = std::filesystem;
@@ -25,10 +27,10 @@ std::string timestamp_name(const std::string& prefix) {
   return prefix + text;
 }
 
-std::string pick(const tandem::Config& c, const std::string& prefix) {
-  const std::string given = c.get_string("cmd.run_dir");
+std::string pick(const tandem::Config& config, const std::string& prefix) {
+  const std::string given = tandem::read_keys<CommandKeys>(config).run_dir;
   if (!given.empty()) return given;
-  const fs::path base = c.get_string("train.out_dir");
+  const fs::path base = tandem::run_settings(config).out_dir;
   const char* job = std::getenv("SLURM_JOB_ID");
   const fs::path marker = job && *job ? base / (".slurm-job-" + std::string(job)) : fs::path();
   if (!marker.empty() && fs::is_regular_file(marker)) {
@@ -51,8 +53,8 @@ std::string pick(const tandem::Config& c, const std::string& prefix) {
 void create_run_dir(const tandem::Config& config, const std::string& dir) {
   fs::create_directories(dir);
   const char* job = std::getenv("SLURM_JOB_ID");
-  if (!job || !*job || !config.get_string("cmd.run_dir").empty()) return;
-  const fs::path marker = fs::path(config.get_string("train.out_dir")) / (".slurm-job-" + std::string(job));
+  if (!job || !*job || !tandem::read_keys<CommandKeys>(config).run_dir.empty()) return;
+  const fs::path marker = fs::path(tandem::run_settings(config).out_dir) / (".slurm-job-" + std::string(job));
   const std::string name = fs::path(dir).filename().string();
   tandem::write_bytes_atomically(marker.string(), name + "\n");
 }

@@ -92,15 +92,15 @@ double keep_threshold(tandem::World& world, const ThresholdRule& rule, int64_t c
 }
 
 // The task's settings from train.* and data.*, checked before any work.
-TaskOptions task_options_of(const tandem::Config& c, const ImageStoreOptions& store_options) {
+TaskOptions task_options_of(const tandem::Config& config, const ImageStoreOptions& store_options) {
+  const AugKeys aug = tandem::read_keys<AugKeys>(config);
+  const LossKeys loss = tandem::read_keys<LossKeys>(config);
   TaskOptions options;
-  options.augment = augment_options(c);
+  options.augment = augment_options(config, aug);
   options.image_size = store_options.size;
   options.threads = store_options.threads;
-  options.label_smoothing = c.get_double("train.label_smoothing");
-  if (options.label_smoothing < 0 || options.label_smoothing >= 1)
-    throw UsageError("train.label_smoothing must be in [0, 1), got " + std::to_string(options.label_smoothing));
-  options.mixup = mixup_alpha(c);
+  options.label_smoothing = loss.label_smoothing;
+  options.mixup = mixup_alpha(aug);
   return options;
 }
 
@@ -117,7 +117,7 @@ struct TrainedRun {
 
 // The test set judged once, by the model validation picked, at the threshold
 // chosen on the validation persons.
-void judge_test(tandem::World& world, const tandem::Config& c, tandem::Trainer& trainer, CarotidTask& task,
+void judge_test(tandem::World& world, const tandem::Config& config, tandem::Trainer& trainer, CarotidTask& task,
                 const TrainedRun& run) {
   const fs::path best = tandem::trained_model(run.run_dir);
   torch::nn::Module& model = trainer.model();
@@ -126,7 +126,7 @@ void judge_test(tandem::World& world, const tandem::Config& c, tandem::Trainer& 
   tandem::EvalContext ctx;
   ctx.world = &world;
   ctx.device = model.parameters().front().device();
-  ctx.precision = tandem::inference_setup(world, c, /*fixed_shapes=*/true).precision;
+  ctx.precision = tandem::inference_setup(world, config, /*fixed_shapes=*/true).precision;
   ctx.micro_batch = trainer.micro_batch();
   ctx.seed = run.seed;
   const double threshold = keep_threshold(world, run.threshold_rule, run.dataset.num_classes(), task, model, ctx,
@@ -156,29 +156,30 @@ void log_dataset(const Dataset& dataset, const std::string& reuse) {
 
 }  // namespace
 
-int run_train(tandem::World& world, tandem::Config c) {
-  const DataSettings data = data_settings(c);
-  const ImageStoreOptions store_options = image_store_options(c);
-  TaskOptions task_options = task_options_of(c, store_options);
-  tandem::TrainSettings settings = tandem::train_settings(c);
-  const ThresholdRule threshold_rule = parse_threshold_rule(c.get_string("model.threshold"), "model.threshold");
+int run_train(tandem::World& world, tandem::Config config) {
+  const DataSettings data = data_settings(config);
+  const ImageStoreOptions store_options = image_store_options(config);
+  TaskOptions task_options = task_options_of(config, store_options);
+  tandem::TrainSettings settings = tandem::train_settings(config);
+  const ModelKeys model_keys = tandem::read_keys<ModelKeys>(config);
+  const ThresholdRule threshold_rule = parse_threshold_rule(model_keys.threshold, "model.threshold");
   const uint64_t seed = data_seed(data, tandem::shared_seed(world, settings.seed));
 
-  const std::string run_dir = choose_run_dir(world, c);
-  const std::string reuse = split_to_reuse(run_dir, c.get_string("model.load"));
+  const std::string run_dir = choose_run_dir(world, config);
+  const std::string reuse = split_to_reuse(run_dir, model_keys.load);
   const Dataset dataset = load_dataset(data, seed, reuse);
   if (world.is_main()) log_dataset(dataset, reuse);
-  task_options.model = model_spec(c, dataset.num_classes());
-  c.set("model.classes", dataset.sheet.class_names, dataset.sheet.path);
-  c.set("model.stem", task_options.model.resnet.stem, "data.image_size");
-  c.set("train.out_dir", run_dir, "the run folder");
+  task_options.model = model_spec(config, dataset.num_classes());
+  config.set("model.classes", dataset.sheet.class_names, dataset.sheet.path);
+  config.set("model.stem", task_options.model.resnet.stem, "data.image_size");
+  config.set("train.out_dir", run_dir, "the run folder");
   settings.out_dir = run_dir;
   build_classifier(task_options.model, true);
 
   Parts parts = samples_of(dataset);
   const ImageStore store(world, parts.paths, store_options);
   fill_samples(dataset, store, parts);
-  if (c.get_string("train.class_weights") == "balanced")
+  if (tandem::read_keys<LossKeys>(config).class_weights == "balanced")
     task_options.class_weights = balanced_class_weights(parts.train, dataset.num_classes());
 
   std::vector<std::string> persons;
@@ -186,9 +187,9 @@ int run_train(tandem::World& world, tandem::Config c) {
   CarotidTask task(task_options, store, persons, parts.train, parts.val);
   // The Trainer checks its settings (train.best_metric among them) before
   // the run folder exists, so a refused run leaves none behind.
-  tandem::Trainer trainer(world, c, task, settings);
+  tandem::Trainer trainer(world, config, task, settings);
   if (world.is_main()) {
-    create_run_dir(c, run_dir);
+    create_run_dir(config, run_dir);
     if (reuse != (fs::path(run_dir) / "split.csv").string())
       write_split_csv((fs::path(run_dir) / "split.csv").string(), dataset.persons(), dataset.parts);
     log::info("run folder: ", run_dir, " (to continue it after a preemption: --run-dir ", run_dir, ")");
@@ -199,7 +200,8 @@ int run_train(tandem::World& world, tandem::Config c) {
     if (world.is_main()) log::info("no test persons (data.test_ratio = 0): no test report");
     return status;
   }
-  judge_test(world, c, trainer, task, {run_dir, dataset, parts, persons, seed, threshold_rule, settings.tensorboard});
+  judge_test(world, config, trainer, task,
+             {run_dir, dataset, parts, persons, seed, threshold_rule, settings.tensorboard});
   return status;
 }
 

@@ -10,23 +10,12 @@ namespace carotid {
 namespace fs = std::filesystem;
 using tandem::UsageError;
 
-DataSettings data_settings(const tandem::Config& c) {
-  DataSettings s;
-  s.root = c.get_string("data.root");
-  s.label_file = c.get_string("data.label_file");
+DataSettings data_settings(const tandem::Config& config) {
+  const DataSettings s = tandem::read_keys<DataSettings>(config);
   if (s.root.empty()) throw UsageError("data.root is not set: give the folder of person folders (--root-dir DIR)");
   if (s.label_file.empty())
     throw UsageError("data.label_file is not set: give the label sheet (--label-excel label.xlsx)");
-  s.sheet.sheet = c.get_string("data.label_sheet");
-  s.sheet.id_column = c.get_string("data.id_column");
-  s.sheet.label_column = c.get_string("data.label_column");
-  s.max_per_person = c.get_int("data.max_imgs_per_person");
-  if (s.max_per_person < 0)
-    throw UsageError("data.max_imgs_per_person must be >= 0 (0: all), not " + std::to_string(s.max_per_person));
-  s.ratios = {c.get_double("data.train_ratio"), c.get_double("data.val_ratio"), c.get_double("data.test_ratio")};
   check_ratios(s.ratios);
-  s.seed = c.get_int("data.seed");
-  if (s.seed < -1) throw UsageError("data.seed must be >= 0, or -1 (train.seed's), not " + std::to_string(s.seed));
   return s;
 }
 

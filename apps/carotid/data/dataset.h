@@ -10,20 +10,40 @@
 #include "data/person_folders.h"
 #include "data/split.h"
 #include "labels/label_sheet.h"
-
-namespace tandem {
-class Config;
-}  // namespace tandem
+#include "tandem/config/settings.h"
 
 namespace carotid {
 
+// The data.* keys that say which persons a run sees, each declared once
+// (tandem/config/settings.h).
 struct DataSettings {
   std::string root;
   std::string label_file;
   LabelSheetOptions sheet;
-  int64_t max_per_person = 0;
+  int64_t max_per_person = 1000;
   SplitRatios ratios;
   int64_t seed = -1;  // data.seed; -1: the run's train.seed
+
+  template <class Self, class Visit>
+  static void each_key(Self& k, Visit&& visit) {
+    using tandem::any;
+    using tandem::at_least;
+    visit("data.root", k.root, "folder with one sub-folder of images per person", any());
+    visit("data.label_file", k.label_file, "label sheet: .xlsx (or .csv) with a person and a label column", any());
+    visit("data.label_sheet", k.sheet.sheet, ".xlsx sheet to read; empty: the first", any());
+    visit("data.id_column", k.sheet.id_column, "header of the person column; empty: the first column", any());
+    visit("data.label_column", k.sheet.label_column, "header of the label column; empty: the first other column",
+          any());
+    visit("data.max_imgs_per_person", k.max_per_person,
+          "at most this many images per person, a seeded random subset; 0: all", at_least(0));
+    visit("data.train_ratio", k.ratios.train, "share of each class's persons for training", at_least(0));
+    visit("data.val_ratio", k.ratios.val, "share of each class's persons for validation", at_least(0));
+    visit("data.test_ratio", k.ratios.test, "share of each class's persons for the final test", at_least(0));
+    visit("data.seed", k.seed,
+          "seed of the person split, the cross-validation folds and the per-person image subsets; -1: train.seed. "
+          "Set it to keep the same persons in each part while train.seed changes the weights and batches",
+          at_least(-1));
+  }
 };
 
 // The seed of the split, the folds and the image subsets: data.seed, else

@@ -10,6 +10,7 @@
 #include "app/inference.h"
 #include "app/prepare.h"
 #include "app/summarize_task.h"
+#include "data/load.h"
 #include "data/synthetic.h"
 #include "model/gpt2_hf.h"
 #include "rouge/rouge.h"
@@ -24,6 +25,7 @@
 #include "tandem/io/checkpoint.h"
 #include "tandem/obs/log.h"
 #include "tandem/train/inference_setup.h"
+#include "tandem/train/train_keys.h"
 #include "tandem/train/trainer.h"
 #include "tokenizer/tokenize_command.h"
 
@@ -32,20 +34,20 @@ namespace fs = std::filesystem;
 namespace summarize {
 namespace {
 
-std::string out_dir(const tandem::Config& c) { return c.get_string("train.out_dir"); }
+std::string out_dir(const tandem::Config& config) { return tandem::run_settings(config).out_dir; }
 
-InferenceSettings inference_settings(tandem::World& world, const tandem::Config& c, int64_t eot) {
+InferenceSettings inference_settings(tandem::World& world, const tandem::Config& config, int64_t eot) {
   InferenceSettings s;
-  s.generate.precision = tandem::inference_setup(world, c, /*fixed_shapes=*/false).precision;
-  s.format = PromptTemplate::parse(c.get_string("data.prompt_template"));
-  const GenKeys gen = tandem::read_keys<GenKeys>(c);
+  s.generate.precision = tandem::inference_setup(world, config, /*fixed_shapes=*/false).precision;
+  s.format = PromptTemplate::parse(tandem::read_keys<PrepareKeys>(config).prompt_template);
+  const GenKeys gen = tandem::read_keys<GenKeys>(config);
   s.generate.max_new_tokens = gen.max_new_tokens;
   s.generate.sample = gen.temperature > 0;
   s.generate.temperature = s.generate.sample ? gen.temperature : 1.0;
   s.generate.top_k = gen.top_k;
   s.generate.top_p = gen.top_p;
   s.generate.eot_token = eot;
-  s.generate.seed = static_cast<uint64_t>(c.get_int("train.seed"));
+  s.generate.seed = static_cast<uint64_t>(tandem::run_settings(config).seed);
   s.generate.validate();
   s.batch = gen.batch;
   return s;
@@ -53,8 +55,8 @@ InferenceSettings inference_settings(tandem::World& world, const tandem::Config&
 
 // Where every command's model goes, whatever it was read from: the device the
 // dist.* keys put this rank on.
-GPT on_rank_device(tandem::World& world, const tandem::Config& c, GPT model) {
-  const auto setup = tandem::inference_setup(world, c, /*fixed_shapes=*/false);
+GPT on_rank_device(tandem::World& world, const tandem::Config& config, GPT model) {
+  const auto setup = tandem::inference_setup(world, config, /*fixed_shapes=*/false);
   model->to(setup.device);
   tandem::log::info("model on ", setup.device.str(), ", ", tandem::to_string(setup.precision));
   return model;
@@ -62,47 +64,44 @@ GPT on_rank_device(tandem::World& world, const tandem::Config& c, GPT model) {
 
 // The model of a checkpoint or models/*.h5 file, on the rank's device: a
 // whole model, or adapters on the base they were trained on.
-GPT load_model(tandem::World& world, const tandem::Config& c, const ModelSpec& spec, const std::string& path) {
+GPT load_model(tandem::World& world, const tandem::Config& config, const ModelSpec& spec, const std::string& path) {
   const tandem::Checkpoint file = tandem::load_checkpoint(path);
   const bool adapters = spec.lora.enabled();
   tandem::require_frozen_base(file, adapters ? base_checksum(spec) : "");
   GPT model = adapters ? make_model(spec) : GPT(spec.shape);
   tandem::restore(file, "model", adapters ? tandem::trained_state(*model) : tandem::module_state(*model));
-  return on_rank_device(world, c, model);
+  return on_rank_device(world, config, model);
 }
 
-std::string default_checkpoint(const tandem::Config& c) {
-  const std::string given = c.get_string("cmd.checkpoint");
+std::string default_checkpoint(const tandem::Config& config) {
+  const std::string given = tandem::read_keys<CommandKeys>(config).checkpoint;
   if (!given.empty()) return given;
   // Naming the final model when there is none yet makes the "not found"
   // message point at the file a finished run would have.
-  const std::string trained = tandem::trained_model(out_dir(c));
-  return !trained.empty() ? trained : (fs::path(out_dir(c)) / "models" / "final_model.h5").string();
+  const std::string trained = tandem::trained_model(out_dir(config));
+  return !trained.empty() ? trained : (fs::path(out_dir(config)) / "models" / "final_model.h5").string();
 }
 
-// The first examples, as many as the count `key` gives; all of them for 0.
-std::vector<Example> first_examples(const std::vector<Example>& examples, const tandem::Config& c,
-                                    const std::string& key) {
-  const int64_t n = c.get_int(key);
-  if (n < 0) throw tandem::UsageError(key + " must be >= 0 (0: all), got " + std::to_string(n));
+// The first n examples; all of them for 0.
+std::vector<Example> first_examples(const std::vector<Example>& examples, int64_t n) {
   if (n == 0 || n >= static_cast<int64_t>(examples.size())) return examples;
   return {examples.begin(), examples.begin() + n};
 }
 
 // eval.json and the console's report: ROUGE on the validation examples
 // against the first-line baseline, and a few samples.
-void report_validation(tandem::World& world, const tandem::Config& c, GPT& model, const Gpt2Tokenizer& tok,
+void report_validation(tandem::World& world, const tandem::Config& config, GPT& model, const Gpt2Tokenizer& tok,
                        const Corpus& corpus) {
-  const auto val = first_examples(corpus.val, c, "cmd.examples");
-  const bool stem = c.get_bool("rouge.stemmer");
-  const auto scored = score_summaries(world, model, tok, val, inference_settings(world, c, tok.eot()), stem);
+  const auto val = first_examples(corpus.val, tandem::read_keys<CommandKeys>(config).examples);
+  const bool stem = tandem::read_keys<ScoreKeys>(config).stemmer;
+  const auto scored = score_summaries(world, model, tok, val, inference_settings(world, config, tok.eot()), stem);
   if (world.rank() != 0) return;
   const auto& predictions = scored.predictions;
   std::vector<RougeScores> baseline;
   for (const auto& example : val) baseline.push_back(rouge(example.summary, first_line(example.dialogue), stem));
   const auto& mean = scored.mean;
   const auto base = mean_scores(baseline);
-  const fs::path out = out_dir(c);
+  const fs::path out = out_dir(config);
   nlohmann::ordered_json report;
   report["data"] = corpus.origin;
   report["examples"] = predictions.size();
@@ -128,11 +127,11 @@ void report_validation(tandem::World& world, const tandem::Config& c, GPT& model
                 predictions[i].c_str());
 }
 
-void write_submission(tandem::World& world, const tandem::Config& c, GPT& model, const Gpt2Tokenizer& tok,
+void write_submission(tandem::World& world, const tandem::Config& config, GPT& model, const Gpt2Tokenizer& tok,
                       const Corpus& corpus) {
-  const auto predictions = summarize_all(world, model, tok, corpus.test, inference_settings(world, c, tok.eot()));
+  const auto predictions = summarize_all(world, model, tok, corpus.test, inference_settings(world, config, tok.eot()));
   if (world.rank() != 0) return;
-  const fs::path out = out_dir(c);
+  const fs::path out = out_dir(config);
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < predictions.size(); ++i) rows.push_back({corpus.test[i].id, predictions[i]});
   fs::create_directories(out);
@@ -140,10 +139,10 @@ void write_submission(tandem::World& world, const tandem::Config& c, GPT& model,
   std::printf("submission: %zu rows in %s\n", rows.size(), (out / "submission.csv").c_str());
 }
 
-int evaluate_and_predict(tandem::World& world, const tandem::Config& c, GPT& model, const Gpt2Tokenizer& tok,
+int evaluate_and_predict(tandem::World& world, const tandem::Config& config, GPT& model, const Gpt2Tokenizer& tok,
                          const Corpus& corpus) {
-  if (!corpus.val.empty()) report_validation(world, c, model, tok, corpus);
-  if (!corpus.test.empty()) write_submission(world, c, model, tok, corpus);
+  if (!corpus.val.empty()) report_validation(world, config, model, tok, corpus);
+  if (!corpus.test.empty()) write_submission(world, config, model, tok, corpus);
   return tandem::kExitOk;
 }
 
@@ -153,38 +152,39 @@ struct Setup {
   uint64_t seed;
 };
 
-Setup setup(tandem::World& world, const tandem::Config& c) {
-  return {load_tokenizer(c), model_spec(c), tandem::shared_seed(world, c.get_int("train.seed"))};
+Setup setup(tandem::World& world, const tandem::Config& config) {
+  return {load_tokenizer(config), model_spec(config), tandem::shared_seed(world, tandem::run_settings(config).seed)};
 }
 
 // The ROUGE evaluation during training that eval.rouge_samples asks for:
 // greedy, whatever gen.temperature says, since a sampled summary would make
 // the best model and early stopping a matter of luck.
-std::optional<RougeDuringTraining> rouge_during_training(tandem::World& world, const tandem::Config& c,
+std::optional<RougeDuringTraining> rouge_during_training(tandem::World& world, const tandem::Config& config,
                                                          const Setup& s, const Corpus& corpus) {
-  if (c.get_int("eval.rouge_samples") == 0) return std::nullopt;
+  const ScoreKeys score = tandem::read_keys<ScoreKeys>(config);
+  if (score.rouge_samples == 0) return std::nullopt;
   RougeDuringTraining rouge;
-  rouge.examples = first_examples(corpus.val, c, "eval.rouge_samples");
+  rouge.examples = first_examples(corpus.val, score.rouge_samples);
   if (rouge.examples.empty()) return std::nullopt;
   rouge.tokenizer = &s.tok;
-  rouge.settings = inference_settings(world, c, s.tok.eot());
+  rouge.settings = inference_settings(world, config, s.tok.eot());
   rouge.settings.generate.sample = false;
   rouge.settings.generate.temperature = 1.0;
   rouge.settings.progress = false;
   check_prompt_room(s.tok, rouge.settings, s.spec.shape.block_size);
-  rouge.stemmer = c.get_bool("rouge.stemmer");
+  rouge.stemmer = score.stemmer;
   return rouge;
 }
 
-SummarizeTask make_task(tandem::World& world, const tandem::Config& c, const Setup& s, Prepared& data) {
+SummarizeTask make_task(tandem::World& world, const tandem::Config& config, const Setup& s, Prepared& data) {
   return SummarizeTask(s.spec, std::move(data.train), std::move(data.val), s.tok.eot(),
-                       rouge_during_training(world, c, s, data.corpus));
+                       rouge_during_training(world, config, s, data.corpus));
 }
 
 // Trains `task` with `c`, its shape recorded in the config every checkpoint
 // carries (record_shape), so that the model files describe themselves.
-int train(tandem::World& world, const tandem::Config& c, const GPTConfig& shape, SummarizeTask& task) {
-  tandem::Config trained = c;
+int train(tandem::World& world, const tandem::Config& config, const GPTConfig& shape, SummarizeTask& task) {
+  tandem::Config trained = config;
   record_shape(trained, shape);
   tandem::Trainer trainer(world, trained, task, tandem::train_settings(trained));
   return trainer.run();
@@ -192,71 +192,73 @@ int train(tandem::World& world, const tandem::Config& c, const GPTConfig& shape,
 
 }  // namespace
 
-int run_train(tandem::World& world, const tandem::Config& c) {
-  auto s = setup(world, c);
-  auto data = prepare_data(world, c, s.tok, s.spec.shape, s.seed);
-  SummarizeTask task = make_task(world, c, s, data);
-  return train(world, c, s.spec.shape, task);
+int run_train(tandem::World& world, const tandem::Config& config) {
+  auto s = setup(world, config);
+  auto data = prepare_data(world, config, s.tok, s.spec.shape, s.seed);
+  SummarizeTask task = make_task(world, config, s, data);
+  return train(world, config, s.spec.shape, task);
 }
 
-int run_all(tandem::World& world, const tandem::Config& c) {
-  auto s = setup(world, c);
-  auto data = prepare_data(world, c, s.tok, s.spec.shape, s.seed);
-  SummarizeTask task = make_task(world, c, s, data);
-  const int status = train(world, c, s.spec.shape, task);
+int run_all(tandem::World& world, const tandem::Config& config) {
+  auto s = setup(world, config);
+  auto data = prepare_data(world, config, s.tok, s.spec.shape, s.seed);
+  SummarizeTask task = make_task(world, config, s, data);
+  const int status = train(world, config, s.spec.shape, task);
   if (status != tandem::kExitOk) return status;
   // The best model (by train.best_metric) summarises; final weights are in models/ too.
-  auto model = load_model(world, c, s.spec, default_checkpoint(c));
-  return evaluate_and_predict(world, c, model, s.tok, data.corpus);
+  auto model = load_model(world, config, s.spec, default_checkpoint(config));
+  return evaluate_and_predict(world, config, model, s.tok, data.corpus);
 }
 
-int run_eval(tandem::World& world, const tandem::Config& c) {
-  auto s = setup(world, c);
-  const std::string path = default_checkpoint(c);
-  const ModelSpec spec = trained_spec(c, path);
-  auto corpus = prepare_data(world, c, s.tok, spec.shape, s.seed).corpus;
+int run_eval(tandem::World& world, const tandem::Config& config) {
+  auto s = setup(world, config);
+  const std::string path = default_checkpoint(config);
+  const ModelSpec spec = trained_spec(config, path);
+  auto corpus = prepare_data(world, config, s.tok, spec.shape, s.seed).corpus;
   corpus.test.clear();
-  auto model = load_model(world, c, spec, path);
-  return evaluate_and_predict(world, c, model, s.tok, corpus);
+  auto model = load_model(world, config, spec, path);
+  return evaluate_and_predict(world, config, model, s.tok, corpus);
 }
 
-int run_predict(tandem::World& world, const tandem::Config& c) {
-  auto s = setup(world, c);
-  const std::string path = default_checkpoint(c);
-  const ModelSpec spec = trained_spec(c, path);
-  auto corpus = prepare_data(world, c, s.tok, spec.shape, s.seed).corpus;
-  if (corpus.test.empty() && !c.get_string("data.train_csv").empty())
+int run_predict(tandem::World& world, const tandem::Config& config) {
+  auto s = setup(world, config);
+  const std::string path = default_checkpoint(config);
+  const ModelSpec spec = trained_spec(config, path);
+  auto corpus = prepare_data(world, config, s.tok, spec.shape, s.seed).corpus;
+  if (corpus.test.empty() && !tandem::read_keys<CorpusKeys>(config).train_csv.empty())
     throw tandem::UsageError("predict needs data.test_csv (--test-csv)");
   corpus.val.clear();
-  auto model = load_model(world, c, spec, path);
-  return evaluate_and_predict(world, c, model, s.tok, corpus);
+  auto model = load_model(world, config, spec, path);
+  return evaluate_and_predict(world, config, model, s.tok, corpus);
 }
 
-int run_generate(tandem::World& world, const tandem::Config& c) {
-  auto tok = load_tokenizer(c);
-  std::string prompt = c.get_string("cmd.prompt");
-  const std::string file = c.get_string("cmd.prompt_file");
+int run_generate(tandem::World& world, const tandem::Config& config) {
+  auto tok = load_tokenizer(config);
+  const CommandKeys k = tandem::read_keys<CommandKeys>(config);
+  std::string prompt = k.prompt;
+  const std::string& file = k.prompt_file;
   if (!file.empty()) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw tandem::UsageError("--prompt-file '" + file + "' not found");
     prompt.assign(std::istreambuf_iterator<char>(in), {});
   }
   if (prompt.empty()) throw tandem::UsageError("generate needs --prompt TEXT or --prompt-file F");
-  const std::string hf = c.get_string("cmd.hf");
-  const std::string path = default_checkpoint(c);
-  GPT model = hf.empty() ? load_model(world, c, trained_spec(c, path), path) : on_rank_device(world, c, load_hf(hf));
-  auto options = inference_settings(world, c, tok.eot()).generate;
+  const std::string& hf = k.hf;
+  const std::string path = default_checkpoint(config);
+  GPT model = hf.empty() ? load_model(world, config, trained_spec(config, path), path)
+                         : on_rank_device(world, config, load_hf(hf));
+  auto options = inference_settings(world, config, tok.eot()).generate;
   const auto out = generate(model, {tok.encode(prompt)}, options);
   if (world.rank() == 0) std::cout << tok.decode(out.front()) << std::endl;
   return tandem::kExitOk;
 }
 
-int run_export(tandem::World& world, const tandem::Config& c) {
-  const std::string dir = c.get_string("cmd.out");
+int run_export(tandem::World& world, const tandem::Config& config) {
+  const std::string dir = tandem::read_keys<CommandKeys>(config).out;
   if (dir.empty()) throw tandem::UsageError("export needs --out DIR");
-  const std::string path = default_checkpoint(c);
-  const ModelSpec spec = trained_spec(c, path);
-  auto model = load_model(world, c, spec, path);
+  const std::string path = default_checkpoint(config);
+  const ModelSpec spec = trained_spec(config, path);
+  auto model = load_model(world, config, spec, path);
   if (world.rank() != 0) return tandem::kExitOk;
   model->to(torch::kCPU);
   if (spec.lora.enabled()) {
@@ -272,18 +274,18 @@ int run_export(tandem::World& world, const tandem::Config& c) {
   return tandem::kExitOk;
 }
 
-int run_tokenize(tandem::World& world, const tandem::Config& c) {
-  const std::string file = c.get_string("cmd.text_file");
-  if (file.empty()) throw tandem::UsageError("tokenize needs --text-file F");
+int run_tokenize(tandem::World& world, const tandem::Config& config) {
+  const CommandKeys k = tandem::read_keys<CommandKeys>(config);
+  if (k.text_file.empty()) throw tandem::UsageError("tokenize needs --text-file F");
   if (world.rank() != 0) return tandem::kExitOk;
-  return tokenize_command(load_tokenizer(c), file, c.get_bool("cmd.decode"), std::cout);
+  return tokenize_command(load_tokenizer(config), k.text_file, k.decode, std::cout);
 }
 
-int run_score(tandem::World& world, const tandem::Config& c) {
-  const std::string pred = c.get_string("cmd.pred"), ref = c.get_string("cmd.ref");
-  if (pred.empty() || ref.empty()) throw tandem::UsageError("score needs --pred P.csv --ref R.csv");
+int run_score(tandem::World& world, const tandem::Config& config) {
+  const CommandKeys k = tandem::read_keys<CommandKeys>(config);
+  if (k.pred.empty() || k.ref.empty()) throw tandem::UsageError("score needs --pred P.csv --ref R.csv");
   if (world.rank() != 0) return tandem::kExitOk;
-  return score_command(pred, ref, c.get_bool("rouge.stemmer"), std::cout);
+  return score_command(k.pred, k.ref, tandem::read_keys<ScoreKeys>(config).stemmer, std::cout);
 }
 
 }  // namespace summarize

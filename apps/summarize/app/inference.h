@@ -34,7 +34,7 @@ struct GenKeys {
     visit("gen.temperature", k.temperature, "sampling temperature; 0: greedy", tandem::at_least(0));
     visit("gen.top_k", k.top_k, "sample among the k most likely tokens; 0: all", tandem::at_least(0));
     visit("gen.top_p", k.top_p, "sample from the smallest set of tokens with this much probability",
-          tandem::Check{{}, false, 0.0, 1.0, true, false});  // (0, 1]
+          tandem::above_up_to(0, 1));
     visit("gen.batch", k.batch, "prompts generated together per rank", tandem::at_least(1));
   }
 };

@@ -18,8 +18,8 @@ namespace fs = std::filesystem;
 namespace summarize {
 namespace {
 
-std::string cache_dir(const tandem::Config& c) {
-  const std::string dir = c.get_string("data.cache_dir");
+std::string cache_dir(const PrepareKeys& k) {
+  const std::string& dir = k.cache_dir;
   if (!dir.empty()) return dir;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME")) return std::string(xdg) + "/tandem/summarize";
   if (const char* home = std::getenv("HOME")) return std::string(home) + "/.cache/tandem/summarize";
@@ -48,24 +48,22 @@ TokenSet cached_tokens(tandem::World& world, const std::string& dir, const std::
   return load_tokens(path);
 }
 
-GPTConfig model_shape(const tandem::Config& c) {
-  const std::string init = c.get_string("model.init_from");
-  GPTConfig g =
-      init.rfind("hf:", 0) == 0 ? read_hf_config(init.substr(3)) : GPTConfig::preset(c.get_string("model.preset"));
-  if (c.get_int("model.n_layer") > 0) g.n_layer = c.get_int("model.n_layer");
-  if (c.get_int("model.n_head") > 0) g.n_head = c.get_int("model.n_head");
-  if (c.get_int("model.n_embd") > 0) g.n_embd = c.get_int("model.n_embd");
-  if (c.get_int("model.block_size") > 0) g.block_size = c.get_int("model.block_size");
-  g.dropout = c.get_double("model.dropout");
-  g.bias = c.get_bool("model.bias");
+GPTConfig model_shape(const ModelKeys& k) {
+  GPTConfig g = k.init_from.rfind("hf:", 0) == 0 ? read_hf_config(k.init_from.substr(3)) : GPTConfig::preset(k.preset);
+  if (k.n_layer > 0) g.n_layer = k.n_layer;
+  if (k.n_head > 0) g.n_head = k.n_head;
+  if (k.n_embd > 0) g.n_embd = k.n_embd;
+  if (k.block_size > 0) g.block_size = k.block_size;
+  g.dropout = k.dropout;
+  g.bias = k.bias;
   g.validate();
   return g;
 }
 
 }  // namespace
 
-Gpt2Tokenizer load_tokenizer(const tandem::Config& c) {
-  std::string dir = c.get_string("tokenizer.dir");
+Gpt2Tokenizer load_tokenizer(const tandem::Config& config) {
+  std::string dir = tandem::read_keys<PrepareKeys>(config).tokenizer_dir;
   if (dir.empty()) dir = default_tokenizer_dir();
   if (!fs::is_directory(dir))
     throw tandem::UsageError("tokenizer.dir '" + dir + "' does not exist: run env/tokenizer.sh " +
@@ -74,13 +72,14 @@ Gpt2Tokenizer load_tokenizer(const tandem::Config& c) {
   return Gpt2Tokenizer::load(dir);
 }
 
-ModelSpec model_spec(const tandem::Config& c) {
+ModelSpec model_spec(const tandem::Config& config) {
+  const ModelKeys model = tandem::read_keys<ModelKeys>(config);
   ModelSpec spec;
-  spec.shape = model_shape(c);
-  spec.init_from = c.get_string("model.init_from");
+  spec.shape = model_shape(model);
+  spec.init_from = model.init_from;
   // LoRA's keys are checked only when it is on: unused, they stop nothing.
-  spec.lora = tandem::read_fields<LoraSettings>(c);
-  if (spec.lora.enabled()) spec.lora = tandem::read_keys<LoraSettings>(c);
+  spec.lora = tandem::read_fields<LoraSettings>(config);
+  if (spec.lora.enabled()) spec.lora = tandem::read_keys<LoraSettings>(config);
   spec.lora.validate(spec.shape);
   if (spec.lora.enabled() && spec.init_from.rfind("hf:", 0) != 0)
     throw tandem::UsageError("model.lora.targets adapts a pretrained GPT-2, and model.init_from is \"" +
@@ -88,40 +87,41 @@ ModelSpec model_spec(const tandem::Config& c) {
   return spec;
 }
 
-void record_shape(tandem::Config& c, const GPTConfig& shape) {
+void record_shape(tandem::Config& config, const GPTConfig& shape) {
   const std::string why = "the model's shape";
-  c.set("model.n_layer", shape.n_layer, why);
-  c.set("model.n_head", shape.n_head, why);
-  c.set("model.n_embd", shape.n_embd, why);
-  c.set("model.block_size", shape.block_size, why);
+  config.set("model.n_layer", shape.n_layer, why);
+  config.set("model.n_head", shape.n_head, why);
+  config.set("model.n_embd", shape.n_embd, why);
+  config.set("model.block_size", shape.block_size, why);
 }
 
-ModelSpec trained_spec(const tandem::Config& c, const std::string& path) {
+ModelSpec trained_spec(const tandem::Config& config, const std::string& path) {
   if (!fs::is_regular_file(path)) throw tandem::UsageError("checkpoint '" + path + "' not found (set --checkpoint)");
-  if (!tandem::has_config(path)) return model_spec(c);
+  if (!tandem::has_config(path)) return model_spec(config);
   tandem::Config trained = tandem::config_from_checkpoint(summarize_schema(), path);
   // Files written before record_shape name only the preset or the folder.
-  const bool recorded = trained.get_int("model.n_layer") > 0 && trained.get_int("model.n_head") > 0 &&
-                        trained.get_int("model.n_embd") > 0 && trained.get_int("model.block_size") > 0;
+  const ModelKeys stored = tandem::read_fields<ModelKeys>(trained);
+  const bool recorded = stored.n_layer > 0 && stored.n_head > 0 && stored.n_embd > 0 && stored.block_size > 0;
   const bool adapters = tandem::read_fields<LoraSettings>(trained).enabled();
   if (recorded && !adapters) trained.set("model.init_from", std::string("scratch"), path);
   // Adapters need their base: where this command says it now lies, or where
   // it lay in training. Either way its checksum must be the one recorded.
-  if (adapters && c.source("model.init_from") != "default")
-    trained.set("model.init_from", c.get_string("model.init_from"), c.source("model.init_from"));
+  if (adapters && config.source("model.init_from") != "default")
+    trained.set("model.init_from", tandem::read_fields<ModelKeys>(config).init_from, config.source("model.init_from"));
   return model_spec(trained);
 }
 
-Prepared prepare_data(tandem::World& world, const tandem::Config& c, const Gpt2Tokenizer& tok, const GPTConfig& model,
-                      uint64_t seed) {
+Prepared prepare_data(tandem::World& world, const tandem::Config& config, const Gpt2Tokenizer& tok,
+                      const GPTConfig& model, uint64_t seed) {
   Prepared p;
-  p.corpus = load_corpus(c, seed);
-  p.format = PromptTemplate::parse(c.get_string("data.prompt_template"));
-  p.max_tokens = c.get_int("data.max_tokens") > 0 ? c.get_int("data.max_tokens") : model.block_size;
+  const PrepareKeys k = tandem::read_keys<PrepareKeys>(config);
+  p.corpus = load_corpus(config, seed);
+  p.format = PromptTemplate::parse(k.prompt_template);
+  p.max_tokens = k.max_tokens > 0 ? k.max_tokens : model.block_size;
   if (p.max_tokens > model.block_size)
     throw tandem::UsageError("data.max_tokens " + std::to_string(p.max_tokens) + " exceeds the model's block size " +
                              std::to_string(model.block_size));
-  const auto dir = cache_dir(c);
+  const auto dir = cache_dir(k);
   p.train = cached_tokens(world, dir, "train", p.corpus.train, tok, p.format, p.max_tokens);
   p.val = cached_tokens(world, dir, "validation", p.corpus.val, tok, p.format, p.max_tokens);
   tandem::log::info("data: ", p.corpus.origin, ": ", p.train.size(), " training and ", p.val.size(),

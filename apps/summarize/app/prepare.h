@@ -7,6 +7,7 @@
 #include "data/example.h"
 #include "data/tokens.h"
 #include "model/gpt2.h"
+#include "tandem/config/settings.h"
 #include "tokenizer/gpt2_tokenizer.h"
 
 namespace tandem {
@@ -15,6 +16,53 @@ class World;
 }  // namespace tandem
 
 namespace summarize {
+
+// The keys that say how the corpus becomes token sequences, each declared
+// once (tandem/config/settings.h).
+struct PrepareKeys {
+  std::string prompt_template = "\n\n### DIALOGUE:\n{dialogue}\n\n### SUMMARY:\n";
+  int64_t max_tokens = 0;
+  std::string cache_dir, tokenizer_dir;
+
+  template <class Self, class Visit>
+  static void each_key(Self& k, Visit&& visit) {
+    visit("data.prompt_template", k.prompt_template, "text before the summary; {dialogue} is replaced by the dialogue",
+          tandem::any());
+    visit("data.max_tokens", k.max_tokens, "longest training sequence; 0: the model's block size", tandem::at_least(0));
+    visit("data.cache_dir", k.cache_dir, "where tokenized data is cached; empty: ~/.cache/tandem/summarize",
+          tandem::any());
+    visit("tokenizer.dir", k.tokenizer_dir,
+          "gpt2.tiktoken, encoder.json + vocab.bpe or vocab.json + merges.txt; empty: "
+          "~/.cache/tandem/gpt2 (env/tokenizer.sh)",
+          tandem::any());
+  }
+};
+
+// The model.* keys of the model's shape and start, each declared once; the
+// sizes are also written back into the config a model file carries
+// (record_shape).
+struct ModelKeys {
+  std::string preset = "gpt2";
+  int64_t n_layer = 0, n_head = 0, n_embd = 0, block_size = 0;
+  double dropout = 0.0;
+  bool bias = true;
+  std::string init_from = "scratch";
+
+  template <class Self, class Visit>
+  static void each_key(Self& k, Visit&& visit) {
+    using tandem::at_least;
+    visit("model.preset", k.preset, "model size",
+          tandem::one_of({"tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"}));
+    visit("model.n_layer", k.n_layer, "layers; 0: the preset's", at_least(0));
+    visit("model.n_head", k.n_head, "attention heads; 0: the preset's", at_least(0));
+    visit("model.n_embd", k.n_embd, "embedding width; 0: the preset's", at_least(0));
+    visit("model.block_size", k.block_size, "context length; 0: the preset's", at_least(0));
+    visit("model.dropout", k.dropout, "dropout in attention, MLP and embeddings", tandem::fraction());
+    visit("model.bias", k.bias, "biases in linear layers and layer norms", tandem::any());
+    visit("model.init_from", k.init_from,
+          "\"scratch\", or \"hf:DIR\" for a Hugging Face GPT-2 (config.json + model.safetensors)", tandem::a_name());
+  }
+};
 
 Gpt2Tokenizer load_tokenizer(const tandem::Config& config);
 

@@ -5,9 +5,9 @@
 
 #include "data/synthetic.h"
 #include "tandem/config/config.h"
-#include "tandem/config/schema.h"
 #include "tandem/data/csv.h"
 #include "tandem/error.h"
+#include "tandem/train/train_keys.h"
 #include "tandem/obs/log.h"
 #include "tandem/random.h"
 
@@ -55,40 +55,25 @@ std::vector<size_t> shuffled(size_t n, uint64_t seed) {
 
 }  // namespace
 
-void add_data_keys(tandem::Schema& s) {
-  s.add("data.train_csv", std::string(""), "training CSV (id, dialogue, summary); empty: the built-in demo corpus");
-  s.add("data.val_csv", std::string(""), "validation CSV; empty: a data.val_fraction split of train");
-  s.add("data.test_csv", std::string(""), "test CSV (id, dialogue) to predict into submission.csv");
-  s.add("data.val_fraction", 0.05, "share of train held out for validation when data.val_csv is empty");
-  s.add("data.id_column", std::string("id"), "column with the example id");
-  s.add("data.text_column", std::string("dialogue"), "column with the text to summarise");
-  s.add("data.summary_column", std::string("summary"), "column with the reference summary");
-  s.add("data.skip_bad_rows", false, "skip and count malformed CSV rows instead of stopping");
-}
-
-Corpus load_corpus(const tandem::Config& c, uint64_t seed) {
-  const std::string train = c.get_string("data.train_csv");
+Corpus load_corpus(const tandem::Config& config, uint64_t seed) {
+  const CorpusKeys k = tandem::read_keys<CorpusKeys>(config);
+  const std::string& train = k.train_csv;
   if (train.empty()) {
-    for (const char* key : {"data.val_csv", "data.test_csv"})
-      if (!c.get_string(key).empty()) throw tandem::UsageError(std::string(key) + " is set but data.train_csv is not");
+    if (!k.val_csv.empty()) throw tandem::UsageError("data.val_csv is set but data.train_csv is not");
+    if (!k.test_csv.empty()) throw tandem::UsageError("data.test_csv is set but data.train_csv is not");
     return synthetic_corpus();
   }
-  const Columns cols{c.get_string("data.id_column"), c.get_string("data.text_column"),
-                     c.get_string("data.summary_column")};
-  const bool skip = c.get_bool("data.skip_bad_rows");
+  const Columns cols{k.id_column, k.text_column, k.summary_column};
+  const bool skip = k.skip_bad_rows;
   Corpus corpus;
   corpus.origin = train;
   auto rows = read_examples(train, cols, true, skip);
-  const std::string val = c.get_string("data.val_csv");
-  if (!val.empty()) {
+  if (!k.val_csv.empty()) {
     corpus.train = std::move(rows);
-    corpus.val = read_examples(val, cols, true, skip);
+    corpus.val = read_examples(k.val_csv, cols, true, skip);
   } else {
-    const double fraction = c.get_double("data.val_fraction");
-    if (!(fraction > 0 && fraction < 1))
-      throw tandem::UsageError("data.val_fraction must be between 0 and 1 (exclusive), got " +
-                               std::to_string(fraction));
-    if (c.get_int("train.seed") == -1)
+    const double fraction = k.val_fraction;
+    if (tandem::run_settings(config).seed == -1)
       throw tandem::UsageError("train.seed = -1 draws a new seed at every start, so a resumed run, eval and predict "
                                "would hold out other rows of " + train + " for validation: give train.seed a "
                                "number, or data.val_csv");
@@ -99,8 +84,7 @@ Corpus load_corpus(const tandem::Config& c, uint64_t seed) {
                                " rows are too few to hold out a validation split");
     for (size_t i = 0; i < order.size(); ++i) (i < n_val ? corpus.val : corpus.train).push_back(rows[order[i]]);
   }
-  const std::string test = c.get_string("data.test_csv");
-  if (!test.empty()) corpus.test = read_examples(test, cols, false, skip);
+  if (!k.test_csv.empty()) corpus.test = read_examples(k.test_csv, cols, false, skip);
   return corpus;
 }
 

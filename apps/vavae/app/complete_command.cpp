@@ -5,6 +5,7 @@
 
 #include "app/commands.h"
 #include "app/pipeline.h"
+#include "app/vae_source.h"
 #include "tandem/config/config.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
@@ -45,46 +46,50 @@ std::string set_aside(const std::string& dir) {
 
 }  // namespace
 
-int run_complete(tandem::World& world, const tandem::Config& c) {
+int run_complete(tandem::World& world, const tandem::Config& config) {
   const auto trains_nothing = [](const tandem::Config&) { return std::string(); };
   const std::vector<Stage> stages = {
-      {"train-vae", run_train_vae, [](const tandem::Config& c) { return exists(vae_run_dir(c) + "/vae.safetensors"); },
-       vae_run_dir,
+      {"train-vae", run_train_vae,
+       [](const tandem::Config& config) { return exists(vae_run_dir(config) + "/vae.safetensors"); }, vae_run_dir,
        // Pretrained weights need no training.
-       [](const tandem::Config& c) {
-         return c.get_string("vae.checkpoint").empty() ? std::string() : "vae.checkpoint is given, nothing to train";
+       [](const tandem::Config& config) {
+         return tandem::read_keys<VaeKeys>(config).checkpoint.empty() ? std::string()
+                                                                      : "vae.checkpoint is given, nothing to train";
        }},
       {"extract", run_extract,
-       [](const tandem::Config& c) { return exists(latent_file(c, "train")) && exists(latent_file(c, "val")); },
+       [](const tandem::Config& config) {
+         return exists(latent_file(config, "train")) && exists(latent_file(config, "val"));
+       },
        trains_nothing},
       {"train-dit", run_train_dit,
-       [](const tandem::Config& c) { return exists(dit_run_dir(c) + "/models/final_model.h5"); }, dit_run_dir},
-      {"sample", run_sample, [](const tandem::Config& c) { return exists(samples_dir(c) + "/grid.png"); },
+       [](const tandem::Config& config) { return exists(dit_run_dir(config) + "/models/final_model.h5"); },
+       dit_run_dir},
+      {"sample", run_sample, [](const tandem::Config& config) { return exists(samples_dir(config) + "/grid.png"); },
        trains_nothing},
-      {"evaluate", run_evaluate, [](const tandem::Config& c) { return exists(eval_run_dir(c) + "/evaluate.json"); },
-       eval_run_dir},
+      {"evaluate", run_evaluate,
+       [](const tandem::Config& config) { return exists(eval_run_dir(config) + "/evaluate.json"); }, eval_run_dir},
   };
-  const bool force = c.get_bool("cmd.force");
+  const bool force = tandem::read_keys<CompleteKeys>(config).force;
   for (const auto& stage : stages) {
-    if (const std::string why = stage.unneeded(c); !why.empty()) {
+    if (const std::string why = stage.unneeded(config); !why.empty()) {
       if (world.is_main()) tandem::log::info("complete: ", stage.name, ": ", why);
       continue;
     }
     // Every rank must take the same branch: rank 0 decides.
-    bool done = world.is_main() && stage.done(c);
+    bool done = world.is_main() && stage.done(config);
     world.broadcast_bytes(&done, sizeof done, 0);
     if (done && !force) {
       if (world.is_main()) tandem::log::info("complete: ", stage.name, ": outputs exist, skipped (--force reruns it)");
       continue;
     }
-    const std::string run_dir = stage.run_dir(c);
+    const std::string run_dir = stage.run_dir(config);
     if (done && !run_dir.empty() && world.is_main() && fs::exists(run_dir)) {
       const std::string kept = set_aside(run_dir);
       tandem::log::info("complete: ", stage.name, ": --force: the finished run is kept as ", kept);
     }
     world.barrier();
     if (world.is_main()) tandem::log::info("complete: ", stage.name);
-    const int status = stage.run(world, c);
+    const int status = stage.run(world, config);
     if (status != tandem::kExitOk) return status;
   }
   return tandem::kExitOk;

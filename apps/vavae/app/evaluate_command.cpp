@@ -10,6 +10,7 @@
 #include "app/classifier_task.h"
 #include "app/commands.h"
 #include "app/pipeline.h"
+#include "data/user_folders.h"
 #include "tandem/config/config.h"
 #include "tandem/dist/seed.h"
 #include "tandem/dist/world.h"
@@ -65,29 +66,28 @@ std::map<int64_t, UserScore> per_user(const tandem::EvalRows& rows) {
 
 }  // namespace
 
-int run_evaluate(tandem::World& world, const tandem::Config& c) {
-  const std::string root = c.get_string("data.root");
-  const ImageSplit train = scan_split(root, "train", "data.root");
-  const ImageSplit val = scan_split(root, "val", "data.root");
+int run_evaluate(tandem::World& world, const tandem::Config& config) {
+  const DataKeys data = tandem::read_keys<DataKeys>(config);
+  const EvaluateKeys keys = tandem::read_keys<EvaluateKeys>(config);
+  const ImageSplit train = scan_split(data.root, "train", "data.root");
+  const ImageSplit val = scan_split(data.root, "val", "data.root");
   const int64_t num_users = std::max(train.num_users, val.num_users);
-  const std::string gen_dir =
-      c.get_string("eval.samples_dir").empty() ? samples_dir(c) : c.get_string("eval.samples_dir");
+  const std::string gen_dir = keys.samples_dir.empty() ? samples_dir(config) : keys.samples_dir;
   const std::vector<ImageItem> generated = generated_images(gen_dir, num_users);
-  const int64_t size = c.get_int("data.image_size");
+  const int64_t size = data.image_size;
   tandem::nn::ResNetOptions model;
   model.depth = 18;
   model.num_classes = num_users;
-  const std::string stem = c.get_string("eval.stem");
-  model.stem = stem != "auto" ? stem : size < 96 ? "small" : "imagenet";
-  const std::string run_dir = (fs::path(eval_run_dir(c)) / "classifier").string();
-  const tandem::TrainSettings stage = stage_settings(c, "eval", run_dir, "eval_accuracy", "max");
+  model.stem = keys.stem != "auto" ? keys.stem : size < 96 ? "small" : "imagenet";
+  const std::string run_dir = (fs::path(eval_run_dir(config)) / "classifier").string();
+  const tandem::TrainSettings stage = stage_settings(config, "eval", run_dir, "eval_accuracy", "max");
   if (world.is_main())
     tandem::log::info("evaluate: a ResNet-18 learns ", num_users, " users from ", train.items.size(),
                       " real images; then it judges ", val.items.size(), " real validation and ", generated.size(),
                       " generated images (", gen_dir, ")");
 
-  ClassifierTask task(model, size, c.get_bool("data.hflip"), train.items, val.items);
-  tandem::Trainer trainer(world, c, task, stage);
+  ClassifierTask task(model, size, data.hflip, train.items, val.items);
+  tandem::Trainer trainer(world, config, task, stage);
   const int status = trainer.run();
   if (status != tandem::kExitOk) return status;
 
@@ -97,9 +97,9 @@ int run_evaluate(tandem::World& world, const tandem::Config& c) {
   tandem::EvalContext ctx;
   ctx.world = &world;
   ctx.device = net.parameters().front().device();
-  ctx.precision = tandem::inference_setup(world, c, /*fixed_shapes=*/true).precision;
+  ctx.precision = tandem::inference_setup(world, config, /*fixed_shapes=*/true).precision;
   ctx.micro_batch = trainer.micro_batch();
-  ctx.seed = tandem::shared_seed(world, c.get_int("train.seed"));
+  ctx.seed = tandem::shared_seed(world, stage.seed);
   const tandem::EvalRows real_rows = tandem::gather_eval_rows(task, net, ctx);
   const double real = tandem::classification_accuracy(real_rows);
   const auto real_users = per_user(real_rows);
@@ -135,7 +135,7 @@ int run_evaluate(tandem::World& world, const tandem::Config& c) {
     std::cout << std::fixed << std::setprecision(4) << "conditional accuracy: " << conditional << " ("
               << generated.size() << " generated images classified as their user; chance " << 1.0 / num_users
               << ")\nreal validation accuracy: " << real << " (" << val.items.size() << " images)\n";
-    const std::string path = (fs::path(eval_run_dir(c)) / "evaluate.json").string();
+    const std::string path = (fs::path(eval_run_dir(config)) / "evaluate.json").string();
     tandem::write_bytes_atomically(path, report.dump(2) + "\n");
     tandem::log::info("evaluate: report in ", path);
   }

@@ -91,28 +91,27 @@ LatentSet merge_parts(const std::string& dir, const std::string& split_name, con
 
 }  // namespace
 
-int run_extract(tandem::World& world, const tandem::Config& c) {
-  const std::string root = c.get_string("data.root");
-  const ImageSplit train = scan_split(root, "train", "data.root");
-  const ImageSplit val = scan_split(root, "val", "data.root");
-  const int64_t batch = c.get_int("extract.batch");
-  if (batch < 1) throw tandem::UsageError("extract.batch must be >= 1");
-  const std::string vae_path = resolve_vae_path(c);
+int run_extract(tandem::World& world, const tandem::Config& config) {
+  const DataKeys data = tandem::read_keys<DataKeys>(config);
+  const ExtractKeys keys = tandem::read_keys<ExtractKeys>(config);
+  const ImageSplit train = scan_split(data.root, "train", "data.root");
+  const ImageSplit val = scan_split(data.root, "val", "data.root");
+  const std::string vae_path = resolve_vae_path(config);
   // In fp32 on purpose, whatever train.precision says: the latents are the
   // DiT's training data, written once and read for every epoch, so their
   // rounding is paid for by every later stage.
-  ExtractJob e{load_vae(vae_path, c.get_string("vae.preset")),
-               tandem::rank_device(world, c),
-               c.get_int("data.image_size"),
-               batch,
-               c.get_bool("extract.use_mean"),
-               tandem::shared_seed(world, c.get_int("train.seed"))};
+  ExtractJob e{load_vae(vae_path, tandem::read_keys<VaeKeys>(config).preset),
+               tandem::rank_device(world, config),
+               data.image_size,
+               keys.batch,
+               keys.use_mean,
+               tandem::shared_seed(world, tandem::run_settings(config).seed)};
   const int64_t f = e.vae.vae->options().downsample_factor();
   if (e.image_size % f != 0)
     throw tandem::UsageError("data.image_size " + std::to_string(e.image_size) + " must be a multiple of " +
                              std::to_string(f) + ", the VAE's downsampling");
   e.vae.vae->to(e.device);
-  const std::string dir = latent_dir(c);
+  const std::string dir = latent_dir(config);
   if (world.is_main())
     log::info("extract: ", train.items.size(), " training and ", val.items.size(), " validation images with ", vae_path,
               " (", e.vae.preset, ", weights ", e.vae.hash, "), ", e.use_mean ? "posterior mean" : "posterior sample");
@@ -135,10 +134,10 @@ int run_extract(tandem::World& world, const tandem::Config& c) {
     set.vae_hash = e.vae.hash;
     set.vae_preset = e.vae.preset;
     if (std::string(name) == "train") std::tie(set.mean, set.std) = channel_stats(set.latents);
-    write_latents(latent_file(c, name), set);
+    write_latents(latent_file(config, name), set);
     log::info("extract: ", name, ": ", split->items.size(), " images in ", seconds, " s (",
               split->items.size() / std::max(seconds, 1e-9), " images/s over ", world.size(), " ranks) -> ",
-              latent_file(c, name), ", latents ", set.latents.sizes());
+              latent_file(config, name), ", latents ", set.latents.sizes());
   }
   if (world.is_main()) fs::remove_all(fs::path(dir) / "parts");
   world.barrier();

@@ -11,17 +11,17 @@
 
 namespace vavae {
 
-std::string vae_run_dir(const tandem::Config& c);
-std::string latent_dir(const tandem::Config& c);
-std::string latent_file(const tandem::Config& c, const std::string& split);  // OUT/latent_features/<split>.h5
-std::string dit_run_dir(const tandem::Config& c);
-std::string samples_dir(const tandem::Config& c);   // sample.output_dir, or OUT/samples
-std::string eval_run_dir(const tandem::Config& c);  // OUT/evaluate
+std::string vae_run_dir(const tandem::Config& config);
+std::string latent_dir(const tandem::Config& config);
+std::string latent_file(const tandem::Config& config, const std::string& split);  // OUT/latent_features/<split>.h5
+std::string dit_run_dir(const tandem::Config& config);
+std::string samples_dir(const tandem::Config& config);   // sample.output_dir, or OUT/samples
+std::string eval_run_dir(const tandem::Config& config);  // OUT/evaluate
 
 // The settings a stage trains with: its model's keys from the stage's table
 // ("vae", "dit", "eval"), the run's from [train], its own folder `run_dir`
 // and the metric that picks its best model.
-tandem::TrainSettings stage_settings(const tandem::Config& c, const std::string& stage, const std::string& run_dir,
+tandem::TrainSettings stage_settings(const tandem::Config& config, const std::string& stage, const std::string& run_dir,
                                      const std::string& best_metric, const std::string& best_mode);
 
 }  // namespace vavae

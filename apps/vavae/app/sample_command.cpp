@@ -6,7 +6,7 @@
 #include <set>
 
 #include "app/commands.h"
-#include "app/dit_settings.h"
+#include "app/dit_for_latents.h"
 #include "app/latent_file.h"
 #include "app/pipeline.h"
 #include "app/sample_keys.h"
@@ -37,15 +37,15 @@ using tandem::UsageError;
 
 namespace {
 
-std::string dit_checkpoint(const tandem::Config& c, const SampleKeys& keys) {
+std::string dit_checkpoint(const tandem::Config& config, const SampleKeys& keys) {
   const std::string& given = keys.dit_checkpoint;
   if (!given.empty()) {
     if (!fs::is_regular_file(given)) throw UsageError("sample.dit_checkpoint: " + given + ": no such file");
     return given;
   }
-  const std::string trained = tandem::trained_model(dit_run_dir(c));
+  const std::string trained = tandem::trained_model(dit_run_dir(config));
   if (trained.empty())
-    throw UsageError("no DiT: " + dit_run_dir(c) +
+    throw UsageError("no DiT: " + dit_run_dir(config) +
                      "/models holds no model (run train-dit first, or give --dit-checkpoint)");
   return trained;
 }
@@ -101,30 +101,31 @@ SamplerOptions sampler_options(const SampleKeys& keys, int64_t null_class) {
 
 }  // namespace
 
-int run_sample(tandem::World& world, const tandem::Config& c) {
-  const SampleKeys keys = tandem::read_keys<SampleKeys>(c);
-  const LatentSet latents = read_latents(latent_file(c, "train"));
+int run_sample(tandem::World& world, const tandem::Config& config) {
+  const SampleKeys keys = tandem::read_keys<SampleKeys>(config);
+  const LatentSet latents = read_latents(latent_file(config, "train"));
   const std::vector<int64_t> users = chosen_users(keys, latents.num_users);
   const int64_t per_user = keys.num_samples_per_user;
   const int64_t batch = keys.batch;
-  const std::string dit_path = dit_checkpoint(c, keys);
-  const std::string vae_path =
-      c.get_string("vae.checkpoint").empty() ? latents.vae_path : c.get_string("vae.checkpoint");
+  const std::string dit_path = dit_checkpoint(config, keys);
+  const std::string given_vae = tandem::read_keys<VaeKeys>(config).checkpoint;
+  const std::string vae_path = given_vae.empty() ? latents.vae_path : given_vae;
   if (!fs::is_regular_file(vae_path))
-    throw UsageError("the VAE " + vae_path + " that made " + latent_file(c, "train") + " is gone (set vae.checkpoint)");
+    throw UsageError("the VAE " + vae_path + " that made " + latent_file(config, "train") +
+                     " is gone (set vae.checkpoint)");
   LoadedVae vae = load_vae(vae_path, latents.vae_preset);
   if (vae.hash != latents.vae_hash)
     throw UsageError("the VAE " + vae_path + " (weights " + vae.hash + ") is not the one the latents of " +
-                     latent_file(c, "train") + " came from (" + latents.vae_path + ", weights " + latents.vae_hash +
-                     "): decode with that one, or run extract and train-dit again");
+                     latent_file(config, "train") + " came from (" + latents.vae_path + ", weights " +
+                     latents.vae_hash + "): decode with that one, or run extract and train-dit again");
   Dit dit = load_dit(dit_path, latents);
   const SamplerOptions options = sampler_options(keys, dit->null_class());
-  const tandem::InferenceSetup setup = tandem::inference_setup(world, c, /*fixed_shapes=*/true);
+  const tandem::InferenceSetup setup = tandem::inference_setup(world, config, /*fixed_shapes=*/true);
   const c10::Device device = setup.device;
   dit->to(device);
   vae.vae->to(device);
 
-  const std::string out = samples_dir(c);
+  const std::string out = samples_dir(config);
   if (world.is_main()) fs::create_directories(out);
   world.barrier();
   // Image i of user u starts from the same noise on any number of ranks.
@@ -173,7 +174,7 @@ int run_sample(tandem::World& world, const tandem::Config& c) {
       for (int64_t i = 0; i < per_user; ++i)
         tiles.push_back(tandem::image::read_image((fs::path(out) / image_name(u, i)).string(), 3));
     tandem::image::write_png((fs::path(out) / "grid.png").string(), tandem::image::image_grid(tiles, per_user));
-    if (c.get_bool("obs.tensorboard"))
+    if (tandem::run_settings(config).tensorboard)
       tandem::TensorBoardWriter((fs::path(out) / "tb").string())
           .png_file("samples/grid", 0, (fs::path(out) / "grid.png").string());
     log::info("sample: ", users.size() * per_user, " images (", users.size(), " users x ", per_user, ") in ", seconds,

@@ -1,7 +1,7 @@
 #include <torch/torch.h>
 
 #include "app/commands.h"
-#include "app/dit_settings.h"
+#include "app/dit_for_latents.h"
 #include "app/dit_task.h"
 #include "app/latent_file.h"
 #include "app/pipeline.h"
@@ -14,26 +14,26 @@
 
 namespace vavae {
 
-int run_train_dit(tandem::World& world, const tandem::Config& c) {
-  const LatentSet train = read_latents(latent_file(c, "train"));
-  const LatentSet val = read_latents(latent_file(c, "val"));
+int run_train_dit(tandem::World& world, const tandem::Config& config) {
+  const LatentSet train = read_latents(latent_file(config, "train"));
+  const LatentSet val = read_latents(latent_file(config, "val"));
   if (val.vae_hash != train.vae_hash || val.latents.sizes().slice(1) != train.latents.sizes().slice(1))
-    throw tandem::UsageError(latent_file(c, "val") + " and " + latent_file(c, "train") +
+    throw tandem::UsageError(latent_file(config, "val") + " and " + latent_file(config, "train") +
                              " come from different VAEs: run extract again");
-  const DitKeys keys = tandem::read_keys<DitKeys>(c);
+  const DitKeys keys = tandem::read_keys<DitKeys>(config);
   DitTaskOptions options;
   options.dit = dit_options(keys, train);
   options.timesteps = parse_timestep_sampling(keys.timestep_sampling, "dit.timestep_sampling");
   options.cosine_weight = keys.cosine_weight;
-  const std::string run_dir = dit_run_dir(c);
-  const tandem::TrainSettings stage = stage_settings(c, "dit", run_dir, "eval_loss", "min");
+  const std::string run_dir = dit_run_dir(config);
+  const tandem::TrainSettings stage = stage_settings(config, "dit", run_dir, "eval_loss", "min");
   if (world.is_main())
     tandem::log::info("train-dit: ", train.latents.size(0), " training and ", val.latents.size(0),
                       " validation latents ", train.latents.sizes().slice(1), " of ", train.num_users, " users; DiT ",
                       keys.preset, " patch ", options.dit.patch_size, "; run folder ", run_dir);
   DitTask task(options, normalise(train.latents, train).contiguous(), (train.user_ids - 1).contiguous(),
                normalise(val.latents, train).contiguous(), (val.user_ids - 1).contiguous());
-  tandem::Trainer trainer(world, c, task, stage);
+  tandem::Trainer trainer(world, config, task, stage);
   return trainer.run();
 }
 

@@ -27,8 +27,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
-std::string init_from_file(const tandem::Config& c) {
-  const std::string value = c.get_string("vae.init_from");
+std::string init_from_file(const tandem::Config& config) {
+  const std::string value = tandem::read_keys<VaeKeys>(config).init_from;
   if (value.empty()) return "";
   const std::string prefix = "safetensors:";
   if (value.rfind(prefix, 0) != 0) throw UsageError("vae.init_from: '" + value + "': expected \"safetensors:FILE\"");
@@ -37,17 +37,17 @@ std::string init_from_file(const tandem::Config& c) {
   return file;
 }
 
-std::string resolve_vae_path(const tandem::Config& c) {
-  const std::string given = c.get_string("vae.checkpoint");
+std::string resolve_vae_path(const tandem::Config& config) {
+  const std::string given = tandem::read_keys<VaeKeys>(config).checkpoint;
   if (!given.empty()) {
     if (!fs::is_regular_file(given)) throw UsageError("vae.checkpoint: " + given + ": no such file");
     return given;
   }
-  const std::string trained = tandem::trained_model(vae_run_dir(c));
+  const std::string trained = tandem::trained_model(vae_run_dir(config));
   if (!trained.empty()) return trained;
-  const std::string init = init_from_file(c);
+  const std::string init = init_from_file(config);
   if (!init.empty()) return init;
-  throw UsageError("no VAE: " + vae_run_dir(c) +
+  throw UsageError("no VAE: " + vae_run_dir(config) +
                    "/models holds no model (run train-vae first), and neither "
                    "vae.checkpoint nor vae.init_from is set");
 }
@@ -64,7 +64,7 @@ LoadedVae load_vae(const std::string& path, const std::string& preset) {
   } else {
     tandem::Checkpoint ckpt = tandem::load_checkpoint(path);
     if (tandem::has_config(ckpt))
-      out.preset = tandem::config_from_checkpoint(vavae_schema(), ckpt).get_string("vae.preset");
+      out.preset = tandem::read_fields<VaeKeys>(tandem::config_from_checkpoint(vavae_schema(), ckpt)).preset;
     out.vae = Vae(VaeOptions::preset(out.preset));
     // A VA-VAE trained with VF features carries its training-only projection.
     if (auto model = ckpt.sets.find("model"); model != ckpt.sets.end()) {

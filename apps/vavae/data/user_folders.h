@@ -8,7 +8,26 @@
 #include <string>
 #include <vector>
 
+#include "tandem/config/settings.h"
+
 namespace vavae {
+
+// The data.* keys, each declared once (tandem/config/settings.h).
+struct DataKeys {
+  std::string root = "data_split";
+  int64_t image_size = 256;
+  bool hflip = false;
+
+  template <class Self, class Visit>
+  static void each_key(Self& k, Visit&& visit) {
+    visit("data.root", k.root,
+          "folder with train/ and val/, each holding user1, user2, ... folders of .png/.jpg/.jpeg images",
+          tandem::a_name());
+    visit("data.image_size", k.image_size, "images are resized to this many pixels square", tandem::at_least(1));
+    visit("data.hflip", k.hflip,
+          "flip training images horizontally at random (off: a flipped spectrogram reverses time)", tandem::any());
+  }
+};
 
 struct ImageItem {
   std::string path;

@@ -10,16 +10,6 @@
 namespace vavae {
 
 void SamplerOptions::validate() const {
-  if (num_steps < 1)
-    throw tandem::UsageError("sampler: num_steps must be at least 1, got " + std::to_string(num_steps));
-  if (!(shift > 0)) throw tandem::UsageError("sampler: shift must be positive, got " + std::to_string(shift));
-  if (cfg_channels < 0) {
-    throw tandem::UsageError("sampler: cfg_channels must be 0 (all) or positive, got " + std::to_string(cfg_channels));
-  }
-  if (!(cfg_interval_start >= 0 && cfg_interval_start <= 1)) {
-    throw tandem::UsageError("sampler: cfg_interval_start must be in [0, 1], got " +
-                             std::to_string(cfg_interval_start));
-  }
   if (guidance_scale != 1.0 && null_class < 0) {
     throw tandem::UsageError("sampler: guidance needs the null class (the model's num_classes)");
   }

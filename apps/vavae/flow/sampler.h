@@ -32,9 +32,9 @@ struct SamplerOptions {
   // guidance_scale != 1.
   int64_t null_class = -1;
 
-  // Throws UsageError naming the field: num_steps < 1, shift not positive,
-  // cfg_channels negative, cfg_interval_start outside [0, 1], or a guidance
-  // scale other than 1 without a null_class.
+  // Throws UsageError for a guidance scale other than 1 without a
+  // null_class. Each value's own range is its sample.* key's (SampleKeys),
+  // checked where the job is read.
   void validate() const;
 };
 

@@ -89,10 +89,6 @@ void DitOptions::validate() const {
                              ") must be a multiple of patch_size (" + std::to_string(patch_size) + ")");
   }
   if (!(mlp_ratio > 0) || mlp_hidden() < 1) throw tandem::UsageError("DiT config: mlp_ratio must be positive");
-  if (class_dropout_prob < 0 || class_dropout_prob >= 1) {
-    throw tandem::UsageError("DiT config: class_dropout_prob must be in [0, 1), got " +
-                             std::to_string(class_dropout_prob));
-  }
 }
 
 tandem::Activations DitOptions::activation_bytes(const tandem::ActivationQuery& q) const {

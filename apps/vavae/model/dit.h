@@ -45,9 +45,11 @@ struct DitOptions {
   // UsageError listing the presets for any other name.
   static DitOptions preset(const std::string& name);
 
-  // Throws UsageError naming the field: sizes not positive, hidden_size not a
-  // multiple of num_heads, a head width not a multiple of 4 (RoPE turns pairs
-  // in two halves), input_size not a multiple of patch_size, a dropout outside [0, 1).
+  // Throws UsageError naming the field: sizes not positive (a preset's merged
+  // with the keys', or the data's), hidden_size not a multiple of num_heads,
+  // a head width not a multiple of 4 (RoPE turns pairs in two halves),
+  // input_size not a multiple of patch_size. The label dropout's range is
+  // dit.class_dropout's (DitKeys).
   void validate() const;
 
   int64_t grid_size() const { return input_size / patch_size; }

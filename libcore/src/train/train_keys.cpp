@@ -154,22 +154,36 @@ void add_model_keys(Schema& schema, const std::string& table, const std::string&
   declare(schema, defaults, false, true, table, what);
 }
 
-TrainSettings train_settings(const Config& c, const std::string& model_table) {
+namespace {
+
+// The settings of `tables` from the Config, each checked; the others keep
+// their defaults.
+TrainSettings read_settings(const Config& config, const std::string& model_table, bool run, bool model) {
   TrainSettings t;
   t.key.model_table = model_table;
   each_setting(t, [&](Table table, const std::string& name, auto& field, const std::string&, const Check& check) {
+    if (table == Table::Run ? !run : !model) return;
     const std::string key = key_of(table, name, model_table);
-    read_field(c, key, field);
-    require(c, key, field, check);
+    read_field(config, key, field);
+    require(config, key, field, check);
   });
+  return t;
+}
+
+}  // namespace
+
+TrainSettings run_settings(const Config& config) { return read_settings(config, "train", true, false); }
+
+TrainSettings train_settings(const Config& config, const std::string& model_table) {
+  TrainSettings t = read_settings(config, model_table, true, true);
   if (t.max_steps == 0 && t.epochs == 0)
     throw UsageError(t.key("epochs") + " must be >= 1 when " + t.key("max_steps") + " is 0 (" +
-                     c.source(t.key("epochs")) + ")");
+                     config.source(t.key("epochs")) + ")");
   if (t.ema_bn_batches > 0 && t.ema_decay == 0)
     throw UsageError(t.key("ema_bn_batches") + " = " + std::to_string(t.ema_bn_batches) +
                      " gives the weights' average batch-norm statistics of its own, but there is no average: set " +
                      t.key("ema_decay") + " > 0, or " + t.key("ema_bn_batches") + " = 0 (" +
-                     c.source(t.key("ema_bn_batches")) + ")");
+                     config.source(t.key("ema_bn_batches")) + ")");
   return t;
 }
 

@@ -43,7 +43,7 @@ case $case in
     want="train.ema_bn_batches = 4 gives the weights' average batch-norm statistics of its own, but there is no average: set train.ema_decay > 0" ;;
   data-seed)
     set -- "${args[@]}" --set data.seed=-2
-    want="data.seed must be >= 0, or -1 \\(train.seed's\\), not -2" ;;
+    want="data.seed must be >= -1, got -2 \\(--set\\)" ;;
   models-per-fold)
     set -- cv --folds 2 "${args[@]}" --models-per-fold 0
     want="cv.models_per_fold must be >= 1, got 0" ;;
@@ -52,7 +52,7 @@ case $case in
     want="cv.image_sizes gives 2 sizes for cv.models_per_fold = 1 models: each size needs a model of its own" ;;
   image-size-range)
     set -- cv --folds 2 "${args[@]}" --models-per-fold 2 --set "cv.image_sizes=[28, 8]"
-    want="cv.image_sizes must be between 16 and 4096 pixels, not 8" ;;
+    want="each value of cv.image_sizes must be in \\[16, 4096\\], got 8 \\(--set\\)" ;;
   cv-report-elsewhere)
     set -- cv-report --run-dir "$work/images"
     want="$work/images is not a cross-validation folder \\(no folds.csv\\)" ;;

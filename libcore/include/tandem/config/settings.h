@@ -42,8 +42,9 @@ struct Check {
   bool named = false;                // a string that is not empty
   double low = -INFINITY, high = INFINITY;
   bool above_low = false, below_high = false;  // strict bounds
+  std::vector<int64_t> counts;                 // a whole number among these; empty: any in the bounds
 
-  // "in [0, 1)", ">= 1", "> 0".
+  // "in [0, 1)", ">= 1", "> 0", "18 or 34".
   std::string what() const;
   bool holds(double v) const;
 };
@@ -53,6 +54,13 @@ inline Check at_least(double low) { return {{}, false, low}; }
 inline Check above(double low) { return {{}, false, low, INFINITY, true}; }
 inline Check fraction() { return {{}, false, 0.0, 1.0, false, true}; }  // [0, 1)
 inline Check in_range(double low, double high) { return {{}, false, low, high}; }
+inline Check above_up_to(double low, double high) { return {{}, false, low, high, true}; }  // (low, high]
+inline Check strictly_between(double low, double high) { return {{}, false, low, high, true, true}; }
+inline Check one_of_counts(std::vector<int64_t> counts) {
+  Check c;
+  c.counts = std::move(counts);
+  return c;
+}
 inline Check one_of(std::vector<std::string> choices) { return {std::move(choices)}; }
 inline Check at_least_or_auto(double low) {
   Check c = at_least(low);
@@ -69,26 +77,26 @@ Value default_of(const T& field) {
 inline Value default_of(const CountOrAuto& field) { return field.value; }
 
 // The field from the Config's value of `key`.
-void read_field(const Config& c, const std::string& key, bool& field);
-void read_field(const Config& c, const std::string& key, int64_t& field);
-void read_field(const Config& c, const std::string& key, double& field);
-void read_field(const Config& c, const std::string& key, std::string& field);
-void read_field(const Config& c, const std::string& key, CountOrAuto& field);
-void read_field(const Config& c, const std::string& key, std::vector<int64_t>& field);
-void read_field(const Config& c, const std::string& key, std::vector<double>& field);
-void read_field(const Config& c, const std::string& key, std::vector<std::string>& field);
+void read_field(const Config& config, const std::string& key, bool& field);
+void read_field(const Config& config, const std::string& key, int64_t& field);
+void read_field(const Config& config, const std::string& key, double& field);
+void read_field(const Config& config, const std::string& key, std::string& field);
+void read_field(const Config& config, const std::string& key, CountOrAuto& field);
+void read_field(const Config& config, const std::string& key, std::vector<int64_t>& field);
+void read_field(const Config& config, const std::string& key, std::vector<double>& field);
+void read_field(const Config& config, const std::string& key, std::vector<std::string>& field);
 
 // Throws UsageError when the value of `key` fails `check`: "dit.class_dropout
 // must be in [0, 1), got 1 (--set)". Choices are the schema's to enforce
 // when the value is set; a bool holds any check.
-void require(const Config& c, const std::string& key, bool value, const Check& check);
-void require(const Config& c, const std::string& key, int64_t value, const Check& check);
-void require(const Config& c, const std::string& key, double value, const Check& check);
-void require(const Config& c, const std::string& key, const std::string& value, const Check& check);
-void require(const Config& c, const std::string& key, const CountOrAuto& value, const Check& check);
-void require(const Config& c, const std::string& key, const std::vector<int64_t>& value, const Check& check);
-void require(const Config& c, const std::string& key, const std::vector<double>& value, const Check& check);
-void require(const Config& c, const std::string& key, const std::vector<std::string>& value, const Check& check);
+void require(const Config& config, const std::string& key, bool value, const Check& check);
+void require(const Config& config, const std::string& key, int64_t value, const Check& check);
+void require(const Config& config, const std::string& key, double value, const Check& check);
+void require(const Config& config, const std::string& key, const std::string& value, const Check& check);
+void require(const Config& config, const std::string& key, const CountOrAuto& value, const Check& check);
+void require(const Config& config, const std::string& key, const std::vector<int64_t>& value, const Check& check);
+void require(const Config& config, const std::string& key, const std::vector<double>& value, const Check& check);
+void require(const Config& config, const std::string& key, const std::vector<std::string>& value, const Check& check);
 
 // Declares S's keys, with `defaults`' fields as their defaults.
 template <class S>
@@ -102,19 +110,19 @@ void declare_keys(Schema& schema, S defaults = {}) {
 // carries, which the build that wrote it accepted, or keys a command reads
 // only some of.
 template <class S>
-S read_fields(const Config& c, S settings = {}) {
+S read_fields(const Config& config, S settings = {}) {
   S::each_key(settings, [&](const std::string& key, auto& field, const std::string&, const Check&) {
-    read_field(c, key, field);
+    read_field(config, key, field);
   });
   return settings;
 }
 
 // S's fields from the Config, each checked: a user's settings.
 template <class S>
-S read_keys(const Config& c, S settings = {}) {
+S read_keys(const Config& config, S settings = {}) {
   S::each_key(settings, [&](const std::string& key, auto& field, const std::string&, const Check& check) {
-    read_field(c, key, field);
-    require(c, key, field, check);
+    read_field(config, key, field);
+    require(config, key, field, check);
   });
   return settings;
 }

@@ -70,5 +70,9 @@ void add_model_keys(Schema& schema, const std::string& table, const std::string&
 // run's from [train]. Throws UsageError naming the key for values no run
 // could use.
 TrainSettings train_settings(const Config& config, const std::string& model_table = "train");
+// The run's settings alone (out_dir, seed, precision ...), each checked; the
+// model's keep their defaults. For commands that train nothing, and in apps
+// whose models' keys are not under [train].
+TrainSettings run_settings(const Config& config);
 
 }  // namespace tandem

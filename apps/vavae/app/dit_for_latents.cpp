@@ -1,4 +1,4 @@
-#include "app/dit_settings.h"
+#include "app/dit_for_latents.h"
 
 #include <torch/torch.h>
 
