@@ -18,7 +18,8 @@
 # Checks (NAME: what passes):
 #   cpu-envcheck             envcheck --test on 2 ranks over MPI on the CPU
 #   cpu-reference-APP        APP's tiny job, N steps on the CPU in fp32: the
-#                            losses tiny-APP-* are compared with
+#                            losses tiny-APP-* are compared with (APP: each
+#                            app of apps/CMakeLists.txt with a jobs/APP-tiny.toml)
 #   unit-gpu                 the unit tests pass, and none of the GPU ones skips
 #   nccl-envcheck            envcheck --test over NCCL, one rank per GPU
 #   collectives-layouts      mpi_tests' Nccl* tests, one rank per GPU: dense,
@@ -76,10 +77,15 @@ set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 die() { echo "env/gpu-check.sh: $*" >&2; exit 2; }
 
-apps=(summarize carotid vavae)
+# The apps with a tiny job (jobs/APP-tiny.toml), in apps/CMakeLists.txt's order;
+# tiny_job below says how each runs.
+apps=()
+mapfile -t names < <(bash -c 'source "$1" && launch_app_names' _ "$repo/env/launch_lib.sh")
+for a in "${names[@]}"; do [ -f "$repo/jobs/$a-tiny.toml" ] && apps+=("$a"); done
 precs=(fp32 fp16 bf16)
-checks=(cpu-envcheck cpu-reference-summarize cpu-reference-carotid cpu-reference-vavae unit-gpu nccl-envcheck
-  collectives-layouts)
+checks=(cpu-envcheck)
+for a in "${apps[@]}"; do checks+=("cpu-reference-$a"); done
+checks+=(unit-gpu nccl-envcheck collectives-layouts)
 for a in "${apps[@]}"; do for p in "${precs[@]}"; do checks+=("tiny-$a-$p"); done; done
 checks+=(mpi-shared-gpu shard-shared-gpu lora-fp16 generate-greedy rouge-training gpt2-124m)
 
@@ -333,7 +339,7 @@ fi
 # --- what the tiny jobs read ---------------------------------------------------------
 # GPT-2's vocabulary (summarize), and the image sets (carotid, vavae). Whatever
 # is missing skips the checks that need it, saying what to install.
-missing_summarize='' missing_carotid='' missing_vavae=''
+for a in "${apps[@]}"; do printf -v "missing_$a" ''; done
 carotid_root='' carotid_labels='' vavae_root=''
 if needs summarize; then
   if [ -n "$bundle" ]; then
@@ -379,6 +385,8 @@ tiny_job() {
     vavae)
       prog apps/vavae train-vae --config "$repo/jobs/vavae-tiny.toml" "${common[@]}" --set "vae.max_steps=$steps" \
         --set vae.schedule=constant --set vae.warmup_steps=0 --data-root "$vavae_root" --run-dir "$out" ;;
+    *) echo "error: env/gpu-check.sh's tiny_job does not know how to run jobs/$app-tiny.toml: add $app there" >&2
+      return 2 ;;
   esac
 }
 metrics_of() { if [ "$1" = vavae ]; then echo "$2/vae/metrics.jsonl"; else echo "$2/metrics.jsonl"; fi; }

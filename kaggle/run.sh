@@ -49,9 +49,12 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=env/launch_lib.sh
 source "$repo/env/launch_lib.sh"
 LAUNCH_NAME=kaggle/run.sh
+# Every failure of this script is bad input or a missing dependency: status 2.
+die() { launch_die 2 "$@"; }
+apps=$(launch_app_names | xargs)
 usage() {
   sed -n '2,/^# 75 stopped/p' "$0" | sed 's/^# \{0,1\}//'
-  echo "Apps: $(launch_app_names | xargs)"
+  echo "Apps: $apps"
 }
 
 dry_run=0 monitor=0 rebuild=0 np='' app='' bundle='' make_bundle=''
@@ -73,15 +76,15 @@ done
 [ -n "$app" ] || [ -n "$make_bundle" ] || { usage; exit 2; }
 # --make-bundle starts no job: an interrupt stops it at once.
 [ -n "$make_bundle" ] || launch_trap_signals INT TERM USR1
-if [ -n "$app" ] && [[ " $(launch_app_names | xargs) " != *" $app "* ]]; then
-  launch_die 2 "no app '$app': the apps are $(launch_app_names | xargs) (apps/CMakeLists.txt)"
+if [ -n "$app" ] && [[ " $apps " != *" $app "* ]]; then
+  die "no app '$app': the apps are $apps (apps/CMakeLists.txt)"
 fi
 if [ -n "$bundle" ]; then
   source "$repo/env/bundle_env.sh"
   tandem_bundle_check "$bundle" kaggle/run.sh
   bundle=$(cd "$bundle" && pwd)
 fi
-[[ -z $np || $np =~ ^[1-9][0-9]*$ ]] || launch_die 2 "--np $np: give a positive number of ranks"
+[[ -z $np || $np =~ ^[1-9][0-9]*$ ]] || die "--np $np: give a positive number of ranks"
 
 build=${TANDEM_BUILD:-$repo/build}
 case $build in /*) ;; *) build=$PWD/$build ;; esac
@@ -109,7 +112,7 @@ apt_install() { # apt_install PKG...: those not installed and in the archive
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ $apt_updated -eq 0 ]; then
     launch_say "apt-get update"
-    $sudo apt-get update -qq || launch_die 2 "apt-get update failed (is the notebook's Internet on?)"
+    $sudo apt-get update -qq || die "apt-get update failed (is the notebook's Internet on?)"
     apt_updated=1
   fi
   for p in "${missing[@]}"; do
@@ -122,7 +125,7 @@ apt_install() { # apt_install PKG...: those not installed and in the archive
   [ ${#avail[@]} -eq 0 ] && return 0
   launch_say "installing ${avail[*]}"
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${avail[@]}" ||
-    launch_die 2 "apt-get install ${avail[*]} failed"
+    die "apt-get install ${avail[*]} failed"
 }
 
 # A header-only library the system archive lacks (Ubuntu 22.04 has no
@@ -136,12 +139,12 @@ fetch_dep() { # fetch_dep NAME PACKAGE GIT_URL TAG: -DNAME_DIR=... unless PACKAG
   if [ -z "$config" ]; then
     launch_say "fetching $name $tag from $url"
     rm -rf "$deps/src/$name"
-    git clone -q --depth 1 --branch "$tag" "$url" "$deps/src/$name" || launch_die 2 "git clone $url failed"
+    git clone -q --depth 1 --branch "$tag" "$url" "$deps/src/$name" || die "git clone $url failed"
     if ! cmake -S "$deps/src/$name" -B "$deps/src/$name/build" -DCMAKE_INSTALL_PREFIX="$deps/$name" \
       -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DCLI11_BUILD_TESTS=OFF \
       -DCLI11_BUILD_EXAMPLES=OFF -DCLI11_BUILD_DOCS=OFF >/dev/null ||
       ! cmake --install "$deps/src/$name/build" >/dev/null; then
-      launch_die 2 "installing $name failed"
+      die "installing $name failed"
     fi
     config=$(find "$deps/$name" -name "${name}Config.cmake" | head -n 1)
   fi
@@ -270,7 +273,7 @@ ensure_build() {
   if [ -n "$bundle" ]; then
     launch_say "building $app with the bundle $bundle (once; no network needed)"
     TANDEM_BUILD=$build TANDEM_PYTHON=$python "$repo/env/build.sh" --bundle "$bundle" --target "$app" ||
-      launch_die 2 "build of $app with the bundle failed"
+      die "build of $app with the bundle failed"
     return
   fi
   if [ -n "$torch_version" ]; then
@@ -280,7 +283,7 @@ ensure_build() {
     fetch_dep CLI11 libcli11-dev https://github.com/CLIUtils/CLI11.git v2.4.2
   else
     # No Python torch: a Debian machine; env/setup.sh installs everything, torch in a venv.
-    "$repo/env/setup.sh" || launch_die 2 "env/setup.sh failed"
+    "$repo/env/setup.sh" || die "env/setup.sh failed"
     source "$repo/env/python.sh"
     python=$TANDEM_PYTHON
   fi
@@ -289,10 +292,10 @@ ensure_build() {
   if [ ! -f "$build/CMakeCache.txt" ]; then
     launch_say "configuring $build"
     cmake -S "$repo" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
-      -DTANDEM_PYTHON="$(command -v "$python")" "${cmake_dep_args[@]}" || launch_die 2 "cmake configure failed"
+      -DTANDEM_PYTHON="$(command -v "$python")" "${cmake_dep_args[@]}" || die "cmake configure failed"
   fi
   launch_say "building $app (once; a few minutes)"
-  cmake --build "$build" --target "$app" --parallel "$cores" || launch_die 2 "build of $app failed"
+  cmake --build "$build" --target "$app" --parallel "$cores" || die "build of $app failed"
 }
 
 # The shared libraries the program needs and this session cannot find.
@@ -301,16 +304,16 @@ missing_libs() { ${bundle:+"$bundle/bin/bundle-run"} ldd "$bin" 2>/dev/null | se
 if [ ! -x "$bin" ] || [ $rebuild -eq 1 ]; then
   ensure_build
 fi
-[ -x "$bin" ] || launch_die 2 "$bin is missing after the build"
+[ -x "$bin" ] || die "$bin is missing after the build"
 missing=$(missing_libs)
 if [ -n "$missing" ] && [ -n "$bundle" ]; then
-  launch_die 2 "$bin cannot find $(echo $missing) with the bundle: if they are LibTorch's (libtorch*, libc10*)," \
+  die "$bin cannot find $(echo $missing) with the bundle: if they are LibTorch's (libtorch*, libc10*)," \
     "the notebook's torch is not the one it was built with: add --rebuild"
 elif [ -n "$missing" ]; then
   launch_say "$bin cannot find $(echo $missing): installing the system libraries again"
   apt_install "${system_packages[@]}"
   missing=$(missing_libs)
-  [ -z "$missing" ] || launch_die 2 "$bin still cannot find $(echo $missing): if they are LibTorch's" \
+  [ -z "$missing" ] || die "$bin still cannot find $(echo $missing): if they are LibTorch's" \
     "(libtorch*, libc10*), the notebook's torch changed since the build: add --rebuild"
 fi
 if [ -z "$bundle" ]; then
@@ -320,7 +323,7 @@ if [ -z "$bundle" ]; then
 fi
 if [ "$app" = summarize ] && [ -z "$bundle" ]; then
   # GPT-2's vocabulary (quiet when present); pip fetches it the first time.
-  "$repo/env/tokenizer.sh" || launch_die 2 "could not fetch GPT-2's tokenizer file"
+  "$repo/env/tokenizer.sh" || die "could not fetch GPT-2's tokenizer file"
 fi
 
 # --- run -------------------------------------------------------------------------

@@ -23,6 +23,8 @@ import re
 import subprocess
 import sys
 
+from problems import report
+
 # Where every child must be named: (folder, whether files count too).
 COMPLETE = [("", False), ("apps", False), ("tests", False), ("libcore/include/tandem", False), ("env", True)]
 
@@ -101,10 +103,7 @@ def main():
             where = f"under {parent}/" if parent else "at the top"
             problems.append(f"{layout}: {what} exists but the Layout does not name it "
                             f"(expected an entry for it {where})")
-    for problem in problems:
-        print(problem)
-    print(f"{layout}: {len(entries)} Layout entries against {root}: {len(problems)} problems")
-    return 1 if problems else 0
+    return report(problems, f"{layout}: {len(entries)} Layout entries against {root}")
 
 
 if __name__ == "__main__":

@@ -10,11 +10,11 @@ and docs/*.md). A link's file (or folder) must exist; a #anchor into a
 markdown file must be one of its headings, as GitHub makes anchors of them.
 Links to web addresses are not followed. Fails naming the file, line and link.
 """
-import glob
 import os
 import re
-import subprocess
 import sys
+
+from problems import markdown_files, report
 
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 FENCE = re.compile(r"^\s*(```|~~~)")
@@ -49,13 +49,6 @@ def anchors(path, cache={}):
     return cache[path]
 
 
-def markdown_files(root):
-    run = subprocess.run(["git", "-C", root, "ls-files", "-z", "--", "*.md"], capture_output=True, text=True)
-    if run.returncode == 0:
-        return [os.path.join(root, f) for f in run.stdout.split("\0") if f]
-    return [os.path.join(root, "README.md")] + sorted(glob.glob(os.path.join(root, "docs", "*.md")))
-
-
 def main():
     root = sys.argv[1]
     files = sys.argv[2:] or markdown_files(root)
@@ -73,10 +66,7 @@ def main():
                 elif anchor and dest.endswith(".md") and anchor not in anchors(dest):
                     problems.append(f"{path}:{number}: link ({target}) expects a heading of {dest} "
                                     f"whose anchor is #{anchor}; it has none")
-    for problem in problems:
-        print(problem)
-    print(f"{checked} relative links in {len(files)} markdown files: {len(problems)} problems")
-    return 1 if problems else 0
+    return report(problems, f"{checked} relative links in {len(files)} markdown files")
 
 
 if __name__ == "__main__":

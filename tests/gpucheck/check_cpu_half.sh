@@ -11,9 +11,16 @@ repo=$1 build=$2 work=$3 python=$4 script=${5:-$1/env/gpu-check.sh}
 fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 
-cpu=(cpu-envcheck cpu-reference-summarize cpu-reference-carotid cpu-reference-vavae)
+# The apps with a tiny job, as gpu-check finds them: apps/CMakeLists.txt's
+# (launch_app_names) that have a jobs/APP-tiny.toml.
+apps=()
+mapfile -t names < <(bash -c 'source "$1" && launch_app_names' _ "$repo/env/launch_lib.sh")
+for app in "${names[@]}"; do [ -f "$repo/jobs/$app-tiny.toml" ] && apps+=("$app"); done
+[[ " ${apps[*]} " == *" summarize "* ]] || fail "no tiny jobs found: apps '${names[*]}', jobs/*-tiny.toml"
+cpu=(cpu-envcheck)
+for app in "${apps[@]}"; do cpu+=("cpu-reference-$app"); done
 gpu=(unit-gpu nccl-envcheck collectives-layouts)
-for app in summarize carotid vavae; do for prec in fp32 fp16 bf16; do gpu+=("tiny-$app-$prec"); done; done
+for app in "${apps[@]}"; do for prec in fp32 fp16 bf16; do gpu+=("tiny-$app-$prec"); done; done
 gpu+=(mpi-shared-gpu shard-shared-gpu lora-fp16 generate-greedy rouge-training gpt2-124m)
 # carotid and vavae read images made from Debian's Fashion-MNIST (carotid:
 # or ../shared/data); without them their lines say so instead of passing.

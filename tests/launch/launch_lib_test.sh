@@ -17,15 +17,9 @@ repo=$(cd "${1:?usage: launch_lib_test.sh REPO}" && pwd)
 lib=$repo/env/launch_lib.sh
 
 tmp=$(mktemp -d /tmp/tandem-launch.XXXXXX)
-failed=0
-fail() {
-  echo "FAIL: $*"
-  failed=1
-}
-finish() {
-  if [ $failed -eq 0 ]; then rm -rf "$tmp"; echo "PASS"; else echo "FAILED; kept $tmp"; exit 1; fi
-}
-trap finish EXIT
+# shellcheck source=tests/lib/harness.sh
+source "$repo/tests/lib/harness.sh"
+trap 'harness_finish $?' EXIT
 
 # stand-in LOG READY STATUS_AFTER_SIGNAL STATUS: appends each signal's name to
 # LOG; once one came, lingers 1 s (a second delivery would be written down)

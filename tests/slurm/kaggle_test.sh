@@ -23,14 +23,11 @@ repo=$(cd "${2:?REPO}" && pwd)
 build=$(cd "${3:?BUILD}" && pwd)
 
 tmp=$(mktemp -d /tmp/tandem-kaggle.XXXXXX)
-failed=0
-fail() {
-  echo "FAIL: $*"
-  failed=1
-}
+# shellcheck source=tests/lib/harness.sh
+source "$repo/tests/lib/harness.sh"
+harness_label=$case_name
 finish() {
   local status=$?
-  [ $failed -eq 1 ] && status=1
   # A monitor the script failed to stop: the fake records its pid.
   if [ -f "$tmp/fake/monitor.pid" ]; then
     local pid
@@ -41,8 +38,7 @@ finish() {
       status=1
     fi
   fi
-  if [ $status -eq 0 ]; then rm -rf "$tmp"; echo "PASS ($case_name)"; else echo "FAILED ($case_name, status $status); kept $tmp"; fi
-  exit $status
+  harness_finish $status
 }
 trap finish EXIT
 

@@ -71,11 +71,8 @@ chmod 755 "$tmp"
 # shellcheck source=tests/slurm/cluster.sh
 source "$(dirname "$0")/cluster.sh"
 
-failed=0
-fail() {
-  echo "FAIL: $*"
-  failed=1
-}
+# shellcheck source=tests/lib/harness.sh
+source "$repo/tests/lib/harness.sh"
 
 finish() {
   local status=$?
@@ -99,13 +96,8 @@ finish() {
   fi
   cluster_stop
   cluster_sweep
-  if [ $status -eq 0 ] && [ -z "${TANDEM_SLURM_KEEP:-}" ]; then
-    rm -rf "$tmp"
-  else
-    say "kept $tmp (logs, run directories)"
-  fi
-  if [ $status -eq 0 ]; then say "PASS ($case_name, ${SECONDS}s)"; fi
-  exit $status
+  harness_keep=${TANDEM_SLURM_KEEP:-} harness_label="$case_name, ${SECONDS}s"
+  harness_finish $status
 }
 trap finish EXIT
 trap 'exit 130' INT
