@@ -31,8 +31,8 @@ struct ModelKeys {
           tandem::one_of({"auto", "imagenet", "small"}));
     visit("model.dropout", k.dropout, "dropout before the classifier", tandem::fraction());
     visit("model.channels_last", k.channels_last,
-          "convolutions on channels-last (NHWC) tensors: faster on CPUs (oneDNN) and on GPUs under fp16/bf16; "
-          "the same values either way",
+          "convolutions on channels-last (NHWC) tensors: faster on CPUs (oneDNN) and on GPUs under fp16/bf16 "
+          "(false for fp32 on an older GPU if it is slower there); the same values either way",
           any());
     visit("model.init_from", k.init_from,
           "\"safetensors:FILE\": start from torchvision-named weights (the classifier is kept "

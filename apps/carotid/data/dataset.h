@@ -36,7 +36,8 @@ struct DataSettings {
           any());
     visit("data.max_imgs_per_person", k.max_per_person,
           "at most this many images per person, a seeded random subset; 0: all", at_least(0));
-    visit("data.train_ratio", k.ratios.train, "share of each class's persons for training", at_least(0));
+    visit("data.train_ratio", k.ratios.train, "share of each class's persons for training; the three ratios sum to 1",
+          at_least(0));
     visit("data.val_ratio", k.ratios.val, "share of each class's persons for validation", at_least(0));
     visit("data.test_ratio", k.ratios.test, "share of each class's persons for the final test", at_least(0));
     visit("data.seed", k.seed,

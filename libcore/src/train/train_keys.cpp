@@ -25,7 +25,7 @@ void each_setting(Settings& t, Visit&& visit) {
   visit(Table::Model, "max_steps", t.max_steps, "optimizer steps to train; 0 means $.epochs epochs", at_least(0));
   visit(Table::Model, "epochs", t.epochs, "passes over the training set when $.max_steps is 0", at_least(0));
   visit(Table::Model, "micro_batch", t.micro_batch,
-        "samples per rank per forward pass; \"auto\": the largest that divides a rank's share of $.global_batch "
+        "samples per rank per forward pass; \"auto\": the largest that divides a rank's share of train.global_batch "
         "(which must then be set) and whose memory plan fits in 90% of the least free device memory of a rank, "
         "recomputing blocks only under $.recompute = \"blocks\", or under \"auto\" when no micro-batch fits "
         "without; halved (accumulation doubled) on running out of memory in any case",
@@ -54,7 +54,8 @@ void each_setting(Settings& t, Visit&& visit) {
   visit(Table::Run, "precision", t.precision,
         "forward precision: auto = bf16 on GPUs with compute capability >= 8, fp16 on older GPUs, fp32 on CPU",
         one_of({"auto", "fp32", "fp16", "bf16"}));
-  visit(Table::Run, "eval_every", t.eval_every, "evaluate every N steps; 0: at the end of each epoch", at_least(0));
+  visit(Table::Run, "eval_every", t.eval_every,
+        "evaluate every N steps, and always at the end; 0: at the end of each epoch", at_least(0));
   visit(Table::Run, "ckpt_every", t.ckpt_every, "checkpoint every N steps; 0: at the end only", at_least(0));
   visit(Table::Run, "keep_last", t.keep_last, "checkpoints kept in checkpoints/; 0 keeps all", at_least(0));
   visit(Table::Run, "log_every", t.log_every, "write a step line (loss, lr, ms) to the log file every N steps",

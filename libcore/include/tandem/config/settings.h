@@ -9,8 +9,8 @@
 //
 // and everything else walks that list: declare_keys puts each key in the
 // schema with the field's initial value as its default (so --help, job files
-// and the README's tables, which tests/docs/readme_keys.py compares with
-// --help, agree), and read_keys fills the fields from a Config and checks
+// and the docs' key tables, which tests/docs/key_tables.py makes from --help,
+// agree), and read_keys fills the fields from a Config and checks
 // each value against its Check, stopping the run with a UsageError that names
 // the key, what it must be and where the value came from. A new key is then
 // one field and one line beside the code that uses it; what reads it, by its
