@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "app/commands.h"
-#include "app/user_ids_arg.h"
+#include "app/sample_keys.h"
 #include "keys.h"
 #include "tandem/commands.h"
 #include "tandem/config/command_line.h"

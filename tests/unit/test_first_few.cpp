@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "tandem/text/first_few.h"
+#include "tandem/text/message_text.h"
 
 namespace {
 

@@ -11,7 +11,6 @@
 #include "app/latent_file.h"
 #include "app/pipeline.h"
 #include "app/sample_keys.h"
-#include "app/user_ids_arg.h"
 #include "app/vae_source.h"
 #include "data/user_folders.h"
 #include "keys.h"

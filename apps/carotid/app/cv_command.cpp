@@ -91,7 +91,7 @@ void check_model_began_alike(const std::string& dir, int64_t seed, int64_t size)
   if (!began_opt) return;
   const tandem::Config& began = *began_opt;
   const int64_t their_seed = tandem::run_settings(began).seed;
-  const int64_t their_size = tandem::read_fields<ImageKeys>(began).image_size;
+  const int64_t their_size = tandem::read_fields<ImageKeys>(began).store.size;
   if (their_seed != seed || their_size != size)
     throw UsageError(path.string() + ": this model began with train.seed " + std::to_string(their_seed) + " at " +
                      std::to_string(their_size) + " pixels, this cv gives it train.seed " + std::to_string(seed) +
@@ -192,7 +192,7 @@ CvPlan checked_plan(const tandem::Config& config) {
                      " needs the cross-validation folder every fold's job shares: give --run-dir CV");
   plan.per_fold = keys.models_per_fold;
   plan.sizes = model_image_sizes(keys);
-  plan.image_size = tandem::read_keys<ImageKeys>(config).image_size;
+  plan.image_size = tandem::read_keys<ImageKeys>(config).store.size;
   return plan;
 }
 

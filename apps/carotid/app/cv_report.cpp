@@ -18,7 +18,7 @@
 #include "metrics/ensemble.h"
 #include "metrics/threshold.h"
 #include "tandem/error.h"
-#include "tandem/text/first_few.h"
+#include "tandem/text/message_text.h"
 #include "tandem/io/atomic_file.h"
 #include "tandem/train/trainer.h"
 

@@ -24,14 +24,14 @@ constexpr int64_t kSmallStemBelow = 96;
 
 ModelSpec model_spec(const tandem::Config& config, int64_t num_classes) {
   const ModelKeys k = tandem::read_keys<ModelKeys>(config);
-  const ImageKeys image = tandem::read_keys<ImageKeys>(config);
+  const ImageKeys image = tandem::read_fields<ImageKeys>(config);
   ModelSpec spec;
   spec.resnet.depth = k.depth;
-  spec.resnet.in_channels = image.channels;
+  spec.resnet.in_channels = image.store.channels;
   spec.resnet.num_classes = num_classes;
   spec.resnet.dropout = k.dropout;
   spec.resnet.channels_last = k.channels_last;
-  spec.resnet.stem = k.stem != "auto" ? k.stem : image.image_size < kSmallStemBelow ? "small" : "imagenet";
+  spec.resnet.stem = k.stem != "auto" ? k.stem : image.store.size < kSmallStemBelow ? "small" : "imagenet";
   const std::string& init = k.init_from;
   const std::string prefix = "safetensors:";
   if (!init.empty()) {

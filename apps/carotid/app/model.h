@@ -65,8 +65,10 @@ struct ModelSpec {
 };
 
 // From model.*, data.channels and data.image_size; "auto" stem resolved.
-// Throws UsageError for a key out of its range or an init_from without the
-// "safetensors:" prefix.
+// Throws UsageError for a model.* key out of its range or an init_from
+// without the "safetensors:" prefix. The data.* keys are read unchecked:
+// train checks them first (image_store_options), and those of a model file
+// were checked when it was trained.
 ModelSpec model_spec(const tandem::Config& config, int64_t num_classes);
 
 // A model with the spec's starting weights, on the CPU. Throws UsageError

@@ -28,7 +28,7 @@
 #include "tandem/error.h"
 #include "tandem/io/atomic_file.h"
 #include "tandem/obs/log.h"
-#include "tandem/text/first_few.h"
+#include "tandem/text/message_text.h"
 #include "tandem/train/evaluate.h"
 #include "tandem/train/inference_setup.h"
 #include "tandem/train/train_keys.h"
@@ -97,8 +97,8 @@ std::vector<std::string> model_files(const std::string& given) {
 // classes; each sees the images at its own size.
 void check_alike(const tandem::Config& first, const std::string& first_path, const tandem::Config& other,
                  const std::string& other_path) {
-  const int64_t channels = tandem::read_fields<ImageKeys>(first).channels;
-  const int64_t other_channels = tandem::read_fields<ImageKeys>(other).channels;
+  const int64_t channels = tandem::read_fields<ImageKeys>(first).store.channels;
+  const int64_t other_channels = tandem::read_fields<ImageKeys>(other).store.channels;
   if (channels != other_channels)
     throw UsageError("cmd.model: " + other_path + " has data.channels " + std::to_string(other_channels) + ", " +
                      first_path + " " + std::to_string(channels) + ": an ensemble needs one kind of image");
@@ -227,10 +227,11 @@ void write_scores(const fs::path& out, const std::string& labels_path, const tan
 std::map<int64_t, ImageStore> image_stores(tandem::World& world, const tandem::Config& config,
                                            const std::vector<tandem::Config>& configs, Inputs& in) {
   std::map<int64_t, ImageStore> stores;
+  const ImageStoreOptions here = image_store_options(tandem::read_keys<ImageKeys>(config));
   for (const auto& mc : configs) {
-    ImageStoreOptions store_options = image_store_options(mc);
-    store_options.strict = tandem::read_keys<ImageKeys>(config).strict;
-    store_options.threads = image_store_options(config).threads;
+    ImageStoreOptions store_options = image_store_options(tandem::read_fields<ImageKeys>(mc));
+    store_options.strict = here.strict;
+    store_options.threads = here.threads;
     store_options.persist = false;
     stores.try_emplace(store_options.size, world, in.paths, store_options);
   }
@@ -259,7 +260,7 @@ tandem::EvalRows predicted_rows(tandem::World& world, const tandem::Config& conf
     options.model = model_spec(configs[m], classes);
     options.model.init_from.clear();
     options.model.load = files[m];
-    options.image_size = tandem::read_fields<ImageKeys>(configs[m]).image_size;
+    options.image_size = tandem::read_fields<ImageKeys>(configs[m]).store.size;
     options.eval_hflip = tandem::read_keys<CommandKeys>(config).tta;
     CarotidTask task(options, stores.at(options.image_size), in.persons, {}, in.samples);
     auto model = build_classifier(options.model);

@@ -158,7 +158,7 @@ void log_dataset(const Dataset& dataset, const std::string& reuse) {
 
 int run_train(tandem::World& world, tandem::Config config) {
   const DataSettings data = data_settings(config);
-  const ImageStoreOptions store_options = image_store_options(config);
+  const ImageStoreOptions store_options = image_store_options(tandem::read_keys<ImageKeys>(config));
   TaskOptions task_options = task_options_of(config, store_options);
   tandem::TrainSettings settings = tandem::train_settings(config);
   const ModelKeys model_keys = tandem::read_keys<ModelKeys>(config);

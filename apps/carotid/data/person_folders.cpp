@@ -10,7 +10,7 @@
 
 #include "tandem/error.h"
 #include "tandem/random.h"
-#include "tandem/text/first_few.h"
+#include "tandem/text/message_text.h"
 
 namespace carotid {
 namespace {

@@ -13,7 +13,7 @@
 #include "labels/xlsx_reader.h"
 #include "tandem/data/csv.h"
 #include "tandem/error.h"
-#include "tandem/text/first_few.h"
+#include "tandem/text/message_text.h"
 
 namespace carotid {
 namespace {

@@ -12,7 +12,7 @@
 #include "tandem/error.h"
 #include "tandem/io/file_checksum.h"
 #include "tandem/obs/log.h"
-#include "tandem/text/number_text.h"
+#include "tandem/text/message_text.h"
 #include "tandem/train/evaluate.h"
 
 namespace summarize {

@@ -16,7 +16,7 @@
 #include "tandem/io/atomic_file.h"
 #include "tandem/io/checkpoint.h"
 #include "tandem/io/safetensors.h"
-#include "tandem/text/first_few.h"
+#include "tandem/text/message_text.h"
 
 namespace summarize {
 namespace {

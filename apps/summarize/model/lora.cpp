@@ -7,7 +7,7 @@
 
 #include "model/gpt2.h"
 #include "tandem/error.h"
-#include "tandem/text/first_few.h"
+#include "tandem/text/message_text.h"
 
 namespace summarize {
 

@@ -10,7 +10,7 @@
 #include "tandem/data/csv.h"
 #include "tandem/error.h"
 #include "tandem/obs/log.h"
-#include "tandem/text/first_few.h"
+#include "tandem/text/message_text.h"
 
 namespace summarize {
 namespace {

@@ -69,8 +69,7 @@ std::map<int64_t, UserScore> per_user(const tandem::EvalRows& rows) {
 int run_evaluate(tandem::World& world, const tandem::Config& config) {
   const DataKeys data = tandem::read_keys<DataKeys>(config);
   const EvaluateKeys keys = tandem::read_keys<EvaluateKeys>(config);
-  const ImageSplit train = scan_split(data.root, "train", "data.root");
-  const ImageSplit val = scan_split(data.root, "val", "data.root");
+  const auto [train, val] = scan_train_val(data);
   const int64_t num_users = std::max(train.num_users, val.num_users);
   const std::string gen_dir = keys.samples_dir.empty() ? samples_dir(config) : keys.samples_dir;
   const std::vector<ImageItem> generated = generated_images(gen_dir, num_users);

@@ -94,8 +94,7 @@ LatentSet merge_parts(const std::string& dir, const std::string& split_name, con
 int run_extract(tandem::World& world, const tandem::Config& config) {
   const DataKeys data = tandem::read_keys<DataKeys>(config);
   const ExtractKeys keys = tandem::read_keys<ExtractKeys>(config);
-  const ImageSplit train = scan_split(data.root, "train", "data.root");
-  const ImageSplit val = scan_split(data.root, "val", "data.root");
+  const auto [train, val] = scan_train_val(data);
   const std::string vae_path = resolve_vae_path(config);
   // In fp32 on purpose, whatever train.precision says: the latents are the
   // DiT's training data, written once and read for every epoch, so their

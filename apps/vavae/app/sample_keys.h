@@ -1,8 +1,10 @@
 #pragma once
 // The sample.* keys of `apps/vavae sample`, each declared once
-// (tandem/config/settings.h). What depends on the data (users in range, a
-// DiT file that exists) is checked by the command.
+// (tandem/config/settings.h), and the forms its --user-ids flag takes. What
+// depends on the data (users in range, a DiT file that exists) is checked by
+// the command.
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,5 +44,14 @@ struct SampleKeys {
     visit("sample.batch", k.batch, "images per rank per sampler pass", at_least(1));
   }
 };
+
+// The users' sample script took `--user-ids 1 2 3`, several values after one
+// flag, which the shared command line (one value per flag) cannot take. The
+// key sample.user_ids is a TOML list; this rewrites the arguments so that
+// `--user-ids 1 2 3`, `--user-ids 1,2,3`, `--user-ids=1,2,3` and
+// `--user-ids "[1, 2, 3]"` all become `--user-ids "[1, 2, 3]"`. Values
+// follow the flag up to the next argument starting with "--" or naming one
+// of `commands`.
+std::vector<std::string> join_user_ids(const std::vector<std::string>& args, const std::set<std::string>& commands);
 
 }  // namespace vavae

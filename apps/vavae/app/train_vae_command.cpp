@@ -31,8 +31,7 @@ int run_train_vae(tandem::World& world, const tandem::Config& config) {
   if (options.image_size < f || options.image_size % f != 0)
     throw tandem::UsageError("data.image_size " + std::to_string(options.image_size) + " must be a multiple of " +
                              std::to_string(f) + ", the downsampling of vae.preset " + vae.preset);
-  const ImageSplit train = scan_split(data.root, "train", "data.root");
-  const ImageSplit val = scan_split(data.root, "val", "data.root");
+  const auto [train, val] = scan_train_val(data);
   if (!vae.vf_features.empty())
     options.vf_features =
         read_vf_features(vae.vf_features, "vae.vf_features", train.items, data.root, options.image_size / f);

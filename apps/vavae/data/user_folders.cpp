@@ -66,4 +66,8 @@ ImageSplit scan_split(const std::string& root, const std::string& split, const s
   return out;
 }
 
+TrainVal scan_train_val(const DataKeys& data) {
+  return {scan_split(data.root, "train", "data.root"), scan_split(data.root, "val", "data.root")};
+}
+
 }  // namespace vavae

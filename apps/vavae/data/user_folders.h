@@ -49,4 +49,10 @@ bool is_image_name(const std::string& name);
 // named in the message.
 ImageSplit scan_split(const std::string& root, const std::string& split, const std::string& key);
 
+// data.root's train/ and val/, each scanned as above.
+struct TrainVal {
+  ImageSplit train, val;
+};
+TrainVal scan_train_val(const DataKeys& data);
+
 }  // namespace vavae

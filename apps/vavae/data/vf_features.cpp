@@ -6,7 +6,7 @@
 
 #include "tandem/error.h"
 #include "tandem/io/h5file.h"
-#include "tandem/text/shape_text.h"
+#include "tandem/text/message_text.h"
 
 namespace vavae {
 namespace fs = std::filesystem;

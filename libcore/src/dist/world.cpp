@@ -14,7 +14,7 @@
 #include "mpi_check.h"
 #include "tandem/dist/mpi_deadline.h"
 #include "tandem/obs/log.h"
-#include "tandem/text/number_text.h"
+#include "tandem/text/message_text.h"
 
 namespace tandem {
 namespace {

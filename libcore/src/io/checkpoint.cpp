@@ -9,8 +9,7 @@
 #include "tandem/error.h"
 #include "tandem/io/atomic_file.h"
 #include "tandem/io/h5file.h"
-#include "tandem/text/first_few.h"
-#include "tandem/text/shape_text.h"
+#include "tandem/text/message_text.h"
 
 namespace tandem {
 namespace {

@@ -16,7 +16,7 @@
 #include "h5_handle.h"
 #include "h5_types.h"
 #include "tandem/error.h"
-#include "tandem/text/shape_text.h"
+#include "tandem/text/message_text.h"
 
 static_assert(std::is_same_v<hid_t, int64_t>, "H5File keeps its hid_t in an int64_t");
 

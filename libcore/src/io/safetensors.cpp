@@ -15,7 +15,7 @@
 
 #include "tandem/error.h"
 #include "tandem/io/atomic_file.h"
-#include "tandem/text/shape_text.h"
+#include "tandem/text/message_text.h"
 
 // The format is little-endian and tensors are copied byte for byte.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors I/O assumes a little-endian host");

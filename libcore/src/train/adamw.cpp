@@ -11,7 +11,7 @@
 
 #include "tandem/dist/shard.h"
 #include "tandem/error.h"
-#include "tandem/text/first_few.h"
+#include "tandem/text/message_text.h"
 
 namespace tandem {
 namespace {

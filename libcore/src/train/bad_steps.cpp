@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "tandem/obs/log.h"
-#include "tandem/text/number_text.h"
+#include "tandem/text/message_text.h"
 #include "tandem/train/loss_scaler.h"
 
 namespace tandem {

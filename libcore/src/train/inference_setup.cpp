@@ -5,6 +5,7 @@
 #include "tandem/dist/dist_keys.h"
 #include "tandem/dist/gpu_math.h"
 #include "tandem/dist/placement.h"
+#include "tandem/train/train_keys.h"
 
 namespace tandem {
 
@@ -16,8 +17,7 @@ InferenceSetup inference_setup(const World& world, const Config& config, bool fi
   if (!placement.cuda) return setup;
   set_gpu_math(dist, fixed_shapes);
   if (dist.inference_fp32) return setup;
-  setup.precision =
-      resolve_precision(config.get_string("train.precision"), true, gpu_info(placement.device_index).cc_major);
+  setup.precision = resolve_precision(run_settings(config).precision, true, gpu_info(placement.device_index).cc_major);
   return setup;
 }
 

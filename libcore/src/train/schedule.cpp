@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "tandem/error.h"
-#include "tandem/text/number_text.h"
+#include "tandem/text/message_text.h"
 
 namespace tandem {
 

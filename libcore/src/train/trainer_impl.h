@@ -45,7 +45,7 @@
 #include "tandem/train/bad_steps.h"
 #include "tandem/train/batch_norm_stats.h"
 #include "tandem/train/ema.h"
-#include "tandem/text/first_few.h"
+#include "tandem/text/message_text.h"
 #include "tandem/train/evaluate.h"
 #include "tandem/train/loss_scaler.h"
 #include "tandem/train/memory_plan.h"

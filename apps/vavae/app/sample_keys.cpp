@@ -1,4 +1,4 @@
-#include "app/user_ids_arg.h"
+#include "app/sample_keys.h"
 
 #include <sstream>
 
