@@ -90,7 +90,7 @@ void check_model_began_alike(const std::string& dir, int64_t seed, int64_t size)
   const auto began_opt = began_with(path);
   if (!began_opt) return;
   const tandem::Config& began = *began_opt;
-  const int64_t their_seed = tandem::run_settings(began).seed;
+  const int64_t their_seed = tandem::run_fields(began).seed;
   const int64_t their_size = tandem::read_fields<ImageKeys>(began).store.size;
   if (their_seed != seed || their_size != size)
     throw UsageError(path.string() + ": this model began with train.seed " + std::to_string(their_seed) + " at " +
@@ -107,7 +107,7 @@ uint64_t cv_seed(tandem::World& world, const tandem::Config& config, const std::
   const int64_t configured = tandem::run_settings(config).seed;
   if (configured < 0)
     if (const auto began = began_with(fs::path(cv_dir) / "config.toml"))
-      return static_cast<uint64_t>(tandem::run_settings(*began).seed);
+      return static_cast<uint64_t>(tandem::run_fields(*began).seed);
   return tandem::shared_seed(world, configured);
 }
 

@@ -22,9 +22,7 @@ constexpr int64_t kSmallStemBelow = 96;
 
 }  // namespace
 
-ModelSpec model_spec(const tandem::Config& config, int64_t num_classes) {
-  const ModelKeys k = tandem::read_keys<ModelKeys>(config);
-  const ImageKeys image = tandem::read_fields<ImageKeys>(config);
+ModelSpec model_spec(const ModelKeys& k, const ImageKeys& image, int64_t num_classes) {
   ModelSpec spec;
   spec.resnet.depth = k.depth;
   spec.resnet.in_channels = image.store.channels;

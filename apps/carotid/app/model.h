@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "app/image_settings.h"
 #include "tandem/config/settings.h"
 #include "tandem/nn/resnet.h"
 
@@ -64,12 +65,11 @@ struct ModelSpec {
   std::string load;       // a model or checkpoint .h5 (its "model" set), or empty
 };
 
-// From model.*, data.channels and data.image_size; "auto" stem resolved.
-// Throws UsageError for a model.* key out of its range or an init_from
-// without the "safetensors:" prefix. The data.* keys are read unchecked:
-// train checks them first (image_store_options), and those of a model file
-// were checked when it was trained.
-ModelSpec model_spec(const tandem::Config& config, int64_t num_classes);
+// From model.*, data.channels and data.image_size: read_keys of the user's
+// config for train, read_fields of a model file's for predict. "auto" stem
+// resolved. Throws UsageError for an init_from without the "safetensors:"
+// prefix.
+ModelSpec model_spec(const ModelKeys& model, const ImageKeys& image, int64_t num_classes);
 
 // A model with the spec's starting weights, on the CPU. Throws UsageError
 // naming the file when weights are missing, unreadable or of another shape.

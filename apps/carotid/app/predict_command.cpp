@@ -257,7 +257,8 @@ tandem::EvalRows predicted_rows(tandem::World& world, const tandem::Config& conf
   std::vector<tandem::EvalRows> each;
   for (size_t m = 0; m < files.size(); ++m) {
     TaskOptions options;
-    options.model = model_spec(configs[m], classes);
+    options.model =
+        model_spec(tandem::read_fields<ModelKeys>(configs[m]), tandem::read_fields<ImageKeys>(configs[m]), classes);
     options.model.init_from.clear();
     options.model.load = files[m];
     options.image_size = tandem::read_fields<ImageKeys>(configs[m]).store.size;

@@ -27,7 +27,9 @@ std::string timestamp_name(const std::string& prefix) {
   return prefix + text;
 }
 
-std::string pick(const tandem::Config& config, const std::string& prefix) {
+}  // namespace
+
+std::string pick_run_dir(const tandem::Config& config, const std::string& prefix) {
   const std::string given = tandem::read_keys<CommandKeys>(config).run_dir;
   if (!given.empty()) return given;
   const fs::path base = tandem::run_settings(config).out_dir;
@@ -48,19 +50,19 @@ std::string pick(const tandem::Config& config, const std::string& prefix) {
   return (base / name).string();
 }
 
-}  // namespace
-
 void create_run_dir(const tandem::Config& config, const std::string& dir) {
   fs::create_directories(dir);
   const char* job = std::getenv("SLURM_JOB_ID");
   if (!job || !*job || !tandem::read_keys<CommandKeys>(config).run_dir.empty()) return;
-  const fs::path marker = fs::path(tandem::run_settings(config).out_dir) / (".slurm-job-" + std::string(job));
+  // Beside the folder, in the train.out_dir it was picked in: train has set
+  // train.out_dir to the folder itself by now.
+  const fs::path marker = fs::path(dir).parent_path() / (".slurm-job-" + std::string(job));
   const std::string name = fs::path(dir).filename().string();
   tandem::write_bytes_atomically(marker.string(), name + "\n");
 }
 
 std::string choose_run_dir(tandem::World& world, const tandem::Config& config, const std::string& prefix) {
-  std::string dir = world.is_main() ? pick(config, prefix) : std::string();
+  std::string dir = world.is_main() ? pick_run_dir(config, prefix) : std::string();
   uint64_t length = dir.size();
   world.broadcast_bytes(&length, sizeof length, 0);
   dir.resize(length);

@@ -17,8 +17,13 @@ namespace carotid {
 // folders: train_..., or cv_... for a cross-validation.
 std::string choose_run_dir(tandem::World& world, const tandem::Config& config, const std::string& prefix = "train");
 
+// What choose_run_dir gives: cmd.run_dir; else, under Slurm, the folder the
+// job's marker names, when it exists; else a new name.
+std::string pick_run_dir(const tandem::Config& config, const std::string& prefix = "train");
+
 // Rank 0, once the input is checked: creates the folder and, under Slurm, the
-// marker train.out_dir/.slurm-job-<SLURM_JOB_ID> that names it.
+// marker .slurm-job-<SLURM_JOB_ID> beside it (in the train.out_dir it was
+// picked in) that names it.
 void create_run_dir(const tandem::Config& config, const std::string& dir);
 
 }  // namespace carotid

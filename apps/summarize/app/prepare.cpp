@@ -60,6 +60,19 @@ GPTConfig model_shape(const ModelKeys& k) {
   return g;
 }
 
+// The model of these keys; LoRA's validated against its shape.
+ModelSpec spec_of(const ModelKeys& model, const LoraSettings& lora) {
+  ModelSpec spec;
+  spec.shape = model_shape(model);
+  spec.init_from = model.init_from;
+  spec.lora = lora;
+  spec.lora.validate(spec.shape);
+  if (spec.lora.enabled() && spec.init_from.rfind("hf:", 0) != 0)
+    throw tandem::UsageError("model.lora.targets adapts a pretrained GPT-2, and model.init_from is \"" +
+                             spec.init_from + "\": set it to \"hf:DIR\", the Hugging Face folder of the base");
+  return spec;
+}
+
 }  // namespace
 
 Gpt2Tokenizer load_tokenizer(const tandem::Config& config) {
@@ -73,18 +86,10 @@ Gpt2Tokenizer load_tokenizer(const tandem::Config& config) {
 }
 
 ModelSpec model_spec(const tandem::Config& config) {
-  const ModelKeys model = tandem::read_keys<ModelKeys>(config);
-  ModelSpec spec;
-  spec.shape = model_shape(model);
-  spec.init_from = model.init_from;
   // LoRA's keys are checked only when it is on: unused, they stop nothing.
-  spec.lora = tandem::read_fields<LoraSettings>(config);
-  if (spec.lora.enabled()) spec.lora = tandem::read_keys<LoraSettings>(config);
-  spec.lora.validate(spec.shape);
-  if (spec.lora.enabled() && spec.init_from.rfind("hf:", 0) != 0)
-    throw tandem::UsageError("model.lora.targets adapts a pretrained GPT-2, and model.init_from is \"" +
-                             spec.init_from + "\": set it to \"hf:DIR\", the Hugging Face folder of the base");
-  return spec;
+  const bool lora = tandem::read_fields<LoraSettings>(config).enabled();
+  return spec_of(tandem::read_keys<ModelKeys>(config),
+                 lora ? tandem::read_keys<LoraSettings>(config) : tandem::read_fields<LoraSettings>(config));
 }
 
 void record_shape(tandem::Config& config, const GPTConfig& shape) {
@@ -98,17 +103,18 @@ void record_shape(tandem::Config& config, const GPTConfig& shape) {
 ModelSpec trained_spec(const tandem::Config& config, const std::string& path) {
   if (!fs::is_regular_file(path)) throw tandem::UsageError("checkpoint '" + path + "' not found (set --checkpoint)");
   if (!tandem::has_config(path)) return model_spec(config);
-  tandem::Config trained = tandem::config_from_checkpoint(summarize_schema(), path);
+  // The file's keys as stored: the build that wrote it accepted them.
+  const tandem::Config trained = tandem::config_from_checkpoint(summarize_schema(), path);
+  ModelKeys stored = tandem::read_fields<ModelKeys>(trained);
+  const LoraSettings lora = tandem::read_fields<LoraSettings>(trained);
   // Files written before record_shape name only the preset or the folder.
-  const ModelKeys stored = tandem::read_fields<ModelKeys>(trained);
   const bool recorded = stored.n_layer > 0 && stored.n_head > 0 && stored.n_embd > 0 && stored.block_size > 0;
-  const bool adapters = tandem::read_fields<LoraSettings>(trained).enabled();
-  if (recorded && !adapters) trained.set("model.init_from", std::string("scratch"), path);
+  if (recorded && !lora.enabled()) stored.init_from = "scratch";
   // Adapters need their base: where this command says it now lies, or where
   // it lay in training. Either way its checksum must be the one recorded.
-  if (adapters && config.source("model.init_from") != "default")
-    trained.set("model.init_from", tandem::read_fields<ModelKeys>(config).init_from, config.source("model.init_from"));
-  return model_spec(trained);
+  if (lora.enabled() && config.source("model.init_from") != "default")
+    stored.init_from = tandem::read_keys<ModelKeys>(config).init_from;
+  return spec_of(stored, lora);
 }
 
 Prepared prepare_data(tandem::World& world, const tandem::Config& config, const Gpt2Tokenizer& tok,

@@ -73,6 +73,7 @@ Corpus load_corpus(const tandem::Config& config, uint64_t seed) {
     corpus.val = read_examples(k.val_csv, cols, true, skip);
   } else {
     const double fraction = k.val_fraction;
+    tandem::require(config, "data.val_fraction", fraction, tandem::strictly_between(0, 1));
     if (tandem::run_settings(config).seed == -1)
       throw tandem::UsageError("train.seed = -1 draws a new seed at every start, so a resumed run, eval and predict "
                                "would hold out other rows of " + train + " for validation: give train.seed a "

@@ -157,16 +157,17 @@ void add_model_keys(Schema& schema, const std::string& table, const std::string&
 
 namespace {
 
-// The settings of `tables` from the Config, each checked; the others keep
-// their defaults.
-TrainSettings read_settings(const Config& config, const std::string& model_table, bool run, bool model) {
+// The settings of `tables` from the Config, each checked when `checked`; the
+// others keep their defaults.
+TrainSettings read_settings(const Config& config, const std::string& model_table, bool run, bool model,
+                            bool checked = true) {
   TrainSettings t;
   t.key.model_table = model_table;
   each_setting(t, [&](Table table, const std::string& name, auto& field, const std::string&, const Check& check) {
     if (table == Table::Run ? !run : !model) return;
     const std::string key = key_of(table, name, model_table);
     read_field(config, key, field);
-    require(config, key, field, check);
+    if (checked) require(config, key, field, check);
   });
   return t;
 }
@@ -174,6 +175,7 @@ TrainSettings read_settings(const Config& config, const std::string& model_table
 }  // namespace
 
 TrainSettings run_settings(const Config& config) { return read_settings(config, "train", true, false); }
+TrainSettings run_fields(const Config& config) { return read_settings(config, "train", true, false, false); }
 
 TrainSettings train_settings(const Config& config, const std::string& model_table) {
   TrainSettings t = read_settings(config, model_table, true, true);

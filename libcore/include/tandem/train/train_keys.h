@@ -74,5 +74,8 @@ TrainSettings train_settings(const Config& config, const std::string& model_tabl
 // model's keep their defaults. For commands that train nothing, and in apps
 // whose models' keys are not under [train].
 TrainSettings run_settings(const Config& config);
+// The run's settings as a config.toml or model file stored them, unchecked:
+// the build that wrote it accepted them.
+TrainSettings run_fields(const Config& config);
 
 }  // namespace tandem
