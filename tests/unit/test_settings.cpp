@@ -79,6 +79,23 @@ TEST(Settings, FieldsAreReadFromTheConfig) {
   EXPECT_TRUE(k.names.empty());
 }
 
+TEST(Settings, EachRuleSaysWhatItAllows) {
+  const tandem::Check depth = tandem::one_of_counts({18, 34});
+  EXPECT_EQ(depth.what(), "18 or 34");
+  EXPECT_EQ(tandem::one_of_counts({1, 2, 3}).what(), "1, 2 or 3");
+  EXPECT_TRUE(depth.holds(34));
+  EXPECT_FALSE(depth.holds(50));
+  const tandem::Check open = tandem::strictly_between(0, 1);
+  EXPECT_EQ(open.what(), "in (0, 1)");
+  EXPECT_TRUE(open.holds(0.5));
+  EXPECT_FALSE(open.holds(0));
+  EXPECT_FALSE(open.holds(1));
+  const tandem::Check share = tandem::above_up_to(0, 1);
+  EXPECT_EQ(share.what(), "in (0, 1]");
+  EXPECT_TRUE(share.holds(1));
+  EXPECT_FALSE(share.holds(0));
+}
+
 TEST(Settings, ABadValueNamesTheKeyTheRuleAndItsSource) {
   const tandem::Schema s = toy_schema();
   const auto refused = [&](const std::string& text) {
