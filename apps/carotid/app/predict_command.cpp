@@ -274,7 +274,7 @@ tandem::EvalRows predicted_rows(tandem::World& world, const tandem::Config& conf
 // Where predictions go: cmd.out, else CV/predictions for a cv folder, else
 // the model's run folder's predictions/.
 fs::path output_dir(const tandem::Config& config, const std::string& model_path) {
-  const std::string& out = tandem::read_keys<CommandKeys>(config).out;
+  const std::string out = tandem::read_keys<CommandKeys>(config).out;
   if (!out.empty()) return out;
   if (fs::is_directory(model_path)) return fs::path(model_path) / "predictions";
   return fs::path(model_path).parent_path().parent_path() / "predictions";
