@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tandem/dist/dist_keys.h"
+#include "tandem/dist/world.h"
 #include "tandem/error.h"
 #include "tandem/train/preemption.h"
 
@@ -43,8 +45,17 @@ std::string commands_help(const std::vector<Command>& commands) {
 }
 
 int run_command(const Command& command, World& world, const Config& config) {
+  // From here every collective of every command is held to the job's limits,
+  // not only the Trainer's.
+  const DistSettings dist = dist_settings(config);
+  world.set_limits(dist.timeout_s, dist.setup_timeout_s);
   if (command.checkpoints_on_signal) install_preemption_handlers();
-  return command.run(world, config);
+  const int status = command.run(world, config);
+  // A command's last work is often rank 0's alone (a report, an export, a
+  // submission): the others wait for it as for set-up, not as for a
+  // collective, before the shut-down holds them to dist.timeout_s.
+  if (world.size() > 1) world.setup_barrier("every rank to finish '" + command.name + "'");
+  return status;
 }
 
 }  // namespace tandem

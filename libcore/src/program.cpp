@@ -50,6 +50,8 @@ int run_program(int argc, char** argv, const std::function<int(World&, int, char
     return body(world, argc, argv);
   } catch (const UsageError& e) {
     fail(world, e, kExitUsage);
+  } catch (const JobEnding& e) {
+    fail(world, e, kExitWatchdog);
   } catch (const std::exception& e) {
     fail(world, e, kExitFailure);
   }

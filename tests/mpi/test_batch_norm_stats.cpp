@@ -113,3 +113,62 @@ TEST(BatchNormStats, ModelWithoutBatchNormRunsNothing) {
 }
 
 }  // namespace
+
+namespace {
+
+// Pooling the running statistics a trainer keeps (pool_batch_norm_buffers),
+// run on 3 ranks: equal statistics come out bitwise unchanged, where a
+// float32 average of 3 equal values moves some by an ulp; a buffer that is
+// not a statistic is left alone, and an EMA's copies pool as the model's do.
+struct Tabled : torch::nn::Module {
+  Tabled() {
+    bn = register_module("bn", torch::nn::BatchNorm1d(64));
+    table = register_buffer("table", torch::zeros({8}));
+  }
+  torch::nn::BatchNorm1d bn{nullptr};
+  torch::Tensor table;
+};
+
+TEST(BatchNormPooling, EqualStatisticsSurviveBitwiseAndOtherBuffersAreLeftAlone) {
+  auto& world = test_world();
+  tandem::MpiComm comm(world);
+  Tabled net;
+  auto g = at::make_generator<at::CPUGeneratorImpl>(7);
+  net.bn->running_mean.copy_(torch::randn({64}, g) * 3.7);
+  net.bn->running_var.copy_(torch::rand({64}, g) * 1.3 + 0.1);
+  net.table.fill_(static_cast<double>(world.rank()) + 0.5);
+  const auto mean = net.bn->running_mean.clone(), var = net.bn->running_var.clone();
+  tandem::NamedTensors ema = {{"bn.running_mean", mean.clone()}, {"bn.running_var", var.clone()},
+                              {"table", net.table.clone()}};
+  // What an ulp's move would look like: the float32 mean of the ranks' equal
+  // values, summed then divided, is not always the value.
+  auto f32_mean = mean.clone();
+  comm.allreduce(f32_mean, tandem::ReduceOp::Sum);
+  f32_mean.div_(world.size());
+  if (world.size() == 3) EXPECT_FALSE(torch::equal(f32_mean, mean)) << "the test's values would not show the ulp";
+
+  tandem::pool_batch_norm_buffers(net, ema, comm);
+  EXPECT_TRUE(torch::equal(net.bn->running_mean, mean));
+  EXPECT_TRUE(torch::equal(net.bn->running_var, var));
+  EXPECT_TRUE(torch::equal(ema[0].second, mean));
+  EXPECT_TRUE(torch::equal(ema[1].second, var));
+  EXPECT_EQ(net.table[0].item<float>(), static_cast<float>(world.rank()) + 0.5f);
+  EXPECT_EQ(ema[2].second[0].item<float>(), static_cast<float>(world.rank()) + 0.5f);
+}
+
+TEST(BatchNormPooling, VarianceCountsTheSpreadOfTheRanksMeans) {
+  auto& world = test_world();
+  tandem::MpiComm comm(world);
+  Tabled net;
+  // Rank r: mean r + 1, variance 2 (r + 1). Over n ranks, by hand: the
+  // pooled mean is (n + 1) / 2; the pooled variance the mean variance,
+  // n + 1, plus the spread of 1..n about its mean, (n^2 - 1) / 12.
+  const double r = world.rank(), n = world.size();
+  net.bn->running_mean.fill_(r + 1);
+  net.bn->running_var.fill_(2 * (r + 1));
+  tandem::pool_batch_norm_buffers(net, {}, comm);
+  EXPECT_FLOAT_EQ(net.bn->running_mean[5].item<float>(), static_cast<float>((n + 1) / 2));
+  EXPECT_FLOAT_EQ(net.bn->running_var[5].item<float>(), static_cast<float>(n + 1 + (n * n - 1) / 12));
+}
+
+}  // namespace

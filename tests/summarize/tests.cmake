@@ -92,6 +92,13 @@ if(EXISTS ${SCITLDR}/train.csv)
 else()
   message(STATUS "summarize_scitldr_submission skipped: ${SCITLDR} is absent")
 endif()
+# ZeRO-2's clipping norm and weights against the unsharded run's, on the
+# tiny GPT (SciTLDR where ../shared/data has it, else the demo dialogues).
+add_test(NAME summarize_shard_norm
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/shard_norm.sh $<TARGET_FILE:summarize> ${MPIEXEC_EXECUTABLE}
+                 ${CMAKE_CURRENT_BINARY_DIR}/shard-norm ${SCITLDR})
+set_tests_properties(summarize_shard_norm PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}" LABELS "summarize;e2e"
+                     TIMEOUT 600)
 # LoRA as users run it: adapters alone in every file, resumed bit for bit,
 # evaluated and exported; another base, an unknown target, rank 0 and LoRA
 # without a base stop at the door.

@@ -293,3 +293,35 @@ TEST_F(CheckpointTest, OpensInH5py) {
 }
 
 }  // namespace
+
+namespace {
+
+// What a resume opens: the state at once, each tensor (or a run of its rows)
+// when asked, the same values load_checkpoint reads, and the same refusals.
+TEST_F(CheckpointTest, AnOpenedCheckpointReadsItsTensorsWhenAsked) {
+  const auto w = torch::arange(12, torch::kFloat).reshape({4, 3});
+  tandem::save_checkpoint(path("c.h5"), {{"model", {{"w", w}, {"b", torch::ones({3})}}}}, {{"step", int64_t{7}}});
+  const Checkpoint opened = tandem::open_checkpoint(path("c.h5"));
+  EXPECT_EQ(opened.get_int("step"), 7);
+  EXPECT_TRUE(opened.sets.empty());
+  EXPECT_TRUE(opened.has_set("model"));
+  EXPECT_FALSE(opened.has_set("ema"));
+  const auto model = opened.source("model");
+  EXPECT_EQ(model->names(), (std::vector<std::string>{"w", "b"}));
+  EXPECT_EQ(model->shape("w"), (std::vector<int64_t>{4, 3}));
+  EXPECT_TRUE(torch::equal(model->read("w"), w));
+  EXPECT_TRUE(torch::equal(model->read_rows("w", 1, 3), w.narrow(0, 1, 2)));
+
+  auto w2 = torch::zeros({4, 3}), b2 = torch::zeros({3});
+  tandem::restore(opened, "model", {{"w", w2}, {"b", b2}});
+  EXPECT_TRUE(torch::equal(w2, w));
+  auto wrong = torch::zeros({3, 4});
+  const std::string why = tandem::testing::message_of<tandem::UsageError>(
+      [&] { tandem::restore(opened, "model", {{"w", wrong}, {"b", b2}}); });
+  EXPECT_NE(why.find("1 of another shape: w: checkpoint [4,3] vs model [3,4]"), std::string::npos) << why;
+  EXPECT_TRUE(torch::equal(wrong, torch::zeros({3, 4}))) << "nothing is copied on a refusal";
+  EXPECT_EQ(tandem::testing::message_of<tandem::UsageError>([&] { opened.source("ema"); }),
+            path("c.h5") + ": no tensor set 'ema' in the checkpoint");
+}
+
+}  // namespace

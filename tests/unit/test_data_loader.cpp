@@ -6,6 +6,11 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
+
+#if TANDEM_TORCH_HAS_CUDA
+#include <ATen/cuda/Sleep.h>
+#endif
 
 #include "tandem/data/loader.h"
 #include "tandem/data/prefetcher.h"
@@ -170,6 +175,40 @@ TEST(DeviceFeed, CpuBatchesInOrderThenItEnds) { check_feed(c10::Device("cpu")); 
 TEST(DeviceFeed, CudaBatchesCopiedOnTheirOwnStreamInOrder) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   check_feed(c10::Device("cuda:0"));
+}
+
+// Batches big enough that a copy takes far longer than a kernel launch (64
+// MiB, milliseconds over PCIe): read at once, a batch whose copy the caller's
+// stream did not wait for would sum a half-copied tensor; read again after
+// the GPU has slept, once the next batch's copy has begun, a batch whose
+// memory was not marked in use on the caller's stream (record_stream) would
+// have been handed to that copy and overwritten.
+TEST(DeviceFeed, CudaCopiesAreWaitedForAndTheirMemoryKeptWhileInUse) {
+#if TANDEM_TORCH_HAS_CUDA
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const c10::Device gpu("cuda:0");
+  const int64_t n = int64_t{1} << 24;
+  tandem::Loader loader(tandem::pinned_for(
+                            [n](int64_t i) {
+                              return tandem::Batch{{"x", torch::full({n}, i + 1, torch::kInt32)}};
+                            },
+                            gpu),
+                        0, 6, 2);
+  tandem::DeviceFeed feed(loader, gpu);
+  std::vector<at::Tensor> at_once, later;
+  for (int64_t i = 0; i < 6; ++i) {
+    const at::Tensor x = feed.next().device.at("x");
+    at_once.push_back(x.sum());
+    at::cuda::sleep(50'000'000);  // tens of milliseconds of the caller's stream
+    later.push_back(x.sum());
+  }
+  for (int64_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(at_once[i].item<int64_t>(), (i + 1) * n) << "batch " << i << " read before its copy ended";
+    EXPECT_EQ(later[i].item<int64_t>(), (i + 1) * n) << "batch " << i << "'s memory was reused while in use";
+  }
+#else
+  GTEST_SKIP() << "built against a LibTorch without CUDA";
+#endif
 }
 
 }  // namespace

@@ -4,6 +4,10 @@
 #include <string>
 
 #include "tandem/compat.h"
+#include "tandem/config/schema.h"
+#include "tandem/io/checkpoint.h"
+#include "tandem/train/inference_setup.h"
+#include "tandem/train/train_keys.h"
 #include "tandem/error.h"
 #include "tandem/train/autocast_guard.h"
 #include "tandem/train/precision.h"
@@ -53,6 +57,49 @@ TEST(TrainPrecision, Names) {
 void expect_state(const tandem::compat::AutocastState& actual, const tandem::compat::AutocastState& expected) {
   EXPECT_EQ(actual.enabled, expected.enabled);
   EXPECT_EQ(actual.dtype, expected.dtype);
+}
+
+// Inference's precision (inference_setup.h): the model's recorded precision
+// unless the command names one or forces fp32; where the device lacks it,
+// what "auto" gives there.
+TEST(InferencePrecision, TheModelsOwnUnlessTheCommandSaysOtherwise) {
+  using tandem::inference_precision;
+  // A model trained in fp32 (fp16 diverged) is not run under fp16 on a T4.
+  EXPECT_EQ(inference_precision("fp32", "auto", false, true, 7).precision, Precision::FP32);
+  EXPECT_EQ(inference_precision("fp16", "auto", false, true, 9).precision, Precision::FP16);
+  EXPECT_EQ(inference_precision("bf16", "auto", false, true, 8).precision, Precision::BF16);
+  // bf16 on a T4 falls back as training there would have.
+  const auto t4 = inference_precision("bf16", "auto", false, true, 7);
+  EXPECT_EQ(t4.precision, Precision::FP16);
+  EXPECT_NE(t4.why.find("lacks"), std::string::npos) << t4.why;
+  // No record: "auto" for the device.
+  EXPECT_EQ(inference_precision("", "auto", false, true, 7).precision, Precision::FP16);
+  EXPECT_EQ(inference_precision("", "auto", false, true, 9).precision, Precision::BF16);
+  // The command's own setting wins, checked as training checks it.
+  EXPECT_EQ(inference_precision("fp32", "bf16", false, true, 8).precision, Precision::BF16);
+  EXPECT_EQ(inference_precision("bf16", "fp32", false, true, 8).precision, Precision::FP32);
+  EXPECT_THROW(inference_precision("fp32", "bf16", false, true, 7), tandem::UsageError);
+  // dist.inference_fp32 forces fp32; the CPU always runs it.
+  EXPECT_EQ(inference_precision("fp16", "fp16", true, true, 7).precision, Precision::FP32);
+  EXPECT_EQ(inference_precision("bf16", "bf16", false, false, 0).precision, Precision::FP32);
+}
+
+class TrainedPrecision : public tandem::testing::TempDirTest {};
+
+TEST_F(TrainedPrecision, ReadFromTheRecordOrAnOlderFilesConfig) {
+  tandem::Schema schema;
+  tandem::add_train_keys(schema);
+  const auto weights = tandem::TensorSets{{"model", {{"w", torch::ones({2})}}}};
+  tandem::save_checkpoint(path("recorded.h5"), weights,
+                          {{"precision", std::string("fp32")}, {"config", std::string("[train]\nprecision = \"auto\"\n")}});
+  tandem::save_checkpoint(path("older.h5"), weights, {{"config", std::string("[train]\nprecision = \"fp16\"\n")}});
+  tandem::save_checkpoint(path("auto.h5"), weights, {{"config", std::string("[train]\nprecision = \"auto\"\n")}});
+  tandem::save_checkpoint(path("foreign.h5"), weights, {});
+  EXPECT_EQ(tandem::trained_precision(path("recorded.h5"), schema), "fp32");
+  EXPECT_EQ(tandem::trained_precision(path("older.h5"), schema), "fp16");
+  EXPECT_EQ(tandem::trained_precision(path("auto.h5"), schema), "");
+  EXPECT_EQ(tandem::trained_precision(path("foreign.h5"), schema), "");
+  EXPECT_EQ(tandem::trained_precision("", schema), "");
 }
 
 TEST(TrainAutocastGuard, Bf16OnCpuLowersMatmulsInsideOnly) {

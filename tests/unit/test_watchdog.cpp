@@ -3,12 +3,14 @@
 #include <atomic>
 #include <memory>
 #include <chrono>
+#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "tandem/dist/watchdog.h"
+#include "tandem/error.h"
 
 namespace {
 
@@ -29,7 +31,7 @@ struct Gate {
 class StuckWork : public tandem::Work {
  public:
   explicit StuckWork(bool launched = true) : Work("allreduce(sum) f32[8]") { launched_ = launched; }
-  void wait() override {}
+  void finish() override {}
   bool done() override {
     if (block_done) gate->wait();
     return finished;
@@ -46,6 +48,14 @@ class StuckWork : public tandem::Work {
   // detached thread, and must find its gate.
   std::shared_ptr<Gate> gate;
   std::string error;  // set before watch(): what the library would report
+};
+
+// Opens a gate when it goes out of scope, however the test leaves it:
+// declared after the Watchdog, so that it opens before the watchdog's
+// threads are joined.
+struct OpenAtEnd {
+  std::shared_ptr<Gate> gate;
+  ~OpenAtEnd() { gate->open(); }
 };
 
 // A stuck work whose done() or abort() blocks until its gate opens.
@@ -169,21 +179,25 @@ TEST(Watchdog, EndsTheJobWhenPollingBlocksNamingTheWork) {
   const auto start = Clock::now();
   {
     tandem::Watchdog dog(0, 0.2, rec.hooks());
+    const OpenAtEnd open_at_end{gate};
     dog.watch(work);
+    // watch() never waits for a poll: a launching thread must not block on
+    // it, even while the poll is stuck.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto t0 = Clock::now();
+    dog.watch(std::make_shared<StuckWork>());
+    EXPECT_LT(since(t0, Clock::now()), 0.05);
     EXPECT_TRUE(rec.wait_end(5.0));
     ASSERT_FALSE(rec.events.empty());
     EXPECT_NE(rec.events[0].find("watchdog: asking whether allreduce(sum) f32[8] on rank 0 has finished has not "
                                  "returned"),
               std::string::npos)
         << rec.events[0];
-    // A poll starts within one tick of the watch and is given the timeout;
-    // the monitor looks once per tick.
+    // A poll starts within one tick of the watch, the work is given the
+    // timeout and two ticks, and the monitor looks once per tick.
     EXPECT_LT(since(start, rec.end_time), 0.2 + 3 * 0.05 + 1.0);
-    // watch() never waits for a poll: a launching thread must not block on it.
-    const auto t0 = Clock::now();
-    dog.watch(std::make_shared<StuckWork>());
-    EXPECT_LT(since(t0, Clock::now()), 0.05);
-    gate->open();
+    // Once the job ends, no collective starts.
+    EXPECT_THROW(dog.watch(std::make_shared<StuckWork>()), tandem::JobEnding);
   }
 }
 
@@ -197,6 +211,122 @@ TEST(Watchdog, TimesOutALaunchThatNeverReturns) {
   EXPECT_NE(rec.events[0].find("has not finished after 0 s (dist.timeout_s), still inside its launch"),
             std::string::npos)
       << rec.events[0];
+}
+
+// A collective the watchdog aborts, as ncclCommAbort ends one: its wait
+// returns, with whatever part of the result had arrived.
+class AbortedMidWay : public StuckWork {
+ protected:
+  void finish() override {
+    while (!aborted) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+};
+
+TEST(Watchdog, AfterFiringEveryCommunicatorCallThrowsAndNoPartialResultIsUsed) {
+  Record rec;
+  tandem::Watchdog dog(0, 0.2, rec.hooks());
+  auto finished_before = std::make_shared<StuckWork>();
+  finished_before->finished = true;
+  dog.watch(finished_before);
+  auto aborted = std::make_shared<AbortedMidWay>();
+  dog.watch(aborted);
+  // The training thread waits in the collective the watchdog times out.
+  auto waiter = std::async(std::launch::async, [&]() -> std::string {
+    try {
+      aborted->wait();
+      return "returned a partial result";
+    } catch (const tandem::JobEnding& e) {
+      return e.what();
+    }
+  });
+  ASSERT_TRUE(rec.wait_end(3.0));
+  const std::string said = waiter.get();
+  EXPECT_NE(said.find("allreduce(sum) f32[8]: the watchdog has ended the job"), std::string::npos) << said;
+  // No new collective starts, a finished one's wait refuses too, and the
+  // trainer's commit points (the step, a file) refuse.
+  EXPECT_THROW(dog.watch(std::make_shared<StuckWork>()), tandem::JobEnding);
+  EXPECT_THROW(finished_before->wait(), tandem::JobEnding);
+  try {
+    dog.require_running("the checkpoint of step 7");
+    ADD_FAILURE() << "require_running did not throw";
+  } catch (const tandem::JobEnding& e) {
+    EXPECT_NE(std::string(e.what()).find("the checkpoint of step 7: the watchdog has ended the job"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Watchdog, BeforeFiringWaitsAndWatchesPass) {
+  Record rec;
+  tandem::Watchdog dog(0, 60.0, rec.hooks());
+  auto work = std::make_shared<StuckWork>();
+  dog.watch(work);
+  EXPECT_NO_THROW(work->wait());
+  EXPECT_NO_THROW(dog.require_running("the optimizer step"));
+}
+
+// A finished collective whose release blocks (cudaEventDestroy on a hung
+// driver, in the watchdog's own thread once it holds the last reference),
+// beside a second one that never finishes: the job still ends within the
+// stated bound, naming both.
+class BlocksWhenDestroyed : public StuckWork {
+ public:
+  explicit BlocksWhenDestroyed(std::shared_ptr<Gate> g) {
+    finished = true;
+    gate = std::move(g);
+  }
+  ~BlocksWhenDestroyed() override { gate->wait(); }
+};
+
+TEST(Watchdog, EndsTheJobWhenReleasingAFinishedWorkBlocks) {
+  auto gate = std::make_shared<Gate>();
+  Record rec;
+  const double timeout = 0.5, tick = 0.05, grace = 0.3;
+  const auto start = Clock::now();
+  {
+    tandem::Watchdog dog(0, timeout, rec.hooks(grace));
+    const OpenAtEnd open_at_end{gate};
+    dog.watch(std::make_shared<BlocksWhenDestroyed>(gate));
+    dog.watch(std::make_shared<StuckWork>());
+    ASSERT_TRUE(rec.wait_end(5.0));
+  }
+  EXPECT_LT(since(start, rec.end_time), timeout + 3 * tick + grace + 0.25);
+  ASSERT_FALSE(rec.events.empty());
+  EXPECT_NE(rec.events[0].find("watchdog: releasing 1 finished works on rank 0 (allreduce(sum) f32[8]) has not "
+                               "returned"),
+            std::string::npos)
+      << rec.events[0];
+  EXPECT_NE(rec.events[0].find("and allreduce(sum) f32[8] has not finished after "), std::string::npos)
+      << rec.events[0];
+  EXPECT_NE(rec.events[0].find(" s (dist.timeout_s)"), std::string::npos) << rec.events[0];
+}
+
+// A poll that blocks once the work has waited most of its timeout: the
+// bound counts from the work's start, not from the poll's (which gave about
+// twice the timeout).
+class BlocksLate : public StuckWork {
+ public:
+  BlocksLate(std::shared_ptr<Gate> g, double after_s) : after_s_(after_s) { gate = std::move(g); }
+  bool done() override {
+    if (since(started(), Clock::now()) > after_s_) gate->wait();
+    return false;
+  }
+
+ private:
+  double after_s_;
+};
+
+TEST(Watchdog, TheStatedBoundHoldsWhenAPollBlocksLate) {
+  auto gate = std::make_shared<Gate>();
+  Record rec;
+  const double timeout = 1.0, tick = 0.1;
+  const auto start = Clock::now();
+  {
+    tandem::Watchdog dog(0, timeout, rec.hooks(/*grace_s=*/0.2));
+    const OpenAtEnd open_at_end{gate};
+    dog.watch(std::make_shared<BlocksLate>(gate, 0.85));
+    ASSERT_TRUE(rec.wait_end(5.0));
+  }
+  EXPECT_LT(since(start, rec.end_time), timeout + 3 * tick + 0.2 + 0.15);
 }
 
 }  // namespace

@@ -149,11 +149,16 @@ at::Tensor CarotidTask::image_of(const tandem::Batch& batch) {
   const auto u8 = batch.find("image_u8");
   if (u8 == batch.end()) return batch.at("image");
   const at::Tensor& raw = u8->second;
+  // Every divisor a tensor on the batch's device: CUDA divides by a host
+  // scalar as a multiply by its reciprocal, which rounds otherwise than the
+  // CPU's true division; by a device tensor both divide alike, so the bits
+  // are the host path's on either device.
   if (!device_mean_.defined() || device_mean_.device() != raw.device()) {
+    device_scale_ = torch::full({1}, 255.0f, torch::TensorOptions().device(raw.device()));
     device_mean_ = mean_.to(raw.device());
     device_std_ = std_.to(raw.device());
   }
-  return raw.to(at::kFloat).div_(255).sub_(device_mean_).div_(device_std_);
+  return raw.to(at::kFloat).div_(device_scale_).sub_(device_mean_).div_(device_std_);
 }
 
 tandem::Loss CarotidTask::loss(torch::nn::Module& model, const tandem::Batch& batch) {

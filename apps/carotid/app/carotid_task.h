@@ -90,7 +90,7 @@ class CarotidTask : public tandem::Task {
   // The normalisation's mean and std on the model's device, for the batches
   // that travel as uint8 (image_of); mean_ and std_ stay on the host for the
   // loader threads.
-  at::Tensor device_mean_, device_std_;
+  at::Tensor device_scale_, device_mean_, device_std_;
   // The batch's normalised float images: batch["image"], or batch["image_u8"]
   // normalised where it lies.
   at::Tensor image_of(const tandem::Batch& batch);

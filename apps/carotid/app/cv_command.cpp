@@ -148,7 +148,7 @@ int report(tandem::World& world, const std::string& cv_dir, bool tensorboard, co
     log::info("cross-validation report: ", cv_dir, "/cv_report.json, cv_report.txt, and the pooled out-of-fold ",
               "test_report.json, confusion_matrix.png, roc_curve.png\n", table);
   }
-  world.barrier();
+  world.setup_barrier("rank 0 to write the cross-validation report");
   return tandem::kExitOk;
 }
 
@@ -258,7 +258,7 @@ int train_fold(tandem::World& world, const tandem::Config& config, const CvPlan&
     log::info("fold ", fold, ": the mean of its ", plan.per_fold, " models judged in ", fold_dir(plan.cv_dir, fold),
               "/test_report.json");
   }
-  world.barrier();
+  world.setup_barrier("rank 0 to judge the fold's ensemble");
   return tandem::kExitOk;
 }
 

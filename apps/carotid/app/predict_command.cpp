@@ -248,14 +248,15 @@ std::map<int64_t, ImageStore> image_stores(tandem::World& world, const tandem::C
 tandem::EvalRows predicted_rows(tandem::World& world, const tandem::Config& config,
                                 const std::vector<std::string>& files, const std::vector<tandem::Config>& configs,
                                 int64_t classes, const std::map<int64_t, ImageStore>& stores, const Inputs& in) {
-  const tandem::InferenceSetup setup = tandem::inference_setup(world, config, /*fixed_shapes=*/true);
   tandem::EvalContext ctx;
   ctx.world = &world;
-  ctx.device = setup.device;
-  ctx.precision = setup.precision;
   ctx.micro_batch = tandem::train_settings(config).micro_batch.value;
   std::vector<tandem::EvalRows> each;
   for (size_t m = 0; m < files.size(); ++m) {
+    // Each model in the precision it was trained in.
+    const tandem::InferenceSetup setup = tandem::inference_setup(world, config, /*fixed_shapes=*/true, files[m]);
+    ctx.device = setup.device;
+    ctx.precision = setup.precision;
     TaskOptions options;
     options.model =
         model_spec(tandem::read_fields<ModelKeys>(configs[m]), tandem::read_fields<ImageKeys>(configs[m]), classes);

@@ -126,7 +126,7 @@ void judge_test(tandem::World& world, const tandem::Config& config, tandem::Trai
   tandem::EvalContext ctx;
   ctx.world = &world;
   ctx.device = model.parameters().front().device();
-  ctx.precision = tandem::inference_setup(world, config, /*fixed_shapes=*/true).precision;
+  ctx.precision = tandem::inference_setup(world, config, /*fixed_shapes=*/true, best.string()).precision;
   ctx.micro_batch = trainer.micro_batch();
   ctx.seed = run.seed;
   const double threshold = keep_threshold(world, run.threshold_rule, run.dataset.num_classes(), task, model, ctx,
@@ -144,7 +144,7 @@ void judge_test(tandem::World& world, const tandem::Config& config, tandem::Trai
               m.at("person_auc"), ", accuracy ", m.at("person_accuracy"), ", balanced accuracy ",
               m.at("person_balanced_accuracy"), "; report in ", run.run_dir, "/test_report.json");
   }
-  world.barrier();
+  world.setup_barrier("rank 0 to write the test report");
 }
 
 void log_dataset(const Dataset& dataset, const std::string& reuse) {

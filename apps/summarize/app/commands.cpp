@@ -36,9 +36,12 @@ namespace {
 
 std::string out_dir(const tandem::Config& config) { return tandem::run_settings(config).out_dir; }
 
-InferenceSettings inference_settings(tandem::World& world, const tandem::Config& config, int64_t eot) {
+// `model_file`: the file the model came from ("" for one being trained, or
+// from elsewhere), whose recorded precision inference takes.
+InferenceSettings inference_settings(tandem::World& world, const tandem::Config& config, int64_t eot,
+                                     const std::string& model_file) {
   InferenceSettings s;
-  s.generate.precision = tandem::inference_setup(world, config, /*fixed_shapes=*/false).precision;
+  s.generate.precision = tandem::inference_setup(world, config, /*fixed_shapes=*/false, model_file).precision;
   s.format = PromptTemplate::parse(tandem::read_keys<PrepareKeys>(config).prompt_template);
   const GenKeys gen = tandem::read_keys<GenKeys>(config);
   s.generate.max_new_tokens = gen.max_new_tokens;
@@ -54,11 +57,9 @@ InferenceSettings inference_settings(tandem::World& world, const tandem::Config&
 }
 
 // Where every command's model goes, whatever it was read from: the device the
-// dist.* keys put this rank on.
-GPT on_rank_device(tandem::World& world, const tandem::Config& config, GPT model) {
-  const auto setup = tandem::inference_setup(world, config, /*fixed_shapes=*/false);
-  model->to(setup.device);
-  tandem::log::info("model on ", setup.device.str(), ", ", tandem::to_string(setup.precision));
+// dist.* keys put this rank on (the log says in what precision it runs).
+GPT on_rank_device(tandem::World& world, const tandem::Config& config, GPT model, const std::string& model_file) {
+  model->to(tandem::inference_setup(world, config, /*fixed_shapes=*/false, model_file).device);
   return model;
 }
 
@@ -70,7 +71,7 @@ GPT load_model(tandem::World& world, const tandem::Config& config, const ModelSp
   tandem::require_frozen_base(file, adapters ? base_checksum(spec) : "");
   GPT model = adapters ? make_model(spec) : GPT(spec.shape);
   tandem::restore(file, "model", adapters ? tandem::trained_state(*model) : tandem::module_state(*model));
-  return on_rank_device(world, config, model);
+  return on_rank_device(world, config, model, path);
 }
 
 std::string default_checkpoint(const tandem::Config& config) {
@@ -94,7 +95,8 @@ void report_validation(tandem::World& world, const tandem::Config& config, GPT& 
                        const Corpus& corpus) {
   const auto val = first_examples(corpus.val, tandem::read_keys<CommandKeys>(config).examples);
   const bool stem = tandem::read_keys<ScoreKeys>(config).stemmer;
-  const auto scored = score_summaries(world, model, tok, val, inference_settings(world, config, tok.eot()), stem);
+  const auto settings = inference_settings(world, config, tok.eot(), default_checkpoint(config));
+  const auto scored = score_summaries(world, model, tok, val, settings, stem);
   if (world.rank() != 0) return;
   const auto& predictions = scored.predictions;
   std::vector<RougeScores> baseline;
@@ -129,7 +131,8 @@ void report_validation(tandem::World& world, const tandem::Config& config, GPT& 
 
 void write_submission(tandem::World& world, const tandem::Config& config, GPT& model, const Gpt2Tokenizer& tok,
                       const Corpus& corpus) {
-  const auto predictions = summarize_all(world, model, tok, corpus.test, inference_settings(world, config, tok.eot()));
+  const auto settings = inference_settings(world, config, tok.eot(), default_checkpoint(config));
+  const auto predictions = summarize_all(world, model, tok, corpus.test, settings);
   if (world.rank() != 0) return;
   const fs::path out = out_dir(config);
   std::vector<std::vector<std::string>> rows;
@@ -167,7 +170,7 @@ std::optional<RougeDuringTraining> rouge_during_training(tandem::World& world, c
   rouge.examples = first_examples(corpus.val, score.rouge_samples);
   if (rouge.examples.empty()) return std::nullopt;
   rouge.tokenizer = &s.tok;
-  rouge.settings = inference_settings(world, config, s.tok.eot());
+  rouge.settings = inference_settings(world, config, s.tok.eot(), "");
   rouge.settings.generate.sample = false;
   rouge.settings.generate.temperature = 1.0;
   rouge.settings.progress = false;
@@ -246,8 +249,8 @@ int run_generate(tandem::World& world, const tandem::Config& config) {
   const std::string& hf = k.hf;
   const std::string path = default_checkpoint(config);
   GPT model = hf.empty() ? load_model(world, config, trained_spec(config, path), path)
-                         : on_rank_device(world, config, load_hf(hf));
-  auto options = inference_settings(world, config, tok.eot()).generate;
+                         : on_rank_device(world, config, load_hf(hf), "");
+  auto options = inference_settings(world, config, tok.eot(), hf.empty() ? path : "").generate;
   const auto out = generate(model, {tok.encode(prompt)}, options);
   if (world.rank() == 0) std::cout << tok.decode(out.front()) << std::endl;
   return tandem::kExitOk;

@@ -44,7 +44,7 @@ TokenSet cached_tokens(tandem::World& world, const std::string& dir, const std::
     fs::create_directories(dir);
     save_tokens(path, set);
   }
-  world.barrier();
+  world.setup_barrier("rank 0 to tokenize the " + what + " examples (or find them in " + path + ")");
   return load_tokens(path);
 }
 

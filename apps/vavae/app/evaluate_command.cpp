@@ -92,11 +92,12 @@ int run_evaluate(tandem::World& world, const tandem::Config& config) {
 
   // Both sets are judged by the classifier validation picked.
   torch::nn::Module& net = trainer.model();
-  tandem::restore(tandem::load_checkpoint(tandem::trained_model(run_dir)), "model", tandem::module_state(net));
+  const std::string judge = tandem::trained_model(run_dir);
+  tandem::restore(tandem::load_checkpoint(judge), "model", tandem::module_state(net));
   tandem::EvalContext ctx;
   ctx.world = &world;
   ctx.device = net.parameters().front().device();
-  ctx.precision = tandem::inference_setup(world, config, /*fixed_shapes=*/true).precision;
+  ctx.precision = tandem::inference_setup(world, config, /*fixed_shapes=*/true, judge).precision;
   ctx.micro_batch = trainer.micro_batch();
   ctx.seed = tandem::shared_seed(world, stage.seed);
   const tandem::EvalRows real_rows = tandem::gather_eval_rows(task, net, ctx);

@@ -123,7 +123,9 @@ int run_extract(tandem::World& world, const tandem::Config& config) {
     ExtractJob mine = e;
     mine.seed = tandem::mix_seed(e.seed, std::string(name) == "train" ? 1 : 2);
     encode_shard(world, mine, *split, part_path(dir, name, world.rank()));
-    world.barrier();
+    // Rank 0 merges the parts of the split before (one-sided) while the
+    // others encode this one.
+    world.setup_barrier("every rank's " + std::string(name) + " latents (rank 0 merges the parts)");
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!world.is_main()) continue;
     LatentSet set = merge_parts(dir, name, *split, world.size());
@@ -139,7 +141,7 @@ int run_extract(tandem::World& world, const tandem::Config& config) {
               latent_file(config, name), ", latents ", set.latents.sizes());
   }
   if (world.is_main()) fs::remove_all(fs::path(dir) / "parts");
-  world.barrier();
+  world.setup_barrier("rank 0 to write the latents");
   return tandem::kExitOk;
 }
 

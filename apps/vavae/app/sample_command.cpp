@@ -120,7 +120,8 @@ int run_sample(tandem::World& world, const tandem::Config& config) {
                      latents.vae_hash + "): decode with that one, or run extract and train-dit again");
   Dit dit = load_dit(dit_path, latents);
   const SamplerOptions options = sampler_options(keys, dit->null_class());
-  const tandem::InferenceSetup setup = tandem::inference_setup(world, config, /*fixed_shapes=*/true);
+  // The DiT, which runs every sampler step, decides the precision.
+  const tandem::InferenceSetup setup = tandem::inference_setup(world, config, /*fixed_shapes=*/true, dit_path);
   const c10::Device device = setup.device;
   dit->to(device);
   vae.vae->to(device);
@@ -182,7 +183,7 @@ int run_sample(tandem::World& world, const tandem::Config& config) {
               static_cast<double>(mine.size()) / std::max(seconds, 1e-9), " images/s per rank) -> ", out,
               "/user{UU}_{iii}.png and grid.png");
   }
-  world.barrier();
+  world.setup_barrier("rank 0 to draw grid.png");
   return tandem::kExitOk;
 }
 

@@ -58,7 +58,7 @@ int run_train_vae(tandem::World& world, const tandem::Config& config) {
                               {{"preset", best.preset}, {"weights_hash", best.hash}});
     tandem::log::info("train-vae: ", best.path, " exported to ", file);
   }
-  world.barrier();
+  world.setup_barrier("rank 0 to export the VAE");
   return status;
 }
 

@@ -29,8 +29,10 @@ const Command& find_command(const std::vector<Command>& commands, const std::vec
 // The --help listing: a line per command, its help aligned after the name.
 std::string commands_help(const std::vector<Command>& commands);
 
-// Runs the command found, after installing the preemption handlers when it
-// checkpoints on a signal.
+// Runs the command found, after applying the config's dist.timeout_s and
+// dist.setup_timeout_s to the world and installing the preemption handlers
+// when it checkpoints on a signal; ends it in a setup barrier, since its last
+// work is often one rank's.
 int run_command(const Command& command, World& world, const Config& config);
 
 }  // namespace tandem

@@ -23,4 +23,14 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown by every communicator call (a launch, a wait) once the watchdog has
+// fired: the collective it timed out on, or one it aborted, may have left a
+// partial result in a tensor, and nothing computed from it may reach an
+// optimizer step, a checkpoint or a model file. PyTorch's ProcessGroupNCCL
+// likewise refuses collectives on an aborted communicator. main() turns it
+// into exit 3, the watchdog's status, while the watchdog ends the job.
+struct JobEnding : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace tandem

@@ -13,15 +13,19 @@ class FutureWork : public Work {
  public:
   FutureWork(std::string what, std::future<void> future, std::function<void()> then = {})
       : Work(std::move(what)), future_(future.share()), then_(std::move(then)) {}
+  FutureWork(std::string what, std::shared_future<void> future)
+      : Work(std::move(what)), future_(std::move(future)) {}
 
-  void wait() override {
+  bool done() override { return future_.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
+
+ protected:
+  void finish() override {
     future_.get();
     if (then_) {
       then_();
       then_ = nullptr;
     }
   }
-  bool done() override { return future_.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
 
  private:
   std::shared_future<void> future_;

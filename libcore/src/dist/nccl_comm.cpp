@@ -132,7 +132,7 @@ class NcclWork : public Work {
     launch_failed_ = true;
   }
 
-  void wait() override {
+  void finish() override {
     cuda_check(cudaSetDevice(device_), "cudaSetDevice");
     if (host_blocking_)
       cuda_check(cudaEventSynchronize(event_), "cudaEventSynchronize");
@@ -254,9 +254,31 @@ NcclComm::NcclComm(World& world, int device_index) : world_(world), s_(std::make
   work->wait();
 }
 
+// The communicator's end runs watched, held to dist.timeout_s as a
+// collective is: a clean exit's ncclCommDestroy waits for every rank's work
+// on it, and a peer stopped after its last collective would hold this rank
+// there for good; ncclCommAbort can block on a broken node too. Past the
+// limit the watchdog reports and ends the job (its abort of this work does
+// nothing: the end itself is what is stuck).
 NcclComm::~NcclComm() {
   cudaSetDevice(s_->device);
-  s_->handle->end(teardown_for(s_->handle->failed));
+  const Teardown how = teardown_for(s_->handle->failed);
+  std::shared_future<void> ended;
+  try {
+    ended = std::async(std::launch::async, [handle = s_->handle, device = s_->device, how] {
+              cudaSetDevice(device);
+              handle->end(how);
+            }).share();
+    s_->watchdog->watch(
+        std::make_shared<FutureWork>(how == Teardown::Abort ? "ncclCommAbort" : "ncclCommDestroy", ended));
+  } catch (...) {
+    // The watchdog has fired and is ending the job (JobEnding), or no thread
+    // could be started: the end runs unwatched, here or on its thread.
+  }
+  if (ended.valid())
+    ended.wait();
+  else
+    s_->handle->end(how);
   if (s_->stream) cudaStreamDestroy(s_->stream);
   if (s_->scratch) cudaFree(s_->scratch);
 }

@@ -89,14 +89,16 @@ World::~World() {
   // collective would keep this rank, and the launcher, there for good (a
   // Slurm job would sit until its time limit): the watchdog's timeout bounds
   // it too.
+  // Armed before the watchdog stops: joining its threads and the MPI thread
+  // waits for whatever they are inside, which a hung device can hold.
   const double finish_s = watchdog_->timeout();
-  watchdog_.reset();
-  mpi_.reset();
   const MpiDeadline deadline(finish_s, "MPI shut-down has not finished after " + number_text(finish_s) +
                                            " s (dist.timeout_s) on " + where(host_) + ", rank " +
                                            std::to_string(rank_) +
                                            ": another rank is stopped, or still working alone; this rank's "
                                            "work is done; ending the job.");
+  watchdog_.reset();
+  mpi_.reset();
   // Open MPI's MPI_Finalize lets the ranks go once each has entered it. A
   // rank that entered early (rank 1 while rank 0 writes the final model) and
   // then stopped would let rank 0 through and leave only the launcher
@@ -106,10 +108,40 @@ World::~World() {
   MPI_Finalize();
 }
 
-WorkHandle World::submit(std::string what, std::function<void()> job, std::function<void()> then) {
-  auto work = std::make_shared<FutureWork>(std::move(what), mpi_->submit(std::move(job)), std::move(then));
+WorkHandle World::submit(std::string what, std::function<void()> job, std::function<void()> then, bool setup) {
+  // Watched (which refuses once the watchdog has fired) before it is queued:
+  // a refusal must not leave a queued job writing to what its caller frees.
+  auto done = std::make_shared<std::promise<void>>();
+  auto work = std::make_shared<FutureWork>(std::move(what), done->get_future(), std::move(then));
+  if (setup) work->hold_to(setup_timeout_s_, "dist.setup_timeout_s");
   watchdog_->watch(work);
+  // The job, and the tensors it holds, go before the result is set: a
+  // finished collective keeps nothing of its tensors (MpiThread::submit).
+  mpi_->submit([job = std::move(job), done]() mutable {
+    try {
+      {
+        const std::function<void()> run = std::move(job);
+        job = nullptr;
+        run();
+      }
+      done->set_value();
+    } catch (...) {
+      done->set_exception(std::current_exception());
+    }
+  });
   return work;
+}
+
+void World::set_limits(double timeout_s, double setup_timeout_s) {
+  watchdog_->set_timeout(timeout_s);
+  setup_timeout_s_ = setup_timeout_s;
+}
+
+void World::setup_barrier(const std::string& what) {
+  log::info("waiting up to ", number_text(setup_timeout_s_), " s (dist.setup_timeout_s) for ", what);
+  submit(
+      "the wait for " + what, [] { mpi_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }, {}, /*setup=*/true)
+      ->wait();
 }
 
 void World::broadcast_bytes(void* data, size_t bytes, int root) {

@@ -9,6 +9,7 @@
 #include "tandem/error.h"
 #include "tandem/io/atomic_file.h"
 #include "tandem/io/h5file.h"
+#include "h5_guard.h"
 #include "tandem/text/message_text.h"
 
 namespace tandem {
@@ -89,7 +90,55 @@ Checkpoint load_checkpoint(const std::string& path) {
   return checkpoint;
 }
 
+namespace {
+
+// A set of an open checkpoint file.
+class FileSource : public TensorSource {
+ public:
+  FileSource(std::shared_ptr<const H5File> file, std::string set) : file_(std::move(file)), set_(std::move(set)) {}
+  std::vector<std::string> names() const override { return file_->list(set_); }
+  std::vector<int64_t> shape(const std::string& name) const override { return file_->shape(path(name)); }
+  at::Tensor read(const std::string& name) const override { return file_->read(path(name)); }
+  at::Tensor read_rows(const std::string& name, int64_t begin, int64_t end) const override {
+    return file_->read_rows(path(name), begin, end);
+  }
+
+ private:
+  std::string path(const std::string& name) const { return set_ + "/" + name; }
+  std::shared_ptr<const H5File> file_;
+  std::string set_;
+};
+
+}  // namespace
+
+Checkpoint open_checkpoint(const std::string& path) {
+  Checkpoint checkpoint;
+  checkpoint.path = path;
+  auto file = std::make_shared<const H5File>(path);
+  // The walk that opening starts reads every tensor, checksums included;
+  // where none ran (a file this process wrote, no walker), they are read
+  // here, one at a time, so that a damaged file is refused now, as
+  // load_checkpoint refuses it, and not halfway through a restore.
+  if (!h5::walked(path))
+    for (const std::string& set : file->list())
+      for (const std::string& name : file->list(set)) file->read(set + "/" + name);
+  for (const std::string& key : file->attr_names("")) checkpoint.state[key] = file->attr("", key);
+  checkpoint.file = std::move(file);
+  return checkpoint;
+}
+
+bool Checkpoint::has_set(const std::string& name) const {
+  return file ? file->has(name) : sets.count(name) > 0;
+}
+
+std::unique_ptr<TensorSource> Checkpoint::source(const std::string& name) const {
+  if (!has_set(name)) throw UsageError(path + ": no tensor set '" + name + "' in the checkpoint");
+  if (file) return std::make_unique<FileSource>(file, name);
+  return std::make_unique<MemorySource>(sets.at(name));
+}
+
 const NamedTensors& Checkpoint::set(const std::string& name) const {
+  if (file) throw std::logic_error(path + " was opened, not loaded: read its set '" + name + "' through source()");
   const auto it = sets.find(name);
   if (it == sets.end()) throw UsageError(path + ": no tensor set '" + name + "' in the checkpoint");
   return it->second;
@@ -109,9 +158,9 @@ std::string Checkpoint::get_string(const std::string& key) const {
 }
 
 void restore(const Checkpoint& checkpoint, const std::string& set, const NamedTensors& targets) {
-  const NamedTensors& source = checkpoint.set(set);
-  std::unordered_map<std::string, const at::Tensor*> by_name;
-  for (const auto& [name, tensor] : source) by_name.emplace(name, &tensor);
+  const std::unique_ptr<TensorSource> source = checkpoint.source(set);
+  std::unordered_map<std::string, std::vector<int64_t>> by_name;
+  for (const std::string& name : source->names()) by_name.emplace(name, source->shape(name));
 
   std::vector<std::string> missing, reshaped, unexpected;
   std::unordered_set<std::string> targeted;
@@ -120,12 +169,12 @@ void restore(const Checkpoint& checkpoint, const std::string& set, const NamedTe
     const auto it = by_name.find(name);
     if (it == by_name.end()) {
       missing.push_back(name);
-    } else if (it->second->sizes() != tensor.sizes()) {
-      reshaped.push_back(name + ": checkpoint " + shape_text(it->second->sizes()) + " vs " + set + " " +
+    } else if (it->second != tensor.sizes().vec()) {
+      reshaped.push_back(name + ": checkpoint " + shape_text(it->second) + " vs " + set + " " +
                          shape_text(tensor.sizes()));
     }
   }
-  for (const auto& [name, tensor] : source) {
+  for (const std::string& name : source->names()) {
     if (!targeted.count(name)) unexpected.push_back(name);
   }
 
@@ -142,7 +191,7 @@ void restore(const Checkpoint& checkpoint, const std::string& set, const NamedTe
   }
 
   torch::NoGradGuard no_grad;
-  for (const auto& [name, tensor] : targets) tensor.copy_(*by_name.at(name));
+  for (const auto& [name, tensor] : targets) tensor.copy_(source->read(name));
 }
 
 }  // namespace tandem

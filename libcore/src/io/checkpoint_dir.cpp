@@ -85,7 +85,7 @@ std::optional<Checkpoint> CheckpointDir::load_latest(
   std::string newest_error;
   for (auto it = found.rbegin(); it != found.rend(); ++it) {
     try {
-      return load_checkpoint(it->second);
+      return open_checkpoint(it->second);
     } catch (const UsageError& error) {
       passed_over(it->second, error.what());
       if (newest_error.empty()) newest_error = error.what();

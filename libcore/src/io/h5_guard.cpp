@@ -34,6 +34,7 @@ using Identity = std::tuple<dev_t, ino_t, off_t, time_t, long>;
 
 std::mutex g_mutex;
 std::set<Identity> g_known;                   // walked, or written by this process
+std::set<Identity> g_walked;                  // read whole by a walk that found nothing wrong
 std::map<Identity, std::string> g_refused;    // what the walk of each damaged file said
 
 std::optional<Identity> identity(const std::string& path) {
@@ -229,6 +230,14 @@ void walk_first(const std::string& path) {
                      ")");
   }
   remember(*id);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_walked.insert(*id);
+}
+
+bool walked(const std::string& path) {
+  const auto id = identity(path);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return id && g_walked.count(*id) > 0;
 }
 
 }  // namespace tandem::h5

@@ -25,4 +25,8 @@ void walk_first(const std::string& path);
 // Marks a file this process has just written and closed as needing no walk.
 void remember_written(const std::string& path);
 
+// Whether a walk read the file at `path`, as it is now, whole and found
+// nothing wrong: false for a file this process wrote, or when no walker ran.
+bool walked(const std::string& path);
+
 }  // namespace tandem::h5

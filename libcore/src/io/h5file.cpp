@@ -28,8 +28,13 @@ using h5::Handle;
 constexpr const char* kDtypeAttr = "dtype";
 // Chunks of about 1 MiB keep appends cheap and partial reads of a few rows small.
 constexpr size_t kChunkBytes = size_t{1} << 20;
-// HDF5 refuses chunks of 4 GiB or more; whole tensors are written as chunks
-// of at most this many bytes, so that each carries its own checksum.
+// Whole tensors are written as chunks of about this many rows' bytes, each
+// with its own checksum: a read of a few rows (a sharded resume's runs of
+// the optimizer's moments, AdamW::load_moment) decodes only the chunks it
+// spans, since HDF5 reads and checks a filtered chunk whole.
+constexpr size_t kWriteChunkBytes = size_t{16} << 20;
+// HDF5 refuses chunks of 4 GiB or more; a row up to this size is a chunk of
+// its own.
 constexpr size_t kMaxWriteChunkBytes = size_t{1} << 30;
 
 // A damaged file is the user's file at fault, as a missing dataset is.
@@ -377,7 +382,7 @@ void H5File::write(const std::string& name, const at::Tensor& tensor) {
   const size_t row_bytes = data.dim() > 0 && data.size(0) > 0 ? data.nbytes() / data.size(0) : 0;
   if (data.numel() > 0 && data.dim() > 0 && row_bytes <= kMaxWriteChunkBytes) {
     std::vector<hsize_t> chunk = dims;
-    chunk[0] = std::min<hsize_t>(dims[0], kMaxWriteChunkBytes / row_bytes);
+    chunk[0] = std::min<hsize_t>(dims[0], std::max<size_t>(1, kWriteChunkBytes / row_bytes));
     create_plist = checksummed_layout(chunk);
   }
   Handle dataset(H5Dcreate2(file, normalized.c_str(), layout.file_type, space.get(), H5P_DEFAULT,

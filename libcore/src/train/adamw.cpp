@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <set>
 #include <unordered_set>
 #include <utility>
 
@@ -163,34 +164,32 @@ NamedTensors AdamW::state() const {
   return out;
 }
 
-void AdamW::load_state(const NamedTensors& state) {
-  std::map<std::string, const at::Tensor*> given;
-  for (const auto& [name, tensor] : state) given.emplace(name, &tensor);
+void AdamW::load_state(const NamedTensors& state) { load_state(MemorySource(state)); }
+
+void AdamW::load_state(const TensorSource& state) {
+  std::set<std::string> given;
+  for (const std::string& name : state.names()) given.insert(name);
 
   std::vector<std::string> missing, misshapen;
-  std::vector<const at::Tensor*> sources;  // exp_avg, exp_avg_sq, step per parameter
   for (const auto& [name, param] : params_) {
     for (const char* field : {".exp_avg", ".exp_avg_sq", ".step"}) {
       const std::string key = name + field;
-      const auto it = given.find(key);
-      if (it == given.end()) {
+      if (!given.erase(key)) {
         missing.push_back(key);
         continue;
       }
-      const at::Tensor& tensor = *it->second;
       const bool is_step = std::string(field) == ".step";
-      const bool fits = is_step ? is_step_count(tensor) : tensor.sizes() == param.sizes();
+      // Steps are 0-d, read at once; a moment is read only to describe it
+      // when its shape is wrong.
+      const bool fits = is_step ? is_step_count(state.read(key)) : state.shape(key) == param.sizes().vec();
       if (!fits) {
         misshapen.push_back(key + ": expected " +
                             (is_step ? std::string("a 0-d integer of 0 or more") : describe(param)) + ", got " +
-                            describe(tensor));
+                            describe(state.read(key)));
       }
-      sources.push_back(&tensor);
-      given.erase(it);
     }
   }
-  std::vector<std::string> unexpected;
-  for (const auto& [name, tensor] : given) unexpected.push_back(name);
+  const std::vector<std::string> unexpected(given.begin(), given.end());
 
   if (!missing.empty() || !unexpected.empty() || !misshapen.empty()) {
     std::string message = "optimizer state does not match the parameters";
@@ -206,23 +205,38 @@ void AdamW::load_state(const NamedTensors& state) {
 
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < slots_.size(); ++i) {
-    load_moment(i, slots_[i].exp_avg, *sources[3 * i]);
-    load_moment(i, slots_[i].exp_avg_sq, *sources[3 * i + 1]);
-    slots_[i].step = sources[3 * i + 2]->item<int64_t>();
+    const std::string& name = params_[i].first;
+    load_moment(i, slots_[i].exp_avg, state, name + ".exp_avg");
+    load_moment(i, slots_[i].exp_avg_sq, state, name + ".exp_avg_sq");
+    slots_[i].step = state.read(name + ".step").item<int64_t>();
   }
 }
 
-// Sharded, the runs of the whole moment are read in the parameter's memory
-// order: the checkpoint's tensor is laid out first as the parameter is.
-void AdamW::load_moment(size_t i, at::Tensor& moment, const at::Tensor& whole) const {
+// A tensor at a time. Sharded, the runs of the whole moment are taken in the
+// parameter's memory order: for a parameter laid out row-major (all but
+// channels-last convolution weights) that is the stored order, and only the
+// rows a run spans are read; otherwise the whole moment is read, laid out
+// as the parameter is, once.
+void AdamW::load_moment(size_t i, at::Tensor& moment, const TensorSource& state, const std::string& key) const {
   if (!shards_) {
-    moment.copy_(whole);
+    moment.copy_(state.read(key));
     return;
   }
-  const at::Tensor laid_out = memory_order(at::empty_like(params_[i].second).copy_(whole));
+  const at::Tensor& param = params_[i].second;
+  const bool by_rows = param.dim() > 0 && param.numel() > 0 && param.is_contiguous();
+  const int64_t row = by_rows ? param.numel() / param.size(0) : 0;
+  at::Tensor laid_out;
   int64_t at = 0;
   for (const ElementRun& run : shards_->owned(i)) {
-    moment.narrow(0, at, run.length).copy_(laid_out.narrow(0, run.offset, run.length));
+    at::Tensor part;
+    if (by_rows) {
+      const int64_t first = run.offset / row, end = (run.offset + run.length + row - 1) / row;
+      part = state.read_rows(key, first, end).reshape({-1}).narrow(0, run.offset - first * row, run.length);
+    } else {
+      if (!laid_out.defined()) laid_out = memory_order(at::empty_like(param).copy_(state.read(key)));
+      part = laid_out.narrow(0, run.offset, run.length);
+    }
+    moment.narrow(0, at, run.length).copy_(part);
     at += run.length;
   }
 }

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "tandem/data/eval_shard.h"
+#include "tandem/data/loader.h"
 #include "tandem/dist/gather_in_order.h"
 #include "tandem/dist/world.h"
 #include "tandem/train/autocast_guard.h"
@@ -16,13 +17,27 @@ EvalRows gather_eval_rows(Task& task, torch::nn::Module& model, const EvalContex
   const int size = world.size();
   const auto shard = eval_shard(n, size, world.rank());
 
+  // As in training: batches made and pinned on a thread, each copied to the
+  // GPU on a stream of its own while the one before computes (DeviceFeed),
+  // so the GPU never waits for a decode or a copy in. The rows are what
+  // eval_rows gives (the tasks' own copy them to the host, a small read per
+  // batch), gathered once at the end.
+  const std::vector<MicroBatch> mbs = shard.micro_batches(ctx.micro_batch);
+  Loader loader(pinned_for(
+                    [&](int64_t i) {
+                      const MicroBatch& mb = mbs[static_cast<size_t>(i)];
+                      return make_loop_batch(task, mb.indices, mb.valid, false, ctx.seed);
+                    },
+                    ctx.device),
+                0, static_cast<int64_t>(mbs.size()), /*depth=*/2);
+  DeviceFeed feed(loader, ctx.device);
   std::map<std::string, std::vector<at::Tensor>> pieces;
   const bool was_training = model.is_training();
   model.eval();
   {
     torch::NoGradGuard no_grad;
-    for (const auto& mb : shard.micro_batches(ctx.micro_batch)) {
-      auto batch = to_device(make_loop_batch(task, mb.indices, mb.valid, false, ctx.seed), ctx.device);
+    for (const MicroBatch& mb : mbs) {
+      const Batch batch = feed.next().device;
       EvalRows rows;
       {
         AutocastGuard autocast(ctx.precision, ctx.device.is_cuda());
@@ -32,14 +47,14 @@ EvalRows gather_eval_rows(Task& task, torch::nn::Module& model, const EvalContex
         if (t.size(0) != static_cast<int64_t>(mb.indices.size()))
           throw std::logic_error("eval_rows: '" + key + "' has " + std::to_string(t.size(0)) + " rows for a batch of " +
                                  std::to_string(mb.indices.size()));
-        pieces[key].push_back(t.detach().cpu());
+        pieces[key].push_back(t.detach());
       }
     }
   }
   model.train(was_training);
 
   EvalRows gathered;
-  for (auto& [key, list] : pieces) gathered[key] = gather_in_order(world, n, torch::cat(list));
+  for (auto& [key, list] : pieces) gathered[key] = gather_in_order(world, n, torch::cat(list).cpu());
   return gathered;
 }
 

@@ -6,15 +6,6 @@ namespace tandem {
 
 namespace {
 
-// The 2-norm of all gradients together, as torch.nn.utils.clip_grad_norm_
-// computes it (a norm per tensor, then the norm of those), left on the device:
-// reading it is the step's one host sync. NaN or inf when any gradient is.
-at::Tensor grad_norm_of(const std::vector<at::Tensor>& grads, const at::TensorOptions& options) {
-  if (grads.empty()) return torch::zeros({}, options);
-  torch::NoGradGuard no_grad;
-  return torch::stack(at::_foreach_norm(grads, 2.0)).norm(2.0).to(options.dtype());
-}
-
 // Errors that running out of device memory raises: the caching allocator's
 // OutOfMemoryError; a raw CUDA allocation's "out of memory"
 // (cudaErrorMemoryAllocation); cuBLAS's and cuDNN's failing workspaces; the
@@ -158,7 +149,7 @@ void Trainer::Impl::build() {
       log::warn("passing over ", path, ", which does not read back whole: ", why);
     });
   } else if (resume_from) {
-    resume = load_checkpoint(*resume_from);
+    resume = open_checkpoint(*resume_from);
   }
   if (resume) restore(*resume);
   std::vector<at::Tensor> all;
@@ -170,7 +161,7 @@ void Trainer::Impl::build() {
   // values; a resumed run continues the average it saved.
   if (s.ema_decay > 0) {
     ema = std::make_unique<Ema>(*model);
-    if (resume && resume->sets.count("ema")) tandem::restore(*resume, "ema", ema->named_tensors());
+    if (resume && resume->has_set("ema")) tandem::restore(*resume, "ema", ema->named_tensors());
   }
 }
 
@@ -313,18 +304,21 @@ double Trainer::Impl::first_weight_hint(const at::Tensor& weight) {
 void Trainer::Impl::reduce(StepFigures& f, const std::vector<at::Tensor>& grads) {
   const auto options = f.loss_sum.options();
   // Whole gradients are the same on every rank, and so is their norm; a
-  // rank's blocks of sharded ones give the square of its part of the norm,
-  // which sums over the ranks.
-  const at::Tensor norm = grad_norm_of(grads, options);
+  // rank's blocks of sharded ones give its part of the sum of squares, which
+  // sums over the ranks. Reading it is the step's one host sync; NaN or inf
+  // when any gradient is.
+  const at::Tensor squares = grad_sum_of_squares(grads).to(options);
   auto reduced =
       torch::stack({f.loss_sum, f.weight_sum, torch::full({}, f.tokens, options), torch::full({}, f.flops, options),
-                    torch::full({}, f.out_of_memory, options), grads_sharded() ? norm * norm : norm});
+                    torch::full({}, f.out_of_memory, options), squares});
   if (world.size() > 1) {
     auto summed = reduced.narrow(0, 0, grads_sharded() ? 6 : 5);
     comm->allreduce(summed, ReduceOp::Sum);
   }
-  if (grads_sharded()) reduced[5].sqrt_();
+  // The copy waits for the device, and with it for the collectives: one the
+  // watchdog aborted meanwhile must not reach the optimizer.
   auto host = reduced.cpu();
+  world.watchdog().require_running("the optimizer step");
   f.weight = host[1].item<double>();
   f.tokens = host[2].item<double>();
   f.flops = host[3].item<double>();
@@ -336,7 +330,7 @@ void Trainer::Impl::reduce(StepFigures& f, const std::vector<at::Tensor>& grads)
   const bool weighed = f.weight > 0;
   f.loss = weighed ? host[0].item<double>() / f.weight : 0.0;
   f.grad_factor = weighed ? world.size() * weight_hint / (scaler->scale() * f.weight) : 0.0;
-  f.grad_norm = host[5].item<double>() * f.grad_factor;
+  f.grad_norm = std::sqrt(host[5].item<double>()) * f.grad_factor;
 }
 
 // Clips, then steps the optimizer, or skips a step whose gradients are not

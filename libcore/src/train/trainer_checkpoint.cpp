@@ -37,8 +37,10 @@ void Trainer::Impl::restore(const Checkpoint& ckpt) {
       log::warn("the settings ", path, " was written with cannot be compared with this run's: ", e.what());
     }
   }
+  // A tensor at a time, each rank reading what it keeps: the whole weights,
+  // and under dist.shard only its runs of the moments (AdamW::load_state).
   tandem::restore(ckpt, "model", weights);
-  optimizer->load_state(ckpt.set("optim"));
+  optimizer->load_state(*ckpt.source("optim"));
   scaler->load_state(ckpt.state);
   start_step = ckpt.get_int("step");
   skipped = ckpt.get_int("skipped_steps");
@@ -79,43 +81,45 @@ void Trainer::Impl::restore_best(const Checkpoint& ckpt) {
   }
 }
 
-// Batch-norm running statistics (the floating buffers) follow each rank's own
-// shard: only gradients are averaged. Left so, an evaluation would score each
-// rank's shard with its own statistics, a checkpoint and a model file would
-// hold rank 0's, and the EMA would copy the local ones. PyTorch's DDP
-// broadcasts rank 0's buffers before every forward (broadcast_buffers=True),
-// which makes them rank 0's everywhere and costs a collective per step. Here
-// the ranks' buffers are averaged where they are read instead: before every
+// Batch-norm running statistics follow each rank's own shard: only
+// gradients are averaged. Left so, an evaluation would score each rank's
+// shard with its own statistics, a checkpoint and a model file would hold
+// rank 0's, and the EMA would copy the local ones. PyTorch's DDP broadcasts
+// rank 0's buffers before every forward (broadcast_buffers=True), which makes
+// them rank 0's everywhere and costs a collective per step. Here the ranks'
+// statistics are pooled where they are read instead: before every
 // evaluation, checkpoint and model file. A running statistic is a linear
 // recursion over batch statistics (r <- (1 - m) r + m b), so the mean of the
-// ranks' values, whenever it is taken, is the running statistic of the
-// ranks' mean batch statistics: every rank's data counts, nothing is paid
-// per step, and training, which normalises with batch statistics, is
-// untouched. The EMA's copies of the buffers are averaged alike, and a step's
-// buffers once: the evaluation, checkpoint and model file of the last step
-// read the same ones.
+// ranks' means, whenever it is taken, is the running mean of the ranks' mean
+// batch statistics, and the variance pools as batch_norm_stats.h says:
+// every rank's data counts, nothing is paid per step, and training, which
+// normalises with batch statistics, is untouched. The EMA's copies are
+// pooled alike, and a step's statistics once: the evaluation, checkpoint and
+// model file of the last step read the same ones. Other buffers are the same
+// on every rank and are left alone.
 void Trainer::Impl::average_buffers(int64_t steps_done) {
   if (world.size() == 1 || buffers_averaged_at == steps_done) return;
   buffers_averaged_at = steps_done;
-  std::set<std::string> buffer_names;
-  std::vector<at::Tensor> floating;
-  for (const auto& b : model->named_buffers()) {
-    buffer_names.insert(b.key());
-    if (b.value().is_floating_point()) floating.push_back(b.value());
-  }
-  if (ema)
-    for (const auto& [name, t] : ema->named_tensors())
-      if (buffer_names.count(name) && t.is_floating_point()) floating.push_back(t);
-  torch::NoGradGuard no_grad;
-  std::vector<WorkHandle> works;
-  for (const auto& t : floating) works.push_back(comm->allreduce_async(t, ReduceOp::Avg));
-  for (auto& w : works) w->wait();
+  pool_batch_norm_buffers(*model, ema ? ema->named_tensors() : NamedTensors{}, *comm);
+}
+
+void Trainer::Impl::require_whole(const std::string& what) const {
+  if (placement.cuda) torch::cuda::synchronize(placement.device_index);
+  world.watchdog().require_running(what);
+}
+
+// What train.precision resolved to: inference runs the model in it
+// (inference_setup.h), where the config may only say "auto". Not for "auto"
+// on the CPU, whose fp32 says nothing of the model: a GPU then takes its own.
+void Trainer::Impl::record_precision(CheckpointState& state) const {
+  if (placement.cuda || s.precision != "auto") state["precision"] = to_string(precision);
 }
 
 void Trainer::Impl::save(int64_t steps_done) {
   average_buffers(steps_done);
   // Every rank's part: sharded, the moments are gathered to rank 0.
   NamedTensors optim = optimizer->state();
+  require_whole("the checkpoint of step " + std::to_string(steps_done));
   if (world.rank() == 0) {
     CheckpointState state = scaler->state();
     state["step"] = steps_done;
@@ -133,6 +137,7 @@ void Trainer::Impl::save(int64_t steps_done) {
     state["early_stop_wait"] = stop_wait;
     state["stopped_early"] = int64_t{stopped_early};
     state["config"] = config.to_toml();
+    record_precision(state);
     if (!frozen_base.empty()) state["frozen_base"] = frozen_base;
     TensorSets sets = {{"model", weights}, {"optim", optim}};
     if (ema) sets["ema"] = ema->named_tensors();
@@ -149,10 +154,12 @@ void Trainer::Impl::save(int64_t steps_done) {
 // what was evaluated (the EMA, with one), so every reader of model files
 // (predict, test reports, sampling, model.load) gets it without knowing of EMAs.
 void Trainer::Impl::save_model(const std::string& name, int64_t steps_done) {
+  require_whole("the model file " + name + ".h5");
   if (world.rank() != 0) return;
   CheckpointState state;
   state["step"] = steps_done;
   state["config"] = config.to_toml();
+  record_precision(state);
   if (!frozen_base.empty()) state["frozen_base"] = frozen_base;
   fs::create_directories(out_dir / "models");
   TensorSets sets = {{"model", weights}};

@@ -45,6 +45,7 @@
 #include "tandem/train/bad_steps.h"
 #include "tandem/train/batch_norm_stats.h"
 #include "tandem/train/ema.h"
+#include "tandem/train/grad_norm.h"
 #include "tandem/text/message_text.h"
 #include "tandem/train/evaluate.h"
 #include "tandem/train/loss_scaler.h"
@@ -153,6 +154,11 @@ struct Trainer::Impl {
   // What the best value and early stopping's count are of: "METRIC MODE".
   std::string best_of() const { return s.best_metric + " " + s.best_mode; }
   void save(int64_t steps_done);
+  // Throws JobEnding, naming `what`, when the watchdog fired while the device
+  // computed what is about to be committed (a file): it waits for the device
+  // first, since an aborted collective ends with a partial result.
+  void require_whole(const std::string& what) const;
+  void record_precision(CheckpointState& state) const;
   void save_model(const std::string& name, int64_t steps_done);
   void save_final_model(int64_t steps_done);
   bool evaluate_and_track(int64_t steps_done);

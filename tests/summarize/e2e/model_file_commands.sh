@@ -43,9 +43,9 @@ grep -q '"n_layer": 1' "$work/hf/config.json" || fail "export did not take the f
 # generate --hf puts the model on the rank's device as a checkpoint's is: both
 # go through one call, which dist.device = "cpu" shows here (on a GPU node
 # the same call gives cuda:N).
-grep -q "model on cpu, fp32" "$work/generate.err" || fail "generate --checkpoint did not place the model"
+grep -q "inference on cpu: fp32" "$work/generate.err" || fail "generate --checkpoint did not place the model"
 run generate_hf generate --hf "$work/hf" --prompt "Hello" --set gen.max_new_tokens=4 --set dist.device=cpu
-grep -q "model on cpu, fp32" "$work/generate_hf.err" || fail "generate --hf did not place the model"
+grep -q "inference on cpu: fp32" "$work/generate_hf.err" || fail "generate --hf did not place the model"
 cmp -s "$work/generate.out" "$work/generate_hf.out" || fail "generate --hf continued otherwise than the checkpoint"
 
 run eval eval --checkpoint "$model" --set train.out_dir="$work/run" --set data.cache_dir="$work/cache"

@@ -13,6 +13,7 @@ struct DistSettings {
   std::string backend = "auto";  // auto | mpi | nccl
   std::string device = "auto";   // auto | cpu | cuda
   double timeout_s = 600;
+  double setup_timeout_s = 3600;  // one rank's set-up work the others wait for
   double bucket_mb = 25;        // gradient buckets all-reduced during backward
   std::string shard = "none";   // none | optimizer | gradients: ZeRO-1 and ZeRO-2
   bool tf32 = true;             // fp32 matmuls and convolutions on TF32 tensor cores (sm_80+)
@@ -31,7 +32,12 @@ struct DistSettings {
           one_of({"auto", "cpu", "cuda"}));
     visit("dist.timeout_s", k.timeout_s,
           "seconds a collective, or the wait for the other ranks in MPI_Finalize, may take before the job is ended "
-          "as hung, with a message naming the operation and the rank (exit 3)",
+          "as hung, with a message naming the operation and the rank (exit 3); applies in every command from the "
+          "moment the job file is read",
+          above(0));
+    visit("dist.setup_timeout_s", k.setup_timeout_s,
+          "seconds the other ranks wait while one rank does set-up work alone (tokenizing a corpus, merging "
+          "latents, writing a report) before the job is ended as hung (exit 3); the log says what they wait for",
           above(0));
     visit("dist.bucket_mb", k.bucket_mb, "size of the gradient buckets all-reduced during backward, MiB", above(0));
     visit("dist.shard", k.shard,
@@ -52,8 +58,9 @@ struct DistSettings {
           "use, their images being of one size). No effect on the CPU",
           any());
     visit("dist.inference_fp32", k.inference_fp32,
-          "generate, eval, predict, test reports and sample compute in fp32 instead of the run's "
-          "train.precision (autocast in fp16 or bf16 on a GPU). No effect on the CPU, where that is fp32",
+          "generate, eval, predict, test reports and sample compute in fp32 instead of the precision the model "
+          "was trained in (which a train.precision other than auto overrides; autocast in fp16 or bf16 on a "
+          "GPU). No effect on the CPU, where that is fp32",
           any());
   }
 };

@@ -16,13 +16,21 @@
 // - on a timeout or a library error the message is reported first, the
 //   work's abort() runs on a thread of its own, and the job ends when it
 //   returns or after abort_grace_s, whichever comes first;
-// - a second thread watches the first: a poll that has not returned after
-//   the timeout reports that, naming the work polled, and ends the job.
-// A job therefore ends within timeout + a poll tick (at most 1 s) +
-// abort_grace_s of a stuck operation's start, whatever blocks.
+// - everything the watching thread does is done under a second thread's
+//   eye: each poll, and the release of finished works (a NCCL work's
+//   destructor calls cudaEventDestroy, which a hung driver can block). That
+//   monitor ends the job when the first thread has been busy with one thing
+//   for longer than the timeout, or when a work in flight is two ticks past
+//   its limit, which the first thread, had it been free, would have caught.
+// A job therefore ends within its limit + three ticks (a tick is a tenth of
+// dist.timeout_s, within [0.05, 1] s: two of slack, one of the monitor's
+// own wait) + abort_grace_s of a stuck operation's start, whatever blocks. PyTorch's
+// ProcessGroupNCCL erases finished works inside its watched loop likewise,
+// but bounds a stuck watchdog only by its heartbeat (480 s by default).
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -53,7 +61,12 @@ class Watchdog {
 
   void set_timeout(double timeout_s);
   double timeout() const;
+  // Watches `work` from now on; called before its launch. Throws JobEnding
+  // once the watchdog has fired: no collective starts after that.
   void watch(WorkHandle work);
+  // Throws JobEnding, naming `what` (the collective about to start, the
+  // step or file about to be committed), once the watchdog has fired.
+  void require_running(const std::string& what) const;
 
  private:
   void loop();
@@ -63,7 +76,16 @@ class Watchdog {
   // work in `bad`, or "" when none did.
   std::string poll(const std::vector<WorkHandle>& works, double timeout_s, WorkHandle& bad,
                    std::vector<WorkHandle>& finished);
+  // Drops the watching thread's references to `works`, destroying those it
+  // held last, under the monitor's eye.
+  void release(std::vector<WorkHandle>& works);
+  // What the monitor finds wrong this tick ("" when nothing), and the work
+  // to abort; with mu_ held.
+  std::string overdue(double timeout_s, WorkHandle& bad);
   void fire(const std::string& message, WorkHandle bad);
+
+  // Marks the watching thread busy with `what` while it lives.
+  class Busy;
 
   int rank_;
   WatchdogHooks hooks_;
@@ -72,11 +94,15 @@ class Watchdog {
   std::vector<WorkHandle> in_flight_;
   double timeout_s_;
   bool stop_ = false;
-  // The poll under way, for the monitor: what, and since when.
-  std::mutex poll_mu_;
-  std::string polling_;
-  Work::Clock::time_point polling_since_;
-  std::atomic<bool> fired_{false};
+  // What the watching thread is busy with, for the monitor: what, and since
+  // when ("" while it waits for the next tick).
+  std::mutex busy_mu_;
+  std::string busy_;
+  Work::Clock::time_point busy_since_;
+  std::atomic<bool> firing_{false};  // fire() runs once
+  // Set once the report is out; shared with every work watched, whose
+  // wait() then refuses (work.h).
+  std::shared_ptr<std::atomic<bool>> fired_ = std::make_shared<std::atomic<bool>>(false);
   std::thread thread_;
   std::thread monitor_;
 };

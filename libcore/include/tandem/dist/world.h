@@ -39,8 +39,22 @@ class World {
   Watchdog& watchdog() { return *watchdog_; }
 
   // Runs `job` (which makes MPI calls) on the MPI thread under the watchdog's
-  // eye; `then` runs on the thread that waits for the result.
-  WorkHandle submit(std::string what, std::function<void()> job, std::function<void()> then = {});
+  // eye; `then` runs on the thread that waits for the result. `setup`: held
+  // to dist.setup_timeout_s instead of dist.timeout_s.
+  WorkHandle submit(std::string what, std::function<void()> job, std::function<void()> then = {},
+                    bool setup = false);
+
+  // The job's limits from its config (dist.timeout_s, dist.setup_timeout_s):
+  // run_command applies them before any command runs. Until then both are
+  // 600 s.
+  void set_limits(double timeout_s, double setup_timeout_s);
+
+  // A barrier after one-sided set-up work (rank 0 tokenizing a corpus,
+  // merging latents, writing a report): the ranks that arrive first wait up
+  // to dist.setup_timeout_s, not dist.timeout_s, which a collective of the
+  // run is held to; a rank that never arrives still ends the job. Every rank
+  // logs what it waits for.
+  void setup_barrier(const std::string& what);
 
   // Small host-side exchanges (ids, flags, seeds), done through submit().
   void broadcast_bytes(void* data, size_t bytes, int root);
@@ -54,6 +68,7 @@ class World {
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_count_ = 1;
   std::string host_;
   std::string mpi_library_;
+  double setup_timeout_s_ = 600;
   std::unique_ptr<MpiThread> mpi_;
   std::unique_ptr<Watchdog> watchdog_;
 };

@@ -11,7 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include <memory>
+
 #include "tandem/io/attr_value.h"
+#include "tandem/io/tensor_source.h"
 #include "tandem/named_tensors.h"
 
 namespace torch::nn {
@@ -32,13 +35,23 @@ NamedTensors named_tensors(const Items& items) {
   return out;
 }
 
+class H5File;
+
 struct Checkpoint {
   std::string path;
-  TensorSets sets;
+  TensorSets sets;  // load_checkpoint: every set, in memory
   CheckpointState state;
+  // open_checkpoint: the sets stay in the file, read a tensor at a time.
+  std::shared_ptr<const H5File> file;
+
+  bool has_set(const std::string& name) const;
+  // A set's tensors, from memory or from the file, whichever holds them.
+  // Throws a UsageError naming the file when the set is missing.
+  std::unique_ptr<TensorSource> source(const std::string& name) const;
 
   // Each throws a UsageError naming the file when the set or key is missing or
-  // holds another kind of value.
+  // holds another kind of value; set() needs a loaded checkpoint (an opened
+  // one is read through source()).
   const NamedTensors& set(const std::string& name) const;
   int64_t get_int(const std::string& key) const;
   double get_double(const std::string& key) const;  // an int64 is accepted
@@ -68,11 +81,17 @@ void require_frozen_base(const Checkpoint& checkpoint, const std::string& frozen
 void save_checkpoint(const std::string& path, const TensorSets& sets, const CheckpointState& state);
 
 Checkpoint load_checkpoint(const std::string& path);
+// The checkpoint's state, with its sets left in the file (Checkpoint::source
+// reads them when asked): what resuming opens, so that no rank holds a whole
+// checkpoint in memory. The file has been read whole once by then, in
+// another process (io/h5_guard.h), or else here a tensor at a time, so a
+// damaged one is refused here as load_checkpoint refuses it.
+Checkpoint open_checkpoint(const std::string& path);
 
 // Copies the checkpoint's set into `targets` (e.g. a model's parameters) without
-// recording gradients, converting dtype and device as needed. Names and shapes
-// are checked first: on any difference nothing is copied and a UsageError lists
-// the missing, unexpected and reshaped tensors.
+// recording gradients, converting dtype and device as needed, a tensor at a
+// time. Names and shapes are checked first: on any difference nothing is
+// copied and a UsageError lists the missing, unexpected and reshaped tensors.
 void restore(const Checkpoint& checkpoint, const std::string& set, const NamedTensors& targets);
 
 }  // namespace tandem

@@ -32,7 +32,9 @@ class CheckpointDir {
   // holds), or none if there are none. One that does not (a flipped bit, a
   // copy cut short) is passed over, and `passed_over` hears its path and
   // why: a damaged file costs one checkpoint interval, not the run. Throws
-  // the newest one's UsageError when none reads back.
+  // the newest one's UsageError when none reads back. Opened
+  // (open_checkpoint): the walk that checks it reads it in another process,
+  // and the sets stay in the file until the caller reads them.
   std::optional<Checkpoint> load_latest(
       const std::function<void(const std::string& path, const std::string& why)>& passed_over) const;
 

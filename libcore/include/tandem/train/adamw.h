@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tandem/io/tensor_source.h"
 #include "tandem/named_tensors.h"
 
 namespace tandem {
@@ -60,9 +61,11 @@ class AdamW {
   NamedTensors state() const;
 
   // Copies `state` (whole tensors, as state() gives them on any world size or
-  // sharding) in, converting dtype and device; sharded, the rank's runs of
-  // it. On any missing, unexpected or misshapen entry nothing is changed and
-  // a UsageError lists them.
+  // sharding) in, converting dtype and device, a tensor at a time; sharded,
+  // only the rank's runs of it, reading from a checkpoint file only the rows
+  // they span. On any missing, unexpected or misshapen entry nothing is
+  // changed and a UsageError lists them.
+  void load_state(const TensorSource& state);
   void load_state(const NamedTensors& state);
 
   const NamedTensors& params() const { return params_; }
@@ -81,7 +84,7 @@ class AdamW {
   // its update walks: the whole tensors, or sharded one per owned run.
   void add_views(size_t i, std::vector<at::Tensor> (&lists)[4]) const;
   // Parameter i's `moment` from the whole tensor a checkpoint holds.
-  void load_moment(size_t i, at::Tensor& moment, const at::Tensor& whole) const;
+  void load_moment(size_t i, at::Tensor& moment, const TensorSource& state, const std::string& key) const;
 
   NamedTensors params_;
   AdamWOptions options_;

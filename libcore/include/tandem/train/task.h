@@ -66,8 +66,11 @@ class Task {
   virtual int64_t train_size() const = 0;
   virtual int64_t eval_size() const { return 0; }
 
-  // Host tensors for these samples. Runs on the loader thread while the model
-  // trains: it must not touch the model or LibTorch's global generator, and
+  // Host tensors for these samples. Runs on a loader thread while the model
+  // trains or evaluates, training's and evaluation's possibly at once (the
+  // training loader makes batches ahead while an evaluation runs): it must
+  // only read the task's data, must not touch the model or LibTorch's
+  // global generator, and
   // takes any randomness (augmentation) from `seed`, which depends on the run's
   // seed and the epoch only, so a sample is augmented alike on any world size.
   virtual Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) = 0;
