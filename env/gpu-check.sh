@@ -42,6 +42,15 @@
 #                            resumed, its losses the uninterrupted run's
 #   shard-nccl               the same over NCCL, one rank per GPU (a node with
 #                            two GPUs or more; skipped on one)
+#   loop-faults              the training loop's fault paths under CUDA, with
+#                            toy_train's injected faults (a test program):
+#                            fp16 losses NaN from forward pass 8 end the run
+#                            with 1 after train.max_bad_steps = 3 skipped
+#                            steps, the step-5 checkpoint kept; out of memory
+#                            on rank 1 of 2 on one GPU (MPI) in step 3: the
+#                            step is dropped and run again at micro-batch 2,
+#                            and the model is a run's that switched to
+#                            micro-batch 2 there (within 1e-6)
 #   lora-fp16                the tiny summarize job's LoRA adapters on one GPU
 #                            over a base kept in fp16 (as a T4 keeps
 #                            gpt2-xl's), losses within fp16's tolerance of
@@ -64,10 +73,11 @@
 # GPU: a rank stopped mid-collective over NCCL (the watchdog's abort, every
 # later call refused, nothing written: unit-tested with fake works only),
 # the clean exit's ncclCommDestroy under its deadline, out-of-memory back-off
-# with the memory made scarce, fp16 loss-scaler skips with an injected
-# overflow, the memory plan against the measured peak, top-k/top-p sampling,
-# vavae's extract and sample, evaluation's prefetch timed, and GPT-2 124M
-# beside a plain PyTorch step.
+# with the memory made scarce (loop-faults injects it), an fp16 overflow the
+# loss scaler cures (loop-faults' NaN losses are not curable), the memory
+# plan against the measured peak, top-k/top-p sampling, vavae's extract and
+# sample, evaluation's prefetch timed, and GPT-2 124M beside a plain
+# PyTorch step.
 # APP is summarize, carotid or vavae; PREC fp32 (TF32 off), fp16 (loss
 # scaling) or bf16 (compute capability 8.0 and up). Without a GPU only the CPU
 # half runs (the build, cpu-envcheck, the CPU references), every GPU check says
@@ -112,7 +122,7 @@ checks=(cpu-envcheck)
 for a in "${apps[@]}"; do checks+=("cpu-reference-$a"); done
 checks+=(unit-gpu nccl-envcheck collectives-layouts contract-nccl)
 for a in "${apps[@]}"; do for p in "${precs[@]}"; do checks+=("tiny-$a-$p"); done; done
-checks+=(mpi-shared-gpu shard-shared-gpu shard-nccl lora-fp16 generate-greedy rouge-training inference-precision gpt2-124m)
+checks+=(loop-faults mpi-shared-gpu shard-shared-gpu shard-nccl lora-fp16 generate-greedy rouge-training inference-precision gpt2-124m)
 
 quick=0 bundle='' only=()
 while [ $# -gt 0 ]; do
@@ -269,6 +279,7 @@ fi
 if [ "$smi_gpus" -gt 0 ] && [ -z "$no_tests" ]; then
   wanted unit-gpu && targets+=(unit_tests)
   { wanted collectives-layouts || wanted contract-nccl; } && targets+=(mpi_tests)
+  wanted loop-faults && targets+=(toy_train compare_runs)
 fi
 
 # report: the table and gpu-check.json from the verdict files, in the order
@@ -488,6 +499,34 @@ check_contract() {
   ran=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$LOG" | head -n 1)
   [ "${ran:-0}" -ge 6 ] || { fail "${ran:-no} NCCL contract cases ran, expected 6"; return; }
   pass "tests=$ran"
+}
+
+# The loop's fault paths on the GPU, as tests/e2e/train_loop.sh's nonfinite
+# and oom_backoff cases run them on the CPU.
+check_loop_faults() {
+  local toy=("$build/tests/toy_train" --set obs.gpu_every_s=0 --set dist.device=cuda --set dist.tf32=false)
+  "${toy[@]}" --set train.precision=fp16 --set train.max_steps=20 --set train.ckpt_every=5 \
+    --set toy.nan_from_call=8 --set train.max_bad_steps=3 --set "train.out_dir=$work/faults-nan" \
+    >"$work/faults-nan.log" 2>&1
+  local status=$?
+  [ $status -eq 1 ] || { fail "fp16, NaN losses: exited $status, wanted 1: $(first_error "$work/faults-nan.log")"; return; }
+  grep -q "step 10: loss or gradients not finite for 3 steps" "$work/faults-nan.log" ||
+    { fail "fp16, NaN losses: no 'step 10: ... not finite for 3 steps' line"; return; }
+  [ -f "$work/faults-nan/checkpoints/step-00000005.h5" ] || { fail "fp16, NaN losses: the step-5 checkpoint is gone"; return; }
+  local common=(--set train.max_steps=8 --set train.global_batch=16 --set toy.dropout=0 --set dist.bucket_mb=0.0001)
+  CUDA_VISIBLE_DEVICES=$first_gpu mpi -np 2 "${toy[@]}" "${common[@]}" --set "train.out_dir=$work/faults-ref" \
+    --set toy.signal_at_call=3 >"$work/faults-ref.log" 2>&1
+  status=$?
+  [ $status -eq 75 ] || { fail "the preempted reference exited $status, wanted 75"; return; }
+  CUDA_VISIBLE_DEVICES=$first_gpu mpi -np 2 "${toy[@]}" "${common[@]}" --set "train.out_dir=$work/faults-ref" \
+    --set train.micro_batch=2 || { fail "the reference's resume: exit status $?: $(first_error "$LOG")"; return; }
+  CUDA_VISIBLE_DEVICES=$first_gpu mpi -np 2 "${toy[@]}" "${common[@]}" --set "train.out_dir=$work/faults-oom" \
+    --set toy.oom_from_call=5 --set toy.oom_rank=1 --set toy.oom_above=2 ||
+    { fail "out of memory on rank 1: exit status $?: $(first_error "$LOG")"; return; }
+  grep -q "the step is dropped and run again with micro-batch 2" "$LOG" || { fail "no back-off line"; return; }
+  "$build/tests/compare_runs" models "$work/faults-ref/models/final_model.h5" \
+    "$work/faults-oom/models/final_model.h5" 1e-6 || { fail "the backed-off model is not the reference's"; return; }
+  pass nan_stop=step10 oom_backoff=micro_batch2
 }
 
 # compare_losses CPU_METRICS GPU_METRICS PREC: "ok KEY=VALUE..." or why not.
@@ -790,6 +829,7 @@ gtest_check unit-gpu 300 check_unit_gpu
 gpu_check nccl-envcheck 180 check_nccl_envcheck
 gtest_check collectives-layouts 180 check_collectives
 gtest_check contract-nccl 120 check_contract
+gtest_check loop-faults 240 check_loop_faults
 for app in "${apps[@]}"; do
   missing=missing_$app
   for prec in "${precs[@]}"; do

@@ -21,7 +21,7 @@ cpu=(cpu-envcheck)
 for app in "${apps[@]}"; do cpu+=("cpu-reference-$app"); done
 gpu=(unit-gpu nccl-envcheck collectives-layouts contract-nccl)
 for app in "${apps[@]}"; do for prec in fp32 fp16 bf16; do gpu+=("tiny-$app-$prec"); done; done
-gpu+=(mpi-shared-gpu shard-shared-gpu shard-nccl lora-fp16 generate-greedy rouge-training inference-precision gpt2-124m)
+gpu+=(loop-faults mpi-shared-gpu shard-shared-gpu shard-nccl lora-fp16 generate-greedy rouge-training inference-precision gpt2-124m)
 # carotid and vavae read images made from Debian's Fashion-MNIST (carotid:
 # or ../shared/data); without them their lines say so instead of passing.
 optional=()
