@@ -35,8 +35,12 @@ tandem_e2e_test(mpi_command_timeout STATUS 3 TIMEOUT 60
 tandem_e2e_test(mpi_command_setup_wait STATUS 0 TIMEOUT 60
   MATCH "waiting up to 30 s \\(dist.setup_timeout_s\\) for rank 0 to prepare the data"
   COMMAND ${MPIRUN2} $<TARGET_FILE:command_limits> setup --set dist.timeout_s=1 --set dist.setup_timeout_s=30)
+# A limit that is no limit stops at the door, naming the key.
+tandem_e2e_test(mpi_command_setup_timeout_refused STATUS 2 TIMEOUT 60
+  MATCH "dist.setup_timeout_s must be > 0, got 0 \\(--set\\)"
+  COMMAND ${MPIRUN2} $<TARGET_FILE:command_limits> setup --set dist.setup_timeout_s=0)
 set_tests_properties(mpi_dead_rank_crash mpi_dead_rank_leave mpi_dead_rank_stop mpi_command_timeout
-                     mpi_command_setup_wait PROPERTIES LABELS mpi)
+                     mpi_command_setup_wait mpi_command_setup_timeout_refused PROPERTIES LABELS mpi)
 tandem_mpi_test(mpi_world ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=World*:Seeds*:GatherInOrder*)
 # World size 1 on one GPU, as the issue asks; skips where no GPU is visible.
 tandem_mpi_test(mpi_nccl RANKS 1 ARGS $<TARGET_FILE:mpi_tests> --gtest_filter=Nccl*)

@@ -159,8 +159,9 @@ std::string Checkpoint::get_string(const std::string& key) const {
 
 void restore(const Checkpoint& checkpoint, const std::string& set, const NamedTensors& targets) {
   const std::unique_ptr<TensorSource> source = checkpoint.source(set);
+  const std::vector<std::string> stored = source->names();
   std::unordered_map<std::string, std::vector<int64_t>> by_name;
-  for (const std::string& name : source->names()) by_name.emplace(name, source->shape(name));
+  for (const std::string& name : stored) by_name.emplace(name, source->shape(name));
 
   std::vector<std::string> missing, reshaped, unexpected;
   std::unordered_set<std::string> targeted;
@@ -174,7 +175,7 @@ void restore(const Checkpoint& checkpoint, const std::string& set, const NamedTe
                          shape_text(tensor.sizes()));
     }
   }
-  for (const std::string& name : source->names()) {
+  for (const std::string& name : stored) {
     if (!targeted.count(name)) unexpected.push_back(name);
   }
 

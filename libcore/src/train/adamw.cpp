@@ -171,6 +171,7 @@ void AdamW::load_state(const TensorSource& state) {
   for (const std::string& name : state.names()) given.insert(name);
 
   std::vector<std::string> missing, misshapen;
+  std::vector<int64_t> steps;  // read once, while checking
   for (const auto& [name, param] : params_) {
     for (const char* field : {".exp_avg", ".exp_avg_sq", ".step"}) {
       const std::string key = name + field;
@@ -181,7 +182,14 @@ void AdamW::load_state(const TensorSource& state) {
       const bool is_step = std::string(field) == ".step";
       // Steps are 0-d, read at once; a moment is read only to describe it
       // when its shape is wrong.
-      const bool fits = is_step ? is_step_count(state.read(key)) : state.shape(key) == param.sizes().vec();
+      bool fits = false;
+      if (is_step) {
+        const at::Tensor step = state.read(key);
+        fits = is_step_count(step);
+        steps.push_back(fits ? step.item<int64_t>() : 0);
+      } else {
+        fits = state.shape(key) == param.sizes().vec();
+      }
       if (!fits) {
         misshapen.push_back(key + ": expected " +
                             (is_step ? std::string("a 0-d integer of 0 or more") : describe(param)) + ", got " +
@@ -208,7 +216,7 @@ void AdamW::load_state(const TensorSource& state) {
     const std::string& name = params_[i].first;
     load_moment(i, slots_[i].exp_avg, state, name + ".exp_avg");
     load_moment(i, slots_[i].exp_avg_sq, state, name + ".exp_avg_sq");
-    slots_[i].step = state.read(name + ".step").item<int64_t>();
+    slots_[i].step = steps[i];
   }
 }
 
