@@ -36,12 +36,10 @@ namespace {
 
 std::string out_dir(const tandem::Config& config) { return tandem::run_settings(config).out_dir; }
 
-// `model_file`: the file the model came from ("" for one being trained, or
-// from elsewhere), whose recorded precision inference takes.
-InferenceSettings inference_settings(tandem::World& world, const tandem::Config& config, int64_t eot,
-                                     const std::string& model_file) {
+// The gen.* keys' settings, generating in `precision`.
+InferenceSettings inference_settings(const tandem::Config& config, int64_t eot, tandem::Precision precision) {
   InferenceSettings s;
-  s.generate.precision = tandem::inference_setup(world, config, /*fixed_shapes=*/false, model_file).precision;
+  s.generate.precision = precision;
   s.format = PromptTemplate::parse(tandem::read_keys<PrepareKeys>(config).prompt_template);
   const GenKeys gen = tandem::read_keys<GenKeys>(config);
   s.generate.max_new_tokens = gen.max_new_tokens;
@@ -56,16 +54,24 @@ InferenceSettings inference_settings(tandem::World& world, const tandem::Config&
   return s;
 }
 
+// A model on the rank's device, and the precision it runs in there.
+struct Placed {
+  GPT model;
+  tandem::Precision precision;
+};
+
 // Where every command's model goes, whatever it was read from: the device the
-// dist.* keys put this rank on (the log says in what precision it runs).
-GPT on_rank_device(tandem::World& world, const tandem::Config& config, GPT model, const std::string& model_file) {
-  model->to(tandem::inference_setup(world, config, /*fixed_shapes=*/false, model_file).device);
-  return model;
+// dist.* keys put this rank on, in the precision inference_setup picks for
+// `model_file` ("" for weights from elsewhere), decided and logged once.
+Placed on_rank_device(tandem::World& world, const tandem::Config& config, GPT model, const std::string& model_file) {
+  const tandem::InferenceSetup setup = tandem::inference_setup(world, config, /*fixed_shapes=*/false, model_file);
+  model->to(setup.device);
+  return {model, setup.precision};
 }
 
 // The model of a checkpoint or models/*.h5 file, on the rank's device: a
 // whole model, or adapters on the base they were trained on.
-GPT load_model(tandem::World& world, const tandem::Config& config, const ModelSpec& spec, const std::string& path) {
+Placed load_model(tandem::World& world, const tandem::Config& config, const ModelSpec& spec, const std::string& path) {
   const tandem::Checkpoint file = tandem::load_checkpoint(path);
   const bool adapters = spec.lora.enabled();
   tandem::require_frozen_base(file, adapters ? base_checksum(spec) : "");
@@ -92,10 +98,9 @@ std::vector<Example> first_examples(const std::vector<Example>& examples, int64_
 // eval.json and the console's report: ROUGE on the validation examples
 // against the first-line baseline, and a few samples.
 void report_validation(tandem::World& world, const tandem::Config& config, GPT& model, const Gpt2Tokenizer& tok,
-                       const Corpus& corpus) {
+                       const Corpus& corpus, const InferenceSettings& settings) {
   const auto val = first_examples(corpus.val, tandem::read_keys<CommandKeys>(config).examples);
   const bool stem = tandem::read_keys<ScoreKeys>(config).stemmer;
-  const auto settings = inference_settings(world, config, tok.eot(), default_checkpoint(config));
   const auto scored = score_summaries(world, model, tok, val, settings, stem);
   if (world.rank() != 0) return;
   const auto& predictions = scored.predictions;
@@ -130,8 +135,7 @@ void report_validation(tandem::World& world, const tandem::Config& config, GPT& 
 }
 
 void write_submission(tandem::World& world, const tandem::Config& config, GPT& model, const Gpt2Tokenizer& tok,
-                      const Corpus& corpus) {
-  const auto settings = inference_settings(world, config, tok.eot(), default_checkpoint(config));
+                      const Corpus& corpus, const InferenceSettings& settings) {
   const auto predictions = summarize_all(world, model, tok, corpus.test, settings);
   if (world.rank() != 0) return;
   const fs::path out = out_dir(config);
@@ -142,10 +146,11 @@ void write_submission(tandem::World& world, const tandem::Config& config, GPT& m
   std::printf("submission: %zu rows in %s\n", rows.size(), (out / "submission.csv").c_str());
 }
 
-int evaluate_and_predict(tandem::World& world, const tandem::Config& config, GPT& model, const Gpt2Tokenizer& tok,
+int evaluate_and_predict(tandem::World& world, const tandem::Config& config, Placed& placed, const Gpt2Tokenizer& tok,
                          const Corpus& corpus) {
-  if (!corpus.val.empty()) report_validation(world, config, model, tok, corpus);
-  if (!corpus.test.empty()) write_submission(world, config, model, tok, corpus);
+  const InferenceSettings settings = inference_settings(config, tok.eot(), placed.precision);
+  if (!corpus.val.empty()) report_validation(world, config, placed.model, tok, corpus, settings);
+  if (!corpus.test.empty()) write_submission(world, config, placed.model, tok, corpus, settings);
   return tandem::kExitOk;
 }
 
@@ -170,7 +175,8 @@ std::optional<RougeDuringTraining> rouge_during_training(tandem::World& world, c
   rouge.examples = first_examples(corpus.val, score.rouge_samples);
   if (rouge.examples.empty()) return std::nullopt;
   rouge.tokenizer = &s.tok;
-  rouge.settings = inference_settings(world, config, s.tok.eot(), "");
+  rouge.settings =
+      inference_settings(config, s.tok.eot(), tandem::inference_setup(world, config, /*fixed_shapes=*/false, "").precision);
   rouge.settings.generate.sample = false;
   rouge.settings.generate.temperature = 1.0;
   rouge.settings.progress = false;
@@ -248,10 +254,10 @@ int run_generate(tandem::World& world, const tandem::Config& config) {
   if (prompt.empty()) throw tandem::UsageError("generate needs --prompt TEXT or --prompt-file F");
   const std::string& hf = k.hf;
   const std::string path = default_checkpoint(config);
-  GPT model = hf.empty() ? load_model(world, config, trained_spec(config, path), path)
-                         : on_rank_device(world, config, load_hf(hf), "");
-  auto options = inference_settings(world, config, tok.eot(), hf.empty() ? path : "").generate;
-  const auto out = generate(model, {tok.encode(prompt)}, options);
+  Placed placed = hf.empty() ? load_model(world, config, trained_spec(config, path), path)
+                             : on_rank_device(world, config, load_hf(hf), "");
+  const auto options = inference_settings(config, tok.eot(), placed.precision).generate;
+  const auto out = generate(placed.model, {tok.encode(prompt)}, options);
   if (world.rank() == 0) std::cout << tok.decode(out.front()) << std::endl;
   return tandem::kExitOk;
 }
@@ -261,7 +267,7 @@ int run_export(tandem::World& world, const tandem::Config& config) {
   if (dir.empty()) throw tandem::UsageError("export needs --out DIR");
   const std::string path = default_checkpoint(config);
   const ModelSpec spec = trained_spec(config, path);
-  auto model = load_model(world, config, spec, path);
+  GPT model = load_model(world, config, spec, path).model;
   if (world.rank() != 0) return tandem::kExitOk;
   model->to(torch::kCPU);
   if (spec.lora.enabled()) {
