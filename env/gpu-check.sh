@@ -30,7 +30,8 @@
 #                            backend's own cases, every refusal included,
 #                            none skipped
 #   tiny-APP-PREC            APP's tiny job on one GPU in PREC, its losses within
-#                            the tolerance below of the CPU's
+#                            the tolerance below of the CPU's (tf32: fp32
+#                            with TF32 matmuls, compute capability 8.0 and up)
 #   mpi-shared-gpu           2 ranks on one GPU over the MPI backend: GradSync's
 #                            hooks, the pinned staging and autocast under CUDA
 #   shard-shared-gpu         2 ranks on one GPU over MPI, fp32 (TF32 off), the
@@ -51,6 +52,26 @@
 #                            step is dropped and run again at micro-batch 2,
 #                            and the model is a run's that switched to
 #                            micro-batch 2 there (within 1e-6)
+#   fp16-overflow            a curable overflow: toy_train's loss times 2^11
+#                            in fp16 overflows at the initial loss scale; the
+#                            scaler skips steps and lowers the scale until it
+#                            fits, the run ends well, and each step's loss is
+#                            its CPU twin's (fp16's tolerance)
+#   sampling-gpu             top-k, top-p and temperature sampling on the GPU:
+#                            each token drawn as often as its probability says
+#                            (40,000 draws), none outside the kept set, and a
+#                            seed's draws the same run to run
+#   carotid-shared-gpu       carotid's Trainer as 2 ranks on one GPU over MPI:
+#                            channels-last weights, BatchNorm buffers, GradSync
+#                            and evaluation on CUDA tensors
+#   vavae-pipeline           vavae `complete`, shortened, as 2 ranks on one GPU
+#                            over MPI in fp16: the VAE with the VF loss, extract,
+#                            the DiT, sample and evaluate on the GPU; every file
+#                            written, every loss finite
+#   oom-scarce               GPT-2 124M at micro-batch 16 with the allocator held
+#                            (per_process_memory_fraction) between the peaks of
+#                            16 and 8: it backs off to 8 and its losses are a
+#                            run's at 8 with 2 accumulated (fp32's tolerance)
 #   lora-fp16                the tiny summarize job's LoRA adapters on one GPU
 #                            over a base kept in fp16 (as a T4 keeps
 #                            gpt2-xl's), losses within fp16's tolerance of
@@ -68,18 +89,23 @@
 #                            "inference on cuda:N: ..." line)
 #   gpt2-124m                GPT-2 124M on one GPU: ms/step, tokens/s, MFU,
 #                            peak memory (medians after the warm-up steps)
+#   torch-baseline           a plain PyTorch GPT-2 124M step beside it
+#                            (tests/bench/torch_gpt2_step.py: this machine's
+#                            torch, bf16 autocast, SDPA, fused AdamW, full
+#                            context): ms/step, tokens/s, achieved TFLOP/s
+#   memory-plan              the memory plan against the measured peak
+#                            (max_memory_allocated) of the tiny jobs and
+#                            GPT-2 124M above, within 15%
 # With two GPUs or more, nccl-envcheck and collectives-layouts run one rank
 # per GPU (NCCL between ranks) and shard-nccl runs. Not yet checked on any
 # GPU: a rank stopped mid-collective over NCCL (the watchdog's abort, every
-# later call refused, nothing written: unit-tested with fake works only),
-# the clean exit's ncclCommDestroy under its deadline, out-of-memory back-off
-# with the memory made scarce (loop-faults injects it), an fp16 overflow the
-# loss scaler cures (loop-faults' NaN losses are not curable), the memory
-# plan against the measured peak, top-k/top-p sampling, vavae's extract and
-# sample, evaluation's prefetch timed, and GPT-2 124M beside a plain
-# PyTorch step.
-# APP is summarize, carotid or vavae; PREC fp32 (TF32 off), fp16 (loss
-# scaling) or bf16 (compute capability 8.0 and up). Without a GPU only the CPU
+# later call refused, nothing written: unit-tested with fake works only) and
+# the clean exit's ncclCommDestroy under its deadline, which need two GPUs;
+# evaluation's prefetch timed; GPT-2 124M with the head on every position
+# (summarize trains its summary head only; torch-baseline runs the full one).
+# With --bundle the test programs are built from the bundle's GoogleTest.
+# APP is summarize, carotid or vavae; PREC fp32 (TF32 off), tf32, fp16 (loss
+# scaling) or bf16 (tf32 and bf16: compute capability 8.0 and up). Without a GPU only the CPU
 # half runs (the build, cpu-envcheck, the CPU references), every GPU check says
 # "skipped: no GPU" and the exit status is 0. Exit status 1: a check failed
 # (the work folder is kept); 2: bad options.
@@ -103,6 +129,9 @@
 #   bf16            first step 2e-2, every step 1.2e-1: u = 2^-8 = 3.9e-3, 8x
 #                   fp16's, on the same reasoning (fp32 accumulation keeps it
 #                   from growing 8x).
+#   tf32            as fp16: TF32 rounds each matmul's inputs to u = 2^-11,
+#                   fp16's, and accumulates in fp32; activations stay fp32,
+#                   so it is fp16's bound with room to spare.
 # A step whose update the loss scaler skipped (fp16 overflow) leaves the GPU
 # one update behind: each GPU step is compared with the CPU step that had as
 # many updates before it, and the runs use a constant learning rate, so a
@@ -117,12 +146,14 @@ die() { echo "env/gpu-check.sh: $*" >&2; exit 2; }
 apps=()
 mapfile -t names < <(bash -c 'source "$1" && launch_app_names' _ "$repo/env/launch_lib.sh")
 for a in "${names[@]}"; do [ -f "$repo/jobs/$a-tiny.toml" ] && apps+=("$a"); done
-precs=(fp32 fp16 bf16)
+precs=(fp32 tf32 fp16 bf16)
 checks=(cpu-envcheck)
 for a in "${apps[@]}"; do checks+=("cpu-reference-$a"); done
 checks+=(unit-gpu nccl-envcheck collectives-layouts contract-nccl)
 for a in "${apps[@]}"; do for p in "${precs[@]}"; do checks+=("tiny-$a-$p"); done; done
-checks+=(loop-faults mpi-shared-gpu shard-shared-gpu shard-nccl lora-fp16 generate-greedy rouge-training inference-precision gpt2-124m)
+checks+=(loop-faults fp16-overflow sampling-gpu mpi-shared-gpu carotid-shared-gpu vavae-pipeline shard-shared-gpu
+  shard-nccl oom-scarce lora-fp16 generate-greedy rouge-training inference-precision gpt2-124m torch-baseline
+  memory-plan)
 
 quick=0 bundle='' only=()
 while [ $# -gt 0 ]; do
@@ -194,6 +225,7 @@ first_error() { # first_error LOG: the line that best says what went wrong
   { grep -m1 '^error' "$1" || grep -m1 -iE 'error|fail|what\(\)|terminat|abort' "$1" || tail -n 1 "$1"; } | cut -c1-160
 }
 wanted() { [ ${#only[@]} -eq 0 ] || [[ " ${only[*]} " == *" $1 "* ]]; }
+any_wanted() { local n; for n in "$@"; do wanted "$n" && return 0; done; return 1; }
 wanted_like() { # wanted_like PREFIX: some wanted check starts with PREFIX
   [ ${#only[@]} -eq 0 ] && return 0
   local n
@@ -254,8 +286,8 @@ needs() { # needs APP: some wanted check runs APP
   case $1 in
     summarize) wanted_like cpu-reference-summarize || wanted_like tiny-summarize || wanted mpi-shared-gpu ||
       wanted shard-shared-gpu || wanted shard-nccl || wanted lora-fp16 || wanted generate-greedy || wanted rouge-training ||
-      wanted inference-precision || wanted gpt2-124m ;;
-    *) wanted_like "cpu-reference-$1" || wanted_like "tiny-$1" ;;
+      wanted inference-precision || wanted gpt2-124m || wanted oom-scarce ;;
+    *) wanted_like "cpu-reference-$1" || wanted_like "tiny-$1" || wanted "$1-shared-gpu" || wanted "$1-pipeline" ;;
   esac
 }
 # The job's own images (../shared/data beside the repository, as
@@ -265,10 +297,11 @@ breast=$repo/../shared/data/breast_ultrasound
 fashion=/usr/share/datasets/fashion-mnist
 # Test programs (unit_tests, mpi_tests, the image sets' maker) exist where the
 # build folder has tests: not in a bundle build (env/build.sh --bundle turns them off).
+# A bundle holds GoogleTest, so a bundle build here turns them on again
+# (env/build.sh --bundle alone leaves them off); its programs run through the
+# bundle's launcher (prog, mpi).
 no_tests=''
-if [ -n "$bundle" ]; then
-  no_tests="a bundle build has no tests; run without --bundle on a machine with a network"
-elif grep -q '^BUILD_TESTING:BOOL=OFF' "$build/CMakeCache.txt" 2>/dev/null; then
+if [ -z "$bundle" ] && grep -q '^BUILD_TESTING:BOOL=OFF' "$build/CMakeCache.txt" 2>/dev/null; then
   no_tests="$build was configured without tests (BUILD_TESTING=OFF): set TANDEM_BUILD to another folder"
 fi
 targets=(envcheck)
@@ -280,6 +313,9 @@ if [ "$smi_gpus" -gt 0 ] && [ -z "$no_tests" ]; then
   wanted unit-gpu && targets+=(unit_tests)
   { wanted collectives-layouts || wanted contract-nccl; } && targets+=(mpi_tests)
   wanted loop-faults && targets+=(toy_train compare_runs)
+  wanted fp16-overflow && targets+=(toy_train)
+  wanted sampling-gpu && targets+=(summarize_tests)
+  wanted vavae-pipeline && targets+=(vavae_vf_features)
 fi
 
 # report: the table and gpu-check.json from the verdict files, in the order
@@ -334,7 +370,7 @@ PY
 
 echo "gpu-check: building ${targets[*]} in $build (log: $work/build.log)"
 build_args=()
-[ -n "$bundle" ] && build_args+=(--bundle "$bundle")
+[ -n "$bundle" ] && build_args+=(--bundle "$bundle" -DBUILD_TESTING=ON)
 for t in "${targets[@]}"; do build_args+=(--target "$t"); done
 TANDEM_BUILD=$build timeout -k 10 1500 "$repo/env/build.sh" "${build_args[@]}" >"$work/build.log" 2>&1
 status=$?
@@ -385,11 +421,20 @@ if needs summarize; then
   fi
 fi
 fixture=$build/tests/vavae_fashion_mnist_split
+# launched PROGRAM: a path that runs PROGRAM as prog would, for a script
+# that runs it itself (in bundle mode a wrapper through the launcher).
+launched() {
+  [ -n "$bundle" ] || { echo "$1"; return; }
+  local w
+  w=$work/launched-$(basename "$1")
+  printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$bundle/bin/bundle-run" "$1" >"$w" && chmod +x "$w" && echo "$w"
+}
 no_fashion="no image set: needs Debian's Fashion-MNIST ($fashion: apt-get install dataset-fashion-mnist)"
 [ -n "$no_tests" ] && no_fashion="no image set: its maker is a test program (${no_tests%%:*})"
 if needs vavae || { needs carotid && [ ! -f "$breast/label.xlsx" ]; }; then
   if [ -d "$fashion" ] && [ -x "$fixture" ] &&
-    timeout 300 "$TANDEM_PYTHON" "$repo/tests/kaggle/make_data.py" "$fixture" "$fashion" "$work/data" >"$work/data.log" 2>&1; then
+    timeout 300 "$TANDEM_PYTHON" "$repo/tests/kaggle/make_data.py" "$(launched "$fixture")" "$fashion" "$work/data" \
+      >"$work/data.log" 2>&1; then
     carotid_root=$work/data/carotid/images carotid_labels=$work/data/carotid/labels.csv
     vavae_root=$work/data/vavae/data_split
   else
@@ -505,7 +550,7 @@ check_contract() {
 # and oom_backoff cases run them on the CPU.
 check_loop_faults() {
   local toy=("$build/tests/toy_train" --set obs.gpu_every_s=0 --set dist.device=cuda --set dist.tf32=false)
-  "${toy[@]}" --set train.precision=fp16 --set train.max_steps=20 --set train.ckpt_every=5 \
+  prog tests/toy_train "${toy[@]:1}" --set train.precision=fp16 --set train.max_steps=20 --set train.ckpt_every=5 \
     --set toy.nan_from_call=8 --set train.max_bad_steps=3 --set "train.out_dir=$work/faults-nan" \
     >"$work/faults-nan.log" 2>&1
   local status=$?
@@ -524,7 +569,7 @@ check_loop_faults() {
     --set toy.oom_from_call=5 --set toy.oom_rank=1 --set toy.oom_above=2 ||
     { fail "out of memory on rank 1: exit status $?: $(first_error "$LOG")"; return; }
   grep -q "the step is dropped and run again with micro-batch 2" "$LOG" || { fail "no back-off line"; return; }
-  "$build/tests/compare_runs" models "$work/faults-ref/models/final_model.h5" \
+  prog tests/compare_runs models "$work/faults-ref/models/final_model.h5" \
     "$work/faults-oom/models/final_model.h5" 1e-6 || { fail "the backed-off model is not the reference's"; return; }
   pass nan_stop=step10 oom_backoff=micro_batch2
 }
@@ -535,7 +580,7 @@ compare_losses() {
 import json, math, sys
 cpu_path, gpu_path, prec = sys.argv[1:]
 # (first step, every step): see the header.
-tol = {"fp32": (1e-3, 1e-3), "fp16": (1e-2, 6e-2), "bf16": (2e-2, 1.2e-1)}[prec]
+tol = {"fp32": (1e-3, 1e-3), "tf32": (1e-2, 6e-2), "fp16": (1e-2, 6e-2), "bf16": (2e-2, 1.2e-1)}[prec]
 rows = lambda p: [r for r in map(json.loads, open(p)) if "ms" in r]
 cpu, gpu = {r["step"]: r["loss"] for r in rows(cpu_path)}, rows(gpu_path)
 rel = lambda a, b: abs(a - b) / max(abs(b), 1e-12)
@@ -570,9 +615,10 @@ check_tiny() { # check_tiny APP PREC
   ref=$(metrics_of "$app" "$work/cpu-$app")
   out=$work/gpu-$app-$prec
   [ -s "$ref" ] || { skip "no CPU reference (cpu-reference-$app did not pass)"; return; }
-  local args=(--set dist.device=cuda --set dist.deterministic=true)
+  local args=(--set dist.device=cuda --set dist.deterministic=true) run_prec=$prec
   [ "$prec" = fp32 ] && args+=(--set dist.tf32=false)
-  tiny_job "$app" "$prec" "$out" "${args[@]}" || { fail "exit status $?: $(first_error "$LOG")"; return; }
+  [ "$prec" = tf32 ] && args+=(--set dist.tf32=true) && run_prec=fp32
+  tiny_job "$app" "$run_prec" "$out" "${args[@]}" || { fail "exit status $?: $(first_error "$LOG")"; return; }
   verdict_line=$(compare_losses "$ref" "$(metrics_of "$app" "$out")" "$prec")
   # shellcheck disable=SC2086  # the figures are words
   case $verdict_line in ok\ *) pass ${verdict_line#ok } ;; *) fail "${verdict_line:-the comparison printed nothing}" ;; esac
@@ -807,6 +853,174 @@ PY
   case $figures in bad:*) fail "${figures#bad: }" ;; *) pass $figures ;; esac
 }
 
+# A curable fp16 overflow, the loss scaler's everyday work: toy_train's loss
+# times 2^11, so that at the initial scale of 2^16 the fp16 gradients of its
+# hidden layer overflow; the scaler skips those steps, halving the scale each
+# time, until they fit, and the run trains on to exit 0 (under fp16 only a
+# non-finite loss counts towards train.max_bad_steps). The same job on the
+# CPU in fp32 never skips: each GPU step is compared with the CPU step that
+# had as many updates before it, within fp16's tolerance.
+check_fp16_overflow() {
+  local toy=(--set obs.gpu_every_s=0 --set toy.dropout=0 --set toy.loss_gain=2048 --set train.max_steps=30
+    --set train.schedule=constant --set train.warmup_steps=0 --set train.ckpt_every=0)
+  on_cpu prog tests/toy_train "${toy[@]}" --set dist.device=cpu --set "train.out_dir=$work/overflow-cpu" ||
+    { fail "the CPU reference: exit status $?: $(first_error "$LOG")"; return; }
+  prog tests/toy_train "${toy[@]}" --set dist.device=cuda --set dist.deterministic=true --set train.precision=fp16 \
+    --set "train.out_dir=$work/overflow-gpu" || { fail "fp16 on the GPU: exit status $?: $(first_error "$LOG")"; return; }
+  local metrics=$work/overflow-gpu/metrics.jsonl skipped scale verdict_line
+  skipped=$(train_rows "$metrics" | sed -n '$s/.*"skipped":\([0-9]*\).*/\1/p')
+  scale=$(train_rows "$metrics" | sed -n '$s/.*"loss_scale":\([^,}]*\).*/\1/p')
+  [ "${skipped:-0}" -ge 1 ] || { fail "no step skipped: the loss gain did not overflow (last loss_scale $scale)"; return; }
+  verdict_line=$(compare_losses "$work/overflow-cpu/metrics.jsonl" "$metrics" fp16)
+  # shellcheck disable=SC2086  # the figures are words
+  case $verdict_line in ok\ *) pass ${verdict_line#ok } "loss_scale=$scale" ;; *) fail "${verdict_line:-the comparison printed nothing}" ;; esac
+}
+
+# Sampling on the GPU (tests/summarize/test_sampling.cpp's CUDA cases): top-k,
+# top-p and temperature draw each token as often as its probability says
+# (40,000 draws, within five standard deviations, none outside the kept
+# set), and a seed gives the same draws run to run.
+check_sampling() {
+  prog tests/summarize_tests '--gtest_filter=*Sampling*/cuda' --gtest_brief=1 --gtest_color=no ||
+    { fail "exit status $?: $(first_error "$LOG")"; return; }
+  if grep -q ': Skipped$' "$LOG"; then
+    fail "a case skipped on a GPU node: $(grep -m1 -A1 ': Skipped$' "$LOG" | tail -n 1)"
+    return
+  fi
+  local ran
+  ran=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$LOG" | head -n 1)
+  [ "${ran:-0}" -ge 4 ] || { fail "${ran:-no} CUDA sampling cases ran, expected 4"; return; }
+  pass "tests=$ran"
+}
+
+# carotid's Trainer as 2 ranks on one GPU over MPI, in the GPU's autocast
+# precision: its channels-last weights and BatchNorm buffers go through the
+# broadcast at start, GradSync's buckets and the buffers' pooling before each
+# evaluation as CUDA tensors (tiny-carotid-* ran one rank over NCCL).
+check_carotid_shared_gpu() {
+  local n=$((quick ? 3 : 6)) out=$work/carotid-shared-gpu metrics rows
+  CUDA_VISIBLE_DEVICES=$first_gpu mpi -np 2 "$build/apps/carotid" train --config "$repo/jobs/carotid-tiny.toml" \
+    --set dist.backend=mpi --set dist.device=cuda --set "train.max_steps=$n" --set train.eval_every=3 \
+    --root-dir "$carotid_root" --label-excel "$carotid_labels" --set "data.cache_dir=$work/image-cache" \
+    --run-dir "$out" || { fail "exit status $?: $(first_error "$LOG")"; return; }
+  grep -q 'training on 2 rank(s), cuda:0, mpi backend' "$LOG" ||
+    { fail "the log does not say 2 ranks trained on cuda:0 over MPI"; return; }
+  metrics=$out/metrics.jsonl
+  rows=$(train_rows "$metrics" | grep -c '"sync_wait_ms"')
+  [ "$rows" -eq "$n" ] || { fail "$rows of $n steps logged a gradient sync (sync_wait_ms)"; return; }
+  grep -q '"eval_' "$metrics" || { fail "no evaluation row in $metrics"; return; }
+  pass ranks=2 gpus=1 "last_loss=$(loss_at "$metrics" '$')"
+}
+
+# vavae's whole pipeline (`complete`) as 2 ranks on one GPU over MPI in fp16,
+# shortened: the VAE aligned with stand-in foundation features (the VF loss
+# and its adaptive weight under fp16 autocast), latents extracted on the GPU,
+# the DiT trained (GradSync, the EMA, buffer pooling on CUDA tensors), samples
+# drawn and judged. Every file the pipeline promises exists and every logged
+# loss is finite.
+check_vavae_pipeline() {
+  local out=$work/vavae-pipeline dit_steps=$((quick ? 20 : 60))
+  prog tests/vavae_vf_features "$vavae_root" "$work/vf.h5" 6 8 || { fail "the VF features fixture: exit status $?"; return; }
+  CUDA_VISIBLE_DEVICES=$first_gpu mpi -np 2 "$build/apps/vavae" complete --config "$repo/jobs/vavae-tiny.toml" \
+    --data-root "$vavae_root" --run-dir "$out" --set dist.backend=mpi --set dist.device=cuda \
+    --set train.precision=fp16 --set "vae.vf_features=$work/vf.h5" --set vae.epochs=2 \
+    --set "dit.max_steps=$dit_steps" --set dit.warmup_steps=5 --set eval.epochs=2 ||
+    { fail "exit status $?: $(first_error "$LOG")"; return; }
+  grep -q "aligned with 6-channel features" "$LOG" || { fail "train-vae did not say it aligns with the VF features"; return; }
+  local f
+  for f in vae/vae.safetensors latent_features/train.h5 latent_features/val.h5 dit/models/final_model.h5 \
+    samples/grid.png evaluate/evaluate.json; do
+    [ -s "$out/$f" ] || { fail "complete wrote no $f"; return; }
+  done
+  local bad
+  bad=$(cat "$out/vae/metrics.jsonl" "$out/dit/metrics.jsonl" | grep '"loss"' | grep -ciE '"loss":(nan|-?inf)')
+  [ "$bad" -eq 0 ] || { fail "$bad logged losses are not finite"; return; }
+  pass ranks=2 gpus=1 precision=fp16 "vae_last_loss=$(loss_at "$out/vae/metrics.jsonl" '$')" \
+    "dit_last_loss=$(loss_at "$out/dit/metrics.jsonl" '$')"
+}
+
+# Out-of-memory back-off with the memory really scarce: GPT-2 124M on one GPU
+# in fp32 (TF32 off) at micro-batch 16, then 8 with 2 accumulated (the same
+# global batch); then micro-batch 16 again with the caching allocator held
+# (PYTORCH_CUDA_ALLOC_CONF per_process_memory_fraction, torch 2.10 and later)
+# to the first's peak less 40% of what the halving saved. Its first step runs
+# out of memory, is dropped and run again at micro-batch 8, and its losses are
+# the second run's (fp32's tolerance: only the order of the sums differs).
+check_oom_scarce() {
+  local n=$((quick ? 3 : 6)) total peak16 peak8 fraction
+  local job=(--config "$repo/jobs/summarize-tiny.toml" --set model.preset=gpt2 --set dist.device=cuda
+    --set train.precision=fp32 --set dist.tf32=false --set dist.deterministic=true --set "train.max_steps=$n"
+    --set train.schedule=constant --set train.warmup_steps=0 --set train.ckpt_every=0 --set eval.rouge_samples=0
+    --set "data.cache_dir=$work/token-cache")
+  prog apps/summarize train "${job[@]}" --set train.micro_batch=16 --set train.grad_accum=1 \
+    --set "train.out_dir=$work/oom-16" || { fail "micro-batch 16: exit status $?: $(first_error "$LOG")"; return; }
+  prog apps/summarize train "${job[@]}" --set train.micro_batch=8 --set train.grad_accum=2 \
+    --set "train.out_dir=$work/oom-8" || { fail "micro-batch 8: exit status $?: $(first_error "$LOG")"; return; }
+  peak_of() { train_rows "$1" | sed -n 's/.*"peak_mem_mb":\([^,}]*\).*/\1/p' | sort -g | tail -n 1; }
+  peak16=$(peak_of "$work/oom-16/metrics.jsonl") peak8=$(peak_of "$work/oom-8/metrics.jsonl")
+  total=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i "$first_gpu" | head -n 1)
+  fraction=$(awk -v a="$peak16" -v b="$peak8" -v t="$total" 'BEGIN {
+    if (a <= 0 || b <= 0 || t <= 0 || a - b < 64) exit 1; printf "%.6f", (a - 0.4 * (a - b)) / t }') ||
+    { fail "cannot place a limit between the peaks: micro-batch 16 ${peak16:-?} MB, 8 ${peak8:-?} MB of ${total:-?} MiB"; return; }
+  PYTORCH_CUDA_ALLOC_CONF=per_process_memory_fraction:$fraction prog apps/summarize train "${job[@]}" \
+    --set train.micro_batch=16 --set train.grad_accum=1 --set "train.out_dir=$work/oom-scarce" ||
+    { fail "micro-batch 16 with the memory scarce: exit status $?: $(first_error "$LOG")"; return; }
+  grep -q "the step is dropped and run again with micro-batch 8" "$LOG" ||
+    { fail "no back-off to micro-batch 8 at a limit of $fraction of $total MiB (peaks $peak16 and $peak8 MB)"; return; }
+  local verdict_line
+  verdict_line=$(compare_losses "$work/oom-8/metrics.jsonl" "$work/oom-scarce/metrics.jsonl" fp32)
+  # shellcheck disable=SC2086  # the figures are words
+  case $verdict_line in
+    ok\ *) pass ${verdict_line#ok } "peak16_mb=$peak16" "peak8_mb=$peak8" "fraction=$fraction" ;;
+    *) fail "${verdict_line:-the comparison printed nothing}" ;;
+  esac
+}
+
+# The memory plan (the first metrics row, memory_plan_mb) against the
+# measured peak (the largest peak_mem_mb, LibTorch's max_memory_allocated) of
+# the runs already made: each app's tiny job in fp32 and fp16, and GPT-2 124M.
+# Planned within 15% of measured, as the CPU bench holds the tiny models.
+check_memory_plan() {
+  "$TANDEM_PYTHON" - "$work" <<'PY' >"$work/memory-plan.txt"
+import glob, json, os, sys
+work = sys.argv[1]
+runs = sorted(glob.glob(f"{work}/gpu-*-fp32") + glob.glob(f"{work}/gpu-*-fp16")) + [f"{work}/gpt2-124m"]
+rows, bad = [], []
+for run in runs:
+    path = next((p for p in (f"{run}/metrics.jsonl", f"{run}/vae/metrics.jsonl") if os.path.exists(p)), None)
+    if not path: continue
+    lines = [json.loads(l) for l in open(path)]
+    plan = next((r["memory_plan_mb"] for r in lines if "memory_plan_mb" in r), None)
+    peaks = [r["peak_mem_mb"] for r in lines if "peak_mem_mb" in r]
+    if plan is None or not peaks: continue
+    ratio = plan / max(peaks)
+    rows.append(f"{os.path.basename(run)}={ratio:.2f}")
+    if abs(ratio - 1) > 0.15: bad.append(f"{os.path.basename(run)} planned {plan:.0f} MB, measured {max(peaks):.0f} MB")
+print(" ".join(rows))
+print("; ".join(bad))
+PY
+  local ratios off
+  ratios=$(sed -n 1p "$work/memory-plan.txt") off=$(sed -n 2p "$work/memory-plan.txt")
+  [ -n "$ratios" ] || { skip "no GPU run with a memory plan and a measured peak to compare (tiny-*, gpt2-124m)"; return; }
+  # shellcheck disable=SC2086  # the figures are words
+  if [ -n "$off" ]; then fail "beyond 15%: $off" $ratios; else pass $ratios; fi
+}
+
+# A plain PyTorch GPT-2 124M step beside tandem's (the field's usual
+# baseline): tests/bench/torch_gpt2_step.py with this machine's torch, bf16
+# autocast, fused AdamW, SDPA, at the micro-batch of gpt2-124m and GPT-2's
+# full context. Its MFU, not its tokens/s, compares with tandem's, whose rows
+# are the dialogues' lengths.
+check_torch_baseline() {
+  python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null ||
+    { skip "no python3 with a CUDA torch here"; return; }
+  local steps=$((quick ? 10 : 30))
+  python3 "$repo/tests/bench/torch_gpt2_step.py" --batch 16 --seq 1024 --steps "$steps" >"$work/torch-baseline.txt" ||
+    { fail "exit status $?: $(first_error "$LOG")"; return; }
+  # shellcheck disable=SC2046  # the figures are words
+  pass $(tail -n 1 "$work/torch-baseline.txt")
+}
+
 # --- the run ----------------------------------------------------------------------------
 export_functions
 
@@ -830,6 +1044,8 @@ gpu_check nccl-envcheck 180 check_nccl_envcheck
 gtest_check collectives-layouts 180 check_collectives
 gtest_check contract-nccl 120 check_contract
 gtest_check loop-faults 240 check_loop_faults
+gtest_check fp16-overflow 120 check_fp16_overflow
+gtest_check sampling-gpu 120 check_sampling
 for app in "${apps[@]}"; do
   missing=missing_$app
   for prec in "${precs[@]}"; do
@@ -837,16 +1053,26 @@ for app in "${apps[@]}"; do
     if ! wanted "$name"; then continue
     elif [ "$gpus" -eq 0 ]; then record "$name" skipped "no GPU"
     elif [ -n "${!missing}" ]; then record "$name" skipped "${!missing}"
-    elif [ "$prec" = bf16 ] && ! bf16_ok; then
-      record "$name" skipped "bf16 needs compute capability 8.0; cuda:0 has ${cc:-an unknown one}"
+    elif { [ "$prec" = bf16 ] || [ "$prec" = tf32 ]; } && ! bf16_ok; then
+      record "$name" skipped "$prec needs compute capability 8.0; cuda:0 has ${cc:-an unknown one}"
     else run_check "$name" 180 check_tiny "$app" "$prec"; fi
   done
 done
-if wanted mpi-shared-gpu || wanted shard-shared-gpu || wanted shard-nccl || wanted lora-fp16 || wanted generate-greedy ||
-  wanted rouge-training || wanted inference-precision || wanted gpt2-124m; then
+# app_check APP NAME SECONDS FUNCTION: a GPU check that needs APP's data.
+app_check() {
+  local missing=missing_$1
+  shift
+  wanted "$1" || return 0
+  if [ "$gpus" -gt 0 ] && [ -n "${!missing}" ]; then record "$1" skipped "${!missing}"; else gpu_check "$@"; fi
+}
+app_check carotid carotid-shared-gpu 240 check_carotid_shared_gpu
+if wanted vavae-pipeline && [ "$gpus" -gt 0 ] && [ -n "$no_tests" ]; then record vavae-pipeline skipped "$no_tests"
+else app_check vavae vavae-pipeline 420 check_vavae_pipeline; fi
+summarize_checks=(mpi-shared-gpu shard-shared-gpu shard-nccl oom-scarce lora-fp16 generate-greedy rouge-training
+  inference-precision gpt2-124m)
+if any_wanted "${summarize_checks[@]}"; then
   if [ "$gpus" -gt 0 ] && [ -n "$missing_summarize" ]; then
-    for name in mpi-shared-gpu shard-shared-gpu shard-nccl lora-fp16 generate-greedy rouge-training inference-precision \
-      gpt2-124m; do
+    for name in "${summarize_checks[@]}"; do
       wanted $name && record $name skipped "$missing_summarize"
     done
   else
@@ -856,6 +1082,7 @@ if wanted mpi-shared-gpu || wanted shard-shared-gpu || wanted shard-nccl || want
       if [ "$gpus" -eq 1 ]; then record shard-nccl skipped "needs two GPUs (NCCL between ranks)"
       else gpu_check shard-nccl 300 check_shard nccl; fi
     fi
+    gpu_check oom-scarce 300 check_oom_scarce
     gpu_check lora-fp16 240 check_lora
     gpu_check generate-greedy 300 check_generate
     gpu_check rouge-training 240 check_rouge_training
@@ -863,5 +1090,7 @@ if wanted mpi-shared-gpu || wanted shard-shared-gpu || wanted shard-nccl || want
     gpu_check gpt2-124m 300 check_gpt2
   fi
 fi
+gpu_check torch-baseline 180 check_torch_baseline
+gpu_check memory-plan 60 check_memory_plan
 [ -n "$gpu_note" ] && echo "gpu-check: NOTE: $gpu_note (apps/envcheck in $build prints what it sees)"
 report

@@ -74,6 +74,7 @@ class ToyTask : public tandem::Task {
         oom_above_(c.get_int("toy.oom_above")),
         oom_in_(c.get_string("toy.oom_in")),
         activation_mb_(c.get_double("toy.activation_mb")),
+        loss_gain_(c.get_double("toy.loss_gain")),
         rank_(rank) {}
 
   std::shared_ptr<torch::nn::Module> build_model() override {
@@ -106,7 +107,7 @@ class ToyTask : public tandem::Task {
     if (oom && oom_in_ == "forward") out_of_memory("forward");
     auto err = (net.forward(b.at("x"), oom) - b.at("y")).pow(2).mean(1);
     auto valid = b.at("valid").to(err.dtype());
-    auto l = (err * valid).sum();
+    auto l = (err * valid).sum() * loss_gain_;
     if (model.is_training() && nan_from_ > 0 && calls_ >= nan_from_) l = l * std::nan("");
     return {l, valid.sum()};
   }
@@ -117,7 +118,7 @@ class ToyTask : public tandem::Task {
   bool batch_norm_;
   int64_t signal_at_, signal_rank_, nan_from_, oom_from_, oom_rank_, oom_above_;
   std::string oom_in_;
-  double activation_mb_;
+  double activation_mb_, loss_gain_;
   int rank_;
   int64_t calls_ = 0;
 };
@@ -144,6 +145,9 @@ int run(tandem::World& world, int argc, char** argv) {
   schema.add("toy.oom_above", int64_t{0}, "micro-batches of at most this many samples fit");
   schema.add("toy.oom_in", std::string("forward"), "where memory runs out", {"forward", "backward"});
   schema.add("toy.activation_mb", -1.0, "the memory plan's activations per sample, MB; < 0: no estimate");
+  schema.add("toy.loss_gain", 1.0,
+             "the loss is multiplied by this: large, fp16 gradients overflow at the initial loss scale until the "
+             "scaler has lowered it (Adam's steps hardly change)");
   auto cli = tandem::parse_command_line(argc, argv, schema, "toy training job for tests");
   if (cli.help) return 0;
   ToyTask task(cli.config, world.rank());

@@ -28,36 +28,6 @@ class EvalMode {
   bool was_training_;
 };
 
-// The next token of each row, [B] on the logits' device, from last-position
-// logits [B,V]: the whole choice runs where the logits are, so a GPU never
-// sends [B, 50257] logits to the host to be sorted there.
-at::Tensor choose(const at::Tensor& logits, const GenerateOptions& options, at::Generator& generator) {
-  if (!options.sample) return logits.argmax(-1);
-  at::Tensor scores = logits.to(torch::kFloat) / options.temperature;
-  if (options.top_k > 0 && options.top_k < scores.size(-1)) {
-    const at::Tensor kth = std::get<0>(scores.topk(options.top_k)).narrow(-1, options.top_k - 1, 1);
-    scores = scores.masked_fill(scores < kth, -kInf);
-  }
-  if (options.top_p < 1.0) {
-    const auto [sorted, order] = scores.sort(-1, /*descending=*/true);
-    const at::Tensor probs = sorted.softmax(-1);
-    // A token goes when the likelier ones already reach p: the likeliest always stays.
-    const at::Tensor drop = (probs.cumsum(-1) - probs) >= options.top_p;
-    scores = scores.scatter(-1, order, sorted.masked_fill(drop, -kInf));
-  }
-  return at::multinomial(scores.softmax(-1), 1, /*replacement=*/false, generator).squeeze(-1);
-}
-
-// Draws on the device that samples, from `seed` alone: on the CPU the same
-// draws as ever; a GPU draws its own (a seed gives the same draws on a given
-// kind of device).
-at::Generator generator_for(const at::Device& device, uint64_t seed) {
-  if (device.is_cpu()) return at::detail::createCPUGenerator(seed);
-  at::Generator generator = at::globalContext().defaultGenerator(device).clone();
-  generator.set_current_seed(seed);
-  return generator;
-}
-
 // How many steps pass between looks at which rows have ended: on a GPU each
 // look reads the flags copied to the host at the look before, waiting for
 // that copy only if it has not arrived, so the host stays up to this many
@@ -139,6 +109,30 @@ class Decoding {
 
 }  // namespace
 
+at::Tensor next_tokens(const at::Tensor& logits, const GenerateOptions& options, at::Generator& generator) {
+  if (!options.sample) return logits.argmax(-1);
+  at::Tensor scores = logits.to(torch::kFloat) / options.temperature;
+  if (options.top_k > 0 && options.top_k < scores.size(-1)) {
+    const at::Tensor kth = std::get<0>(scores.topk(options.top_k)).narrow(-1, options.top_k - 1, 1);
+    scores = scores.masked_fill(scores < kth, -kInf);
+  }
+  if (options.top_p < 1.0) {
+    const auto [sorted, order] = scores.sort(-1, /*descending=*/true);
+    const at::Tensor probs = sorted.softmax(-1);
+    // A token goes when the likelier ones already reach p: the likeliest always stays.
+    const at::Tensor drop = (probs.cumsum(-1) - probs) >= options.top_p;
+    scores = scores.scatter(-1, order, sorted.masked_fill(drop, -kInf));
+  }
+  return at::multinomial(scores.softmax(-1), 1, /*replacement=*/false, generator).squeeze(-1);
+}
+
+at::Generator generator_for(const at::Device& device, uint64_t seed) {
+  if (device.is_cpu()) return at::detail::createCPUGenerator(seed);
+  at::Generator generator = at::globalContext().defaultGenerator(device).clone();
+  generator.set_current_seed(seed);
+  return generator;
+}
+
 void GenerateOptions::validate() const {
   const auto fail = [](const std::string& what) { throw tandem::UsageError("generate: " + what); };
   if (max_new_tokens < 0) fail("max_new_tokens must be >= 0, got " + std::to_string(max_new_tokens));
@@ -206,7 +200,7 @@ std::vector<std::vector<int64_t>> generate(GPT& model, const std::vector<std::ve
   const bool drop = options.drop_finished.value_or(device.is_cuda());
   Decoding decoding(batch, options.max_new_tokens, options.eot_token, device);
   for (int64_t step = 0;; ++step) {
-    at::Tensor next = decoding.record(choose(model->head(last), options, generator), step);
+    at::Tensor next = decoding.record(next_tokens(model->head(last), options, generator), step);
     if (step + 1 == options.max_new_tokens) break;
     at::Tensor ended;
     if (decoding.all_ended(step, ended)) break;

@@ -45,6 +45,19 @@ struct GenerateOptions {
 std::vector<std::vector<int64_t>> generate(GPT& model, const std::vector<std::vector<int64_t>>& prompts,
                                            const GenerateOptions& options = {});
 
+// The next token of each row, [B] on the logits' device, from last-position
+// logits [B,V]: greedy, or one draw from softmax(logits / temperature) kept
+// to the top_k likeliest tokens and then to the smallest set of the likeliest
+// whose probability reaches top_p (the likeliest always stays), renormalised.
+// The whole choice runs where the logits are, so a GPU never sends [B, 50257]
+// logits to the host to be sorted there.
+at::Tensor next_tokens(const at::Tensor& logits, const GenerateOptions& options, at::Generator& generator);
+
+// The generator draws are made with on `device`, from `seed` alone: on the
+// CPU the same draws as ever; a GPU draws its own (a seed gives the same draws
+// on a given kind of device, not across kinds).
+at::Generator generator_for(const at::Device& device, uint64_t seed);
+
 // Each row of `tokens` (CPU int64 [B, steps]) up to its first eot_token,
 // which is left out.
 std::vector<std::vector<int64_t>> tokens_until(const at::Tensor& tokens, int64_t eot_token);
