@@ -44,9 +44,6 @@ set(MPI_C_COMPILER "${TANDEM_BUNDLE}/bin/mpicc" CACHE FILEPATH "Open MPI's wrapp
 set(MPIEXEC_EXECUTABLE "${TANDEM_BUNDLE}/bin/mpiexec" CACHE FILEPATH "mpiexec, the bundle's" FORCE)
 set(PKG_CONFIG_EXECUTABLE "${TANDEM_BUNDLE}/bin/pkg-config" CACHE FILEPATH "pkg-config, the bundle's" FORCE)
 set(HDF5_ROOT "${_root}/usr/lib/${_multiarch}/hdf5/serial")
-# Test discovery at build time would run the test programs, which load the
-# bundle's libraries only through its launcher: discover when ctest runs.
-set(CMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE PRE_TEST)
 # The bundle's libraries need one another (libmpi needs libopen-rte, ...):
 # the linker finds them there; at run time the launcher's LD_LIBRARY_PATH does.
 list(JOIN _libdirs ":" _libdirs)

@@ -12,7 +12,7 @@ target_compile_definitions(carotid_tests PRIVATE
 target_link_libraries(carotid_tests PRIVATE carotid_lib PkgConfig::XLSXWRITER
                       GTest::gtest GTest::gtest_main)
 tandem_use_pch(carotid_tests)
-gtest_discover_tests(carotid_tests PROPERTIES LABELS carotid DISCOVERY_TIMEOUT 60)
+tandem_gtest_by_file(carotid_tests carotid SOURCES ${CAROTID_TEST_SOURCES} LABELS carotid)
 
 # The program as users run it: on the real ultrasound images under two ranks
 # (skipped without ../shared/data), and stopped at the door by bad input.

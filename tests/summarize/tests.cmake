@@ -7,7 +7,7 @@ file(GLOB TANDEM_SUMMARIZE_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c
 add_executable(summarize_tests ${TANDEM_SUMMARIZE_TESTS})
 target_link_libraries(summarize_tests PRIVATE summarize_lib GTest::gtest GTest::gtest_main)
 tandem_use_pch(summarize_tests)
-gtest_discover_tests(summarize_tests PROPERTIES LABELS summarize DISCOVERY_TIMEOUT 60)
+tandem_gtest_by_file(summarize_tests summarize SOURCES ${TANDEM_SUMMARIZE_TESTS} LABELS summarize)
 
 # apps/summarize as users run it.
 set(SCITLDR ${CMAKE_SOURCE_DIR}/../shared/data/scitldr)

@@ -5,7 +5,7 @@ file(GLOB VAVAE_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cpp)
 add_executable(vavae_tests ${VAVAE_TEST_SOURCES})
 target_link_libraries(vavae_tests PRIVATE vavae_lib GTest::gtest GTest::gtest_main)
 tandem_use_pch(vavae_tests)
-gtest_discover_tests(vavae_tests PROPERTIES LABELS vavae DISCOVERY_TIMEOUT 60)
+tandem_gtest_by_file(vavae_tests vavae SOURCES ${VAVAE_TEST_SOURCES} LABELS vavae)
 
 # Debian's Fashion-MNIST (dataset-fashion-mnist) in the data_split layout, for
 # the pipeline test below.

@@ -1,0 +1,30 @@
+# cmake -DPROGRAM=... -DFILTER=... -P GtestCover.cmake: fails, naming them,
+# when some case PROGRAM lists is outside FILTER (the union of the per-file
+# filters tandem_gtest_by_file made), so that no case goes unrun.
+function(cases_of out)
+  execute_process(COMMAND ${PROGRAM} --gtest_list_tests ${ARGN} OUTPUT_VARIABLE text RESULT_VARIABLE status)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "${PROGRAM} --gtest_list_tests ${ARGN}: exit status ${status}")
+  endif()
+  string(REPLACE "\n" ";" lines "${text}")
+  set(cases)
+  foreach(line IN LISTS lines)
+    if(line MATCHES "^([^ #][^ ]*)")
+      set(suite ${CMAKE_MATCH_1})
+    elseif(line MATCHES "^  ([^ ]+)")
+      list(APPEND cases "${suite}${CMAKE_MATCH_1}")
+    endif()
+  endforeach()
+  set(${out} ${cases} PARENT_SCOPE)
+endfunction()
+
+cases_of(all)
+cases_of(chosen --gtest_filter=${FILTER})
+list(REMOVE_ITEM all ${chosen})
+list(LENGTH chosen n)
+if(all)
+  list(JOIN all "\n  " missing)
+  message(FATAL_ERROR "no test source file's filter selects these cases (open each with TEST, TEST_F or "
+                      "TEST_P at the start of a line, or teach cmake/GtestByFile.cmake the new form):\n  ${missing}")
+endif()
+message(STATUS "all ${n} cases of ${PROGRAM} are run by one file's test or another")
