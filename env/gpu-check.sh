@@ -531,20 +531,24 @@ check_collectives() {
   pass "ranks=$gpus" "tests=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$LOG" | head -n 1)"
 }
 
-check_contract() {
-  mpi -np 1 "$build/tests/mpi_tests" '--gtest_filter=*Contract*/nccl*' --gtest_brief=1 --gtest_color=no ||
-    { fail "exit status $?: $(first_error "$LOG")"; return; }
+# gtest_cases WHAT MIN COMMAND...: a GoogleTest run whose cases all pass and
+# none skips (on a GPU node a skip means LibTorch sees no GPU), MIN of them at
+# least (fewer: the filter no longer finds them).
+gtest_cases() {
+  local what=$1 min=$2 ran
+  shift 2
+  "$@" --gtest_brief=1 --gtest_color=no || { fail "exit status $?: $(first_error "$LOG")"; return; }
   if grep -q ': Skipped$' "$LOG"; then
     fail "a case skipped on a GPU node: $(grep -m1 -A1 ': Skipped$' "$LOG" | tail -n 1)"
     return
   fi
-  # 2 dtypes of channels-last collectives and 4 refusals: fewer means the
-  # filter no longer finds the cases.
-  local ran
   ran=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$LOG" | head -n 1)
-  [ "${ran:-0}" -ge 6 ] || { fail "${ran:-no} NCCL contract cases ran, expected 6"; return; }
+  [ "${ran:-0}" -ge "$min" ] || { fail "${ran:-no} $what ran, expected $min"; return; }
   pass "tests=$ran"
 }
+
+# 2 dtypes of channels-last collectives and 4 refusals.
+check_contract() { gtest_cases "NCCL contract cases" 6 mpi -np 1 "$build/tests/mpi_tests" '--gtest_filter=*Contract*/nccl*'; }
 
 # The loop's fault paths on the GPU, as tests/e2e/train_loop.sh's nonfinite
 # and oom_backoff cases run them on the CPU.
@@ -880,18 +884,7 @@ check_fp16_overflow() {
 # top-p and temperature draw each token as often as its probability says
 # (40,000 draws, within five standard deviations, none outside the kept
 # set), and a seed gives the same draws run to run.
-check_sampling() {
-  prog tests/summarize_tests '--gtest_filter=*Sampling*/cuda' --gtest_brief=1 --gtest_color=no ||
-    { fail "exit status $?: $(first_error "$LOG")"; return; }
-  if grep -q ': Skipped$' "$LOG"; then
-    fail "a case skipped on a GPU node: $(grep -m1 -A1 ': Skipped$' "$LOG" | tail -n 1)"
-    return
-  fi
-  local ran
-  ran=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$LOG" | head -n 1)
-  [ "${ran:-0}" -ge 4 ] || { fail "${ran:-no} CUDA sampling cases ran, expected 4"; return; }
-  pass "tests=$ran"
-}
+check_sampling() { gtest_cases "CUDA sampling cases" 4 prog tests/summarize_tests '--gtest_filter=*Sampling*/cuda'; }
 
 # carotid's Trainer as 2 ranks on one GPU over MPI, in the GPU's autocast
 # precision: its channels-last weights and BatchNorm buffers go through the
