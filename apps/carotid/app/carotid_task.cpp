@@ -183,7 +183,7 @@ tandem::EvalRows CarotidTask::eval_rows(torch::nn::Module& model, const tandem::
     logits = ((logits.softmax(1) + mirrored.softmax(1)) / 2).log();
   }
   tandem::EvalRows rows = tandem::classification_rows(logits, batch.at("label"));
-  rows["sample"] = batch.at("sample").cpu();
+  rows["sample"] = batch.at("sample");
   return rows;
 }
 

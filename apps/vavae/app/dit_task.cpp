@@ -52,7 +52,7 @@ tandem::EvalRows DitTask::eval_rows(torch::nn::Module& model, const tandem::Batc
   auto& dit = dynamic_cast<DitImpl&>(model);
   const FlowPair pair = make_flow_pair(batch.at("x1"), batch.at("x0"), batch.at("t"));
   const at::Tensor predicted = dit.forward(pair.x_t, pair.t, batch.at("y")).to(at::kFloat);
-  return {{"loss", (predicted - pair.velocity).pow(2).flatten(1).mean(1).cpu()}};
+  return {{"loss", (predicted - pair.velocity).pow(2).flatten(1).mean(1)}};
 }
 
 double DitTask::flops_in(const tandem::Batch& batch) const {

@@ -101,7 +101,7 @@ tandem::EvalRows VaeTask::eval_rows(torch::nn::Module& model, const tandem::Batc
   const VaeOutput out = vae.forward(images, batch.at("noise"));
   const at::Tensor error = (images - out.reconstruction.to(at::kFloat)).abs().flatten(1);
   const at::Tensor kl = out.posterior.kl().to(at::kFloat);
-  return {{"loss", (error.sum(1) + options_.kl_weight * kl).cpu()}, {"l1", error.mean(1).cpu()}};
+  return {{"loss", error.sum(1) + options_.kl_weight * kl}, {"l1", error.mean(1)}};
 }
 
 tandem::Metrics VaeTask::eval_metrics(const tandem::EvalRows& rows) {

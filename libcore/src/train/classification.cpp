@@ -53,10 +53,10 @@ MixupDraw mixup_draw(uint64_t seed, int64_t sample, int64_t train_size, double a
 }
 
 EvalRows classification_rows(const at::Tensor& logits, const at::Tensor& labels) {
-  return {{"prob", torch::softmax(logits, 1).cpu()},
-          {"pred", logits.argmax(1).cpu()},
-          {"label", labels.cpu()},
-          {"loss", each_cross_entropy(logits, labels).cpu()}};
+  return {{"prob", torch::softmax(logits, 1)},
+          {"pred", logits.argmax(1)},
+          {"label", labels},
+          {"loss", each_cross_entropy(logits, labels)}};
 }
 
 double classification_accuracy(const EvalRows& rows) {

@@ -19,9 +19,8 @@ EvalRows gather_eval_rows(Task& task, torch::nn::Module& model, const EvalContex
 
   // As in training: batches made and pinned on a thread, each copied to the
   // GPU on a stream of its own while the one before computes (DeviceFeed),
-  // so the GPU never waits for a decode or a copy in. The rows are what
-  // eval_rows gives (the tasks' own copy them to the host, a small read per
-  // batch), gathered once at the end.
+  // so the GPU never waits for a decode or a copy in. The rows stay on the
+  // device until the last batch: one copy to the host, then one gather.
   const std::vector<MicroBatch> mbs = shard.micro_batches(ctx.micro_batch);
   Loader loader(pinned_for(
                     [&](int64_t i) {

@@ -20,11 +20,11 @@ Loss Loss::of_mean(const at::Tensor& mean, int64_t count) {
 at::Tensor Loss::mean() const { return sum / weight.to(sum.dtype()).clamp_min(1e-30); }
 
 EvalRows Task::eval_rows(torch::nn::Module& model, const Batch& batch) {
-  const at::Tensor valid = batch.at("valid").to(torch::kDouble).cpu();
+  const at::Tensor valid = batch.at("valid").to(torch::kDouble);
   const at::Tensor share = valid / valid.sum().clamp_min(1);
   const Loss l = loss(model, batch);
-  return {{"loss_sum", l.sum.detach().to(torch::kDouble).cpu() * share},
-          {"loss_weight", l.weight.detach().to(torch::kDouble).cpu() * share}};
+  return {{"loss_sum", l.sum.detach().to(torch::kDouble) * share},
+          {"loss_weight", l.weight.detach().to(torch::kDouble) * share}};
 }
 
 Metrics Task::eval_metrics(const EvalRows& rows) {

@@ -53,7 +53,7 @@ struct MixupDraw {
 };
 MixupDraw mixup_draw(uint64_t seed, int64_t sample, int64_t train_size, double alpha);
 
-// Per-sample rows, on the CPU: "prob" [N, K] (softmax), "pred" [N] (argmax),
+// Per-sample rows, on the logits' device: "prob" [N, K] (softmax), "pred" [N] (argmax),
 // "label" [N] and "loss" [N], the unweighted cross-entropy, so the mean of
 // the rows is the plain evaluation loss whatever weights training used.
 EvalRows classification_rows(const at::Tensor& logits, const at::Tensor& labels);

@@ -22,8 +22,8 @@ struct EvalContext {
 };
 
 // Every evaluation sample's rows (Task::eval_rows), from all ranks, in
-// dataset order, padding dropped: what reports per sample are made from.
-// Empty when the task has no evaluation set.
+// dataset order, padding dropped, on the host: what reports per sample are
+// made from. Empty when the task has no evaluation set.
 EvalRows gather_eval_rows(Task& task, torch::nn::Module& model, const EvalContext& ctx);
 
 // What evaluate puts before each of the task's metric names.

@@ -87,8 +87,10 @@ class Task {
   // padding) and runs this under autocast.
   virtual Loss loss(torch::nn::Module& model, const Batch& batch) = 0;
 
-  // Evaluation, per sample, padding included (the trainer drops it). The
-  // default shares the batch's loss sum and weight out equally among its
+  // Evaluation, per sample, padding included (the trainer drops it). Rows
+  // stay where the model computed them: evaluation copies them to the host
+  // once, after its last batch, so a GPU never waits for the host between
+  // batches (gather_eval_rows). The default shares the batch's loss sum and weight out equally among its
   // valid samples, as rows "loss_sum" and "loss_weight".
   virtual EvalRows eval_rows(torch::nn::Module& model, const Batch& batch);
   // Metrics from every rank's rows, in dataset order, padding removed. The
