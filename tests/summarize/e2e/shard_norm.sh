@@ -16,7 +16,7 @@ corpus=()
 [ -n "$data" ] && [ -f "$data/train.csv" ] &&
   corpus=(--set "data.train_csv=$data/train.csv" --set "data.val_csv=$data/validation.csv")
 for shard in none gradients; do
-  "$mpiexec" -n 2 "$summarize" train "${corpus[@]}" --set model.preset=tiny --set train.max_steps=6 \
+  "$mpiexec" -n 2 "$summarize" train ${corpus[@]+"${corpus[@]}"} --set model.preset=tiny --set train.max_steps=6 \
     --set train.micro_batch=4 --set train.grad_accum=1 --set train.warmup_steps=1 --set train.eval_every=0 \
     --set train.ckpt_every=0 --set eval.rouge_samples=0 --set dist.device=cpu --set "dist.shard=$shard" \
     --set "train.out_dir=$work/$shard" --set "data.cache_dir=$work/cache" >"$work/$shard.log" 2>&1 ||
