@@ -22,61 +22,62 @@ bool is_out_of_memory(const c10::Error& e) {
 
 }  // namespace
 
+// The settings against the task and the world, before anything is set up:
+// each refusal names the key.
 void Trainer::Impl::check_settings() {
   dist = dist_settings(config);
   world.watchdog().set_timeout(dist.timeout_s);
+  if (task.train_size() <= 0) throw UsageError("the training set is empty");
+  check_best_metric();
+  const KeyNames& key = settings.key;
+  if (!settings.micro_batch.automatic) return;
+  if (settings.global_batch <= 0)
+    throw UsageError(key("micro_batch") + " = \"auto\" splits a rank's share of " + key("global_batch") +
+                     ", which is not set (" + config.source(key("global_batch")) +
+                     "): set it to the samples per optimizer step over all ranks");
+  if (settings.global_batch % world.size() != 0)
+    throw UsageError(key("global_batch") + " = " + std::to_string(settings.global_batch) +
+                     " must be a multiple of the " + std::to_string(world.size()) + " ranks for " +
+                     key("micro_batch") + " = \"auto\" to split");
+}
+
+// The rank's device and precision, the batch split, the schedule, the run
+// record and the communicator. What only the whole set-up can refuse (a
+// global batch the micro-batch does not divide, a schedule longer than the
+// run, train.resume against out_dir) throws UsageError here, still before
+// any work.
+void Trainer::Impl::set_up() {
   placement = place_rank(world, dist.device, dist.backend);
   device = c10::Device(placement.torch_device());
   if (placement.cuda) gpu = gpu_info(placement.device_index);
-  precision = resolve_precision(s.precision, placement.cuda, gpu.cc_major);
+  precision = resolve_precision(settings.precision, placement.cuda, gpu.cc_major);
   if (placement.cuda) set_gpu_math(dist, task.fixed_shapes());
   mfu_precision = precision == Precision::FP32 && tf32_active(dist, gpu.cc_major) ? "tf32" : to_string(precision);
 
-  if (task.train_size() <= 0) throw UsageError("the training set is empty");
-  check_best_metric();
-  if (s.micro_batch.automatic) {
-    if (s.global_batch <= 0)
-      throw UsageError(s.key("micro_batch") + " = \"auto\" splits a rank's share of " + s.key("global_batch") +
-                       ", which is not set (" + config.source(s.key("global_batch")) +
-                       "): set it to the samples per optimizer step over all ranks");
-    if (s.global_batch % world.size() != 0)
-      throw UsageError(s.key("global_batch") + " = " + std::to_string(s.global_batch) + " must be a multiple of the " +
-                       std::to_string(world.size()) + " ranks for " + s.key("micro_batch") + " = \"auto\" to split");
-    s.micro_batch.value = 1;  // until the memory plan picks (plan_memory)
-  }
-  accum = s.global_batch > 0 ? derive_grad_accum(s.global_batch, s.micro_batch.value, world.size(), s.key)
-                             : s.grad_accum;
+  // Under "auto", micro-batches of 1 until the memory plan picks (plan_memory).
+  const int64_t micro_batch = settings.micro_batch.automatic ? 1 : settings.micro_batch.value;
   SamplerOptions so;
   so.dataset_size = task.train_size();
-  so.micro_batch = s.micro_batch.value;
-  so.grad_accum = accum;
+  so.micro_batch = micro_batch;
+  so.grad_accum = settings.global_batch > 0
+                      ? derive_grad_accum(settings.global_batch, micro_batch, world.size(), settings.key)
+                      : settings.grad_accum;
   so.world_size = world.size();
   so.rank = world.rank();
-  seed = shared_seed(world, s.seed);
+  seed = shared_seed(world, settings.seed);
   so.seed = seed;
   so.drop_last = task.drop_last();
-  so.key = s.key;
-  sampler = std::make_unique<Sampler>(so);
-  total_steps = s.max_steps > 0 ? s.max_steps : s.epochs * sampler->steps_per_epoch();
-  schedule = Schedule{s.schedule, s.lr, s.min_lr, s.warmup_steps, total_steps};
-  schedule.validate(s.key);
+  so.key = settings.key;
+  batches.emplace(so);
+  total_steps = settings.max_steps > 0 ? settings.max_steps : settings.epochs * batches->sampler().steps_per_epoch();
+  schedule = Schedule{settings.schedule, settings.lr, settings.min_lr, settings.warmup_steps, total_steps};
+  schedule.validate(settings.key);
 
-  out_dir = s.out_dir;
-  checkpoints.emplace((out_dir / "checkpoints").string(), static_cast<int>(s.keep_last));
-  if (s.resume == "auto") {
-    resume_from = checkpoints->latest();
-  } else if (s.resume == "none") {
-    if (auto latest = checkpoints->latest())
-      throw UsageError("train.out_dir '" + out_dir.string() + "' already holds checkpoints (latest " + *latest +
-                       "): set train.resume = \"auto\" to continue that run, or choose "
-                       "another train.out_dir");
-  } else {
-    if (!fs::is_regular_file(s.resume)) throw UsageError("train.resume: checkpoint '" + s.resume + "' not found");
-    resume_from = s.resume;
-  }
-  // Last of the checks, and before the model takes any memory: two ranks on
-  // one GPU are refused here (make_communicator), where they would otherwise
-  // run out of memory with a large model before the refusal could speak.
+  out_dir = settings.out_dir;
+  record.emplace(settings);
+  // Last, and before the model takes any memory: two ranks on one GPU are
+  // refused here (make_communicator), where they would otherwise run out of
+  // memory with a large model before the refusal could speak.
   comm = make_communicator(world, placement);
 }
 
@@ -86,28 +87,28 @@ void Trainer::Impl::check_settings() {
 // with the worst.
 void Trainer::Impl::check_best_metric() {
   for (const auto& name : task.metric_names()) metric_names.push_back(kEvalPrefix + name);
-  if (s.best_metric != kNoBestMetric &&
-      std::find(metric_names.begin(), metric_names.end(), s.best_metric) == metric_names.end()) {
-    throw UsageError(s.key("best_metric") + " = \"" + s.best_metric + "\" is not a metric this evaluation gives (" +
+  if (settings.best_metric != kNoBestMetric &&
+      std::find(metric_names.begin(), metric_names.end(), settings.best_metric) == metric_names.end()) {
+    throw UsageError(settings.key("best_metric") + " = \"" + settings.best_metric + "\" is not a metric this evaluation gives (" +
                      first_few(metric_names, metric_names.size()) + "), nor \"" + kNoBestMetric +
                      "\" (keep the final model)");
   }
-  if (s.best_metric != kNoBestMetric) {
-    const std::string mode = task.metric_mode(s.best_metric.substr(std::string(kEvalPrefix).size()));
-    if (!mode.empty() && mode != s.best_mode)
-      throw UsageError(s.key("best_mode") + " = \"" + s.best_mode + "\" would keep the worst " + s.best_metric +
+  if (settings.best_metric != kNoBestMetric) {
+    const std::string mode = task.metric_mode(settings.best_metric.substr(std::string(kEvalPrefix).size()));
+    if (!mode.empty() && mode != settings.best_mode)
+      throw UsageError(settings.key("best_mode") + " = \"" + settings.best_mode + "\" would keep the worst " + settings.best_metric +
                        ": a " + (mode == "max" ? "larger" : "smaller") + " one is better, so set " +
-                       s.key("best_mode") + " = \"" + mode + "\"");
+                       settings.key("best_mode") + " = \"" + mode + "\"");
   }
-  if (s.early_stop_patience > 0 && s.best_metric == kNoBestMetric)
-    throw UsageError(s.key("early_stop_patience") + " = " + std::to_string(s.early_stop_patience) + " watches " +
-                     s.key("best_metric") + ", which is \"" + kNoBestMetric + "\": name one of " +
-                     first_few(metric_names, metric_names.size()) + ", or set " + s.key("early_stop_patience") +
+  if (settings.early_stop_patience > 0 && settings.best_metric == kNoBestMetric)
+    throw UsageError(settings.key("early_stop_patience") + " = " + std::to_string(settings.early_stop_patience) + " watches " +
+                     settings.key("best_metric") + ", which is \"" + kNoBestMetric + "\": name one of " +
+                     first_few(metric_names, metric_names.size()) + ", or set " + settings.key("early_stop_patience") +
                      " = 0");
-  if (s.early_stop_patience > 0 && task.eval_size() <= 0)
-    throw UsageError(s.key("early_stop_patience") + " = " + std::to_string(s.early_stop_patience) +
+  if (settings.early_stop_patience > 0 && task.eval_size() <= 0)
+    throw UsageError(settings.key("early_stop_patience") + " = " + std::to_string(settings.early_stop_patience) +
                      " stops on evaluations, and this run has no evaluation set: give it one, or set " +
-                     s.key("early_stop_patience") + " = 0");
+                     settings.key("early_stop_patience") + " = 0");
 }
 
 void Trainer::Impl::build() {
@@ -128,10 +129,10 @@ void Trainer::Impl::build() {
   weights = frozen_base.empty() ? module_state(*model) : trained_state(*model);
 
   AdamWOptions opt;
-  opt.beta1 = s.beta1;
-  opt.beta2 = s.beta2;
-  opt.eps = s.eps;
-  opt.weight_decay = s.weight_decay;
+  opt.beta1 = settings.beta1;
+  opt.beta2 = settings.beta2;
+  opt.eps = settings.eps;
+  opt.weight_decay = settings.weight_decay;
   if (dist.shard != "none" && world.size() > 1) {
     shards = std::make_unique<ParamShards>(*comm, params, dist.bucket_mb, dist.shard == "gradients");
     int64_t elements = 0;
@@ -142,15 +143,8 @@ void Trainer::Impl::build() {
   optimizer = std::make_unique<AdamW>(
       params, opt, [this](const std::string& n, const at::Tensor& p) { return task.decays(n, p); }, shards.get());
   scaler = std::make_unique<LossScaler>(precision == Precision::FP16);
-  bad_steps = std::make_unique<BadSteps>(s.max_bad_steps, s.key("max_bad_steps"));
-  std::optional<Checkpoint> resume;
-  if (resume_from && s.resume == "auto") {
-    resume = checkpoints->load_latest([](const std::string& path, const std::string& why) {
-      log::warn("passing over ", path, ", which does not read back whole: ", why);
-    });
-  } else if (resume_from) {
-    resume = open_checkpoint(*resume_from);
-  }
+  bad_steps = std::make_unique<BadSteps>(settings.max_bad_steps, settings.key("max_bad_steps"));
+  const std::optional<Checkpoint> resume = record->open_resume();
   if (resume) restore(*resume);
   std::vector<at::Tensor> all;
   for (auto& [name, t] : weights) all.push_back(t);
@@ -159,7 +153,7 @@ void Trainer::Impl::build() {
     sync = std::make_unique<GradSync>(*comm, params, dist.bucket_mb, true, grads_sharded() ? shards.get() : nullptr);
   // Built from the synchronised weights, so every rank averages the same
   // values; a resumed run continues the average it saved.
-  if (s.ema_decay > 0) {
+  if (settings.ema_decay > 0) {
     ema = std::make_unique<Ema>(*model);
     if (resume && resume->has_set("ema")) tandem::restore(*resume, "ema", ema->named_tensors());
   }
@@ -198,29 +192,25 @@ void Trainer::Impl::check_frozen_base_agrees() {
 
 // The step's micro-batches for this rank, made ahead by a thread.
 std::unique_ptr<Loader> Trainer::Impl::make_loader(int64_t first_step) {
-  const int64_t spe = sampler->steps_per_epoch();
-  auto make = [this, spe](int64_t i) {
+  const Sampler& sampler = batches->sampler();
+  const int64_t spe = sampler.steps_per_epoch(), accum = batches->accum();
+  auto make = [this, &sampler, spe, accum](int64_t i) {
     const int64_t step = i / accum;
     const int a = static_cast<int>(i % accum);
-    const auto mb = sampler->micro_batch(step / spe, step % spe, a);
+    const auto mb = sampler.micro_batch(step / spe, step % spe, a);
     return make_loop_batch(task, mb.indices, mb.valid, true, epoch_seed(seed, step / spe));
   };
   return std::make_unique<Loader>(pinned_for(make, device), first_step * accum, total_steps * accum,
                                   static_cast<int>(2 * accum));
 }
 
+// The report, its first row the memory plan.
 void Trainer::Impl::start_reporting() {
-  if (world.rank() == 0) {
-    metrics = std::make_unique<MetricsWriter>((out_dir / "metrics.jsonl").string());
-    if (s.tensorboard) tensorboard = std::make_unique<TensorBoardWriter>((out_dir / "tb").string());
-    reported_step = start_step;
-    const int64_t least_free = *std::min_element(free_bytes.begin(), free_bytes.end());
-    MetricsWriter::Row row = plan.row(least_free);
-    row.insert(row.begin(), {"step", start_step});
-    metrics->write(row);
-    if (tensorboard) tensorboard->row(row);
-    progress = std::make_unique<Progress>("train", total_steps, std::cerr, console_redraws(), 10.0);
-  }
+  report = std::make_unique<TrainReport>(world.rank() == 0, out_dir, settings, record->start_step(), total_steps);
+  const int64_t least_free = *std::min_element(free_bytes.begin(), free_bytes.end());
+  MetricsWriter::Row row = plan.row(least_free);
+  row.insert(row.begin(), {"step", record->start_step()});
+  report->row(row);
 }
 
 // The step's micro-batches forward and backward, gradients accumulating (and
@@ -233,12 +223,13 @@ Trainer::Impl::StepFigures Trainer::Impl::forward_backward(DeviceFeed& feed) {
   f.hint_before = weight_hint;
   f.loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
   f.weight_sum = torch::zeros_like(f.loss_sum);
+  const int64_t accum = batches->accum();
   for (int64_t a = 0; a < accum; ++a) {
     try {
       micro_step(feed, f, a == accum - 1);
     } catch (const c10::Error& e) {
       if (!is_out_of_memory(e)) throw;
-      log::warn("out of memory in micro-batch ", a + 1, " of ", accum, " (", s.micro_batch.value,
+      log::warn("out of memory in micro-batch ", a + 1, " of ", accum, " (", batches->micro_batch(),
                 " samples): ", e.what_without_backtrace());
       f.out_of_memory = 1;
       settle_collectives(accum - a);
@@ -259,7 +250,7 @@ void Trainer::Impl::micro_step(DeviceFeed& feed, StepFigures& f, bool last) {
   Loss loss;
   {
     AutocastGuard autocast(precision, placement.cuda);
-    nn::RecomputeScope recompute(s.recompute == "blocks");
+    nn::RecomputeScope recompute(plan.recompute == "blocks");
     loss = task.loss(*model, batch);
   }
   if (weight_hint == 0) weight_hint = first_weight_hint(loss.weight);
@@ -292,8 +283,8 @@ void Trainer::Impl::settle_collectives(int64_t micro_steps_left) {
 double Trainer::Impl::first_weight_hint(const at::Tensor& weight) {
   auto w = weight.detach().to(torch::kDouble).reshape({1}).clone();
   if (world.size() > 1) comm->allreduce(w, ReduceOp::Avg);
-  double share = w.item<double>() * static_cast<double>(accum);
-  if (!(share > 0) || !std::isfinite(share)) share = static_cast<double>(s.micro_batch.value * accum);
+  double share = w.item<double>() * static_cast<double>(batches->accum());
+  if (!(share > 0) || !std::isfinite(share)) share = static_cast<double>(batches->share());
   return std::exp2(std::round(std::log2(share)));
 }
 
@@ -340,7 +331,7 @@ void Trainer::Impl::update(int64_t step, const StepFigures& f, const std::vector
   const bool finite = std::isfinite(f.grad_norm);
   // torch.nn.utils.clip_grad_norm_'s rule, with the norm already known; one
   // pass over the gradients for it and the step's factor together.
-  const double clip = s.grad_clip > 0 ? s.grad_clip / (f.grad_norm + 1e-6) : 1.0;
+  const double clip = settings.grad_clip > 0 ? settings.grad_clip / (f.grad_norm + 1e-6) : 1.0;
   const double factor = f.grad_factor * std::min(clip, 1.0);
   if (finite && factor != 1.0 && !grads.empty()) {
     torch::NoGradGuard no_grad;
@@ -357,19 +348,19 @@ void Trainer::Impl::update(int64_t step, const StepFigures& f, const std::vector
   const bool apply = scaler->update(finite) && finite;
   if (apply) {
     optimizer->step(lr);
-    if (ema) ema->update(*model, s.ema_decay);
+    if (ema) ema->update(*model, settings.ema_decay);
   }
   optimizer->zero_grad();
   if (!apply) ++skipped;
-  bad_steps->after_step(step, apply, f.loss, *scaler, checkpoints->dir());
+  bad_steps->after_step(step, apply, f.loss, *scaler, record->checkpoints().dir());
 }
 
-// Rank 0's row in metrics.jsonl, the progress line and, every log_every
-// steps, a line in the log file.
-void Trainer::Impl::report(int64_t done, const StepFigures& f, double lr, double ms) {
-  if (!metrics) return;
+// The step's row of the report.
+void Trainer::Impl::report_step(int64_t done, const StepFigures& f, double lr, double ms) {
+  if (world.rank() != 0) return;
+  const Sampler& sampler = batches->sampler();
   MetricsWriter::Row row = {{"step", done},
-                            {"epoch", done / sampler->steps_per_epoch()},
+                            {"epoch", done / sampler.steps_per_epoch()},
                             {"loss", f.loss},
                             {"loss_weight", f.weight},
                             {"lr", lr},
@@ -377,7 +368,7 @@ void Trainer::Impl::report(int64_t done, const StepFigures& f, double lr, double
                             {"loss_scale", scaler->scale()},
                             {"skipped", skipped},
                             {"ms", ms},
-                            {"samples_per_s", sampler->global_batch() * 1000.0 / ms}};
+                            {"samples_per_s", sampler.global_batch() * 1000.0 / ms}};
   if (const int64_t peak = tensor_memory(device).peak; peak >= 0)
     row.emplace_back("peak_mem_mb", static_cast<double>(peak) / (1024.0 * 1024.0));
   if (f.tokens > 0) row.emplace_back("tokens_per_s", f.tokens * 1000.0 / ms);
@@ -389,24 +380,20 @@ void Trainer::Impl::report(int64_t done, const StepFigures& f, double lr, double
     // On CPU or an unknown GPU there is no peak to compare with: no field.
     if (auto m = mfu(per_gpu, gpu.name, mfu_precision, gpu.sm_count)) row.emplace_back("mfu", *m);
   }
-  metrics->write(row);
-  if (tensorboard) tensorboard->row(row);
-  if (done == start_step + 1) {
+  if (done == record->start_step() + 1) {
     const TensorMemory m = tensor_memory(device);
     if (m.peak >= 0)
       log::info("memory: the first step's peak is ", (m.peak - live_before_model) / (1024 * 1024),
                 " MB of tensors on rank 0's device over what it held before the model; the plan said ",
                 plan.total() / (1024 * 1024), " MB");
   }
-  reported_step = done;
-  char extra[128];
-  std::snprintf(extra, sizeof extra, "loss %.4f lr %.3g %.0f ms/step", f.loss, lr, ms);
-  progress->update(done, extra);
-  if (done % s.log_every == 0 || done == total_steps)
-    log::write(log::Level::Debug, "step " + std::to_string(done) + " " + extra);
+  char line[128];
+  std::snprintf(line, sizeof line, "loss %.4f lr %.3g %.0f ms/step", f.loss, lr, ms);
+  report->step(done, row, line);
 }
 
 int Trainer::Impl::loop() {
+  const int64_t start_step = record->start_step();
   auto loader = make_loader(start_step);
   auto feed = std::make_unique<DeviceFeed>(*loader, device);
   start_reporting();
@@ -415,10 +402,7 @@ int Trainer::Impl::loop() {
   // One monitor per node: NVML sees every GPU of the node anyway.
   std::unique_ptr<GpuMonitor> monitor;
   if (world.local_rank() == 0 && placement.cuda)
-    monitor = std::make_unique<GpuMonitor>(s.gpu_every_s, [this](const std::vector<GpuSample>& gpus) {
-      for (const auto& g : gpus) log::info(format(g));
-      if (tensorboard) tensorboard->gpus(reported_step, gpus);
-    });
+    monitor = report->gpu_monitor(settings.gpu_every_s);
 
   int64_t finished = total_steps;  // or the step early stopping ended the run at
   for (int64_t step = start_step; step < finished; ++step) {
@@ -452,17 +436,17 @@ int Trainer::Impl::loop() {
     }
     update(step, figures, grads, lr);
     const int64_t done = step + 1;
-    report(done, figures, lr, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    report_step(done, figures, lr, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 
-    const bool epoch_end = done % sampler->steps_per_epoch() == 0;
+    const bool epoch_end = done % batches->sampler().steps_per_epoch() == 0;
     const bool evaluates =
-        (s.eval_every > 0 && done % s.eval_every == 0) || (s.eval_every == 0 && epoch_end) || done == total_steps;
+        (settings.eval_every > 0 && done % settings.eval_every == 0) || (settings.eval_every == 0 && epoch_end) || done == total_steps;
     if (evaluates) evaluate_and_track(done);
     const bool stops = evaluates && early_stop(done);
-    if ((s.ckpt_every > 0 && done % s.ckpt_every == 0) || done == total_steps || stops) save(done);
+    if ((settings.ckpt_every > 0 && done % settings.ckpt_every == 0) || done == total_steps || stops) save(done);
     if (stops) finished = done;
   }
-  if (progress) progress->finish();
+  report->finish();
   save_final_model(finished);
   if (world.rank() == 0) log::info("done: ", finished, " steps; models in ", (out_dir / "models").string());
   return kExitOk;
@@ -471,6 +455,7 @@ int Trainer::Impl::loop() {
 Trainer::Trainer(World& world, const Config& config, Task& task, TrainSettings settings)
     : impl_(std::make_unique<Impl>(world, config, task, std::move(settings))) {
   impl_->check_settings();
+  impl_->set_up();
 }
 
 Trainer::~Trainer() = default;
@@ -491,7 +476,7 @@ int Trainer::Impl::run() {
   count_cpu_tensors();
   if (im.world.rank() == 0) {
     fs::create_directories(im.out_dir);
-    if (!im.resume_from) im.config.write((im.out_dir / "config.toml").string());
+    if (!im.record->resume_from()) im.config.write((im.out_dir / "config.toml").string());
   }
   im.world.barrier();
   log::open_file((im.out_dir / "logs" / ("rank-" + std::to_string(im.world.rank()) + ".log")).string());
@@ -502,20 +487,21 @@ int Trainer::Impl::run() {
       !why.empty())
     log::warn(why);
   log::info("training on ", im.world.size(), " rank(s), ", im.placement.torch_device(), ", ", im.comm->backend(),
-            " backend, ", to_string(im.precision), "; micro batch ", im.s.micro_batch.value, " x accumulation ", im.accum,
-            " x world ", im.world.size(), " = global batch ", im.sampler->global_batch(), "; ", im.total_steps,
-            " steps (", im.sampler->steps_per_epoch(), " per epoch)");
-  if (im.start_step == im.total_steps || im.stopped_early) {
+            " backend, ", to_string(im.precision), "; micro batch ", im.batches->micro_batch(), " x accumulation ", im.batches->accum(),
+            " x world ", im.world.size(), " = global batch ", im.batches->sampler().global_batch(), "; ", im.total_steps,
+            " steps (", im.batches->sampler().steps_per_epoch(), " per epoch)");
+  const int64_t start_step = im.record->start_step();
+  if (start_step == im.total_steps || im.record->stopped_early()) {
     // The last checkpoint comes before the final model: a run that died
     // between the two (killed, out of disk) is finished here. Rank 0 writes
     // models, so its answer is everyone's.
-    const std::string why = im.stopped_early ? "the run stopped early there" : "it is the last step";
+    const std::string why = im.record->stopped_early() ? "the run stopped early there" : "it is the last step";
     const fs::path final_model = im.out_dir / "models" / "final_model.h5";
     if (im.world.any(im.world.rank() == 0 && !fs::is_regular_file(final_model))) {
-      log::info("the checkpoint is at step ", im.start_step, " and ", why, ": writing the final model it lacks");
-      im.save_final_model(im.start_step);
+      log::info("the checkpoint is at step ", start_step, " and ", why, ": writing the final model it lacks");
+      im.save_final_model(start_step);
     } else {
-      log::info("nothing to do: the checkpoint is at step ", im.start_step, " and ", why);
+      log::info("nothing to do: the checkpoint is at step ", start_step, " and ", why);
     }
     return kExitOk;
   }
@@ -532,6 +518,6 @@ void Trainer::on_gradients(GradientHook hook) {
 
 const Metrics& Trainer::last_eval() const { return impl_->last_eval; }
 
-int64_t Trainer::micro_batch() const { return impl_->s.micro_batch.value; }
+int64_t Trainer::micro_batch() const { return impl_->batches->micro_batch(); }
 
 }  // namespace tandem

@@ -8,21 +8,20 @@ void Trainer::Impl::restore(const Checkpoint& ckpt) {
   require_frozen_base(ckpt, frozen_base);
   const std::string& path = ckpt.path;
   const int64_t their_batch = ckpt.get_int("global_batch");
-  if (their_batch != sampler->global_batch())
+  const int64_t global_batch = batches->sampler().global_batch();
+  if (their_batch != global_batch)
     throw UsageError(path + ": trained with a global batch of " + std::to_string(their_batch) + ", this run has " +
-                     std::to_string(sampler->global_batch()) + " (" + s.key("micro_batch") +
+                     std::to_string(global_batch) + " (" + settings.key("micro_batch") +
                      " x grad_accum x ranks); resuming needs the same global "
                      "batch to continue the same sample order");
   const auto their_seed = static_cast<uint64_t>(ckpt.get_int("seed"));
-  if (s.seed < 0 && their_seed != seed) {
+  if (settings.seed < 0 && their_seed != seed) {
     // train.seed = -1 drew a seed when the run began. A requeued job draws
     // again, so it continues with the checkpoint's, or it would refuse its own
     // checkpoint. The model built from the new draw is overwritten just below.
     seed = their_seed;
-    SamplerOptions so = sampler->options();
-    so.seed = seed;
-    sampler = std::make_unique<Sampler>(so);
-    log::info(s.key("seed"), " = -1: continuing with the seed the run drew, ", seed);
+    batches->reseed(seed);
+    log::info(settings.key("seed"), " = -1: continuing with the seed the run drew, ", seed);
   } else if (their_seed != seed) {
     throw UsageError(path + ": trained with train.seed " + std::to_string(their_seed) + ", this run has " +
                      std::to_string(seed));
@@ -30,7 +29,7 @@ void Trainer::Impl::restore(const Checkpoint& ckpt) {
   if (has_config(ckpt)) {
     try {
       const auto changed =
-          changed_settings(config_from_checkpoint(config.schema(), ckpt), config, {"cmd", s.key("resume")});
+          changed_settings(config_from_checkpoint(config.schema(), ckpt), config, {"cmd", settings.key("resume")});
       if (!changed.empty()) log::warn(path, " was written with other settings; this run continues with:");
       for (const std::string& line : changed) log::warn("  ", line);
     } catch (const UsageError& e) {
@@ -42,43 +41,15 @@ void Trainer::Impl::restore(const Checkpoint& ckpt) {
   tandem::restore(ckpt, "model", weights);
   optimizer->load_state(*ckpt.source("optim"));
   scaler->load_state(ckpt.state);
-  start_step = ckpt.get_int("step");
   skipped = ckpt.get_int("skipped_steps");
   if (ckpt.state.count("weight_hint")) weight_hint = ckpt.get_double("weight_hint");
-  saved_at = start_step;
   restore_oom_micro_batch(ckpt);
-  restore_best(ckpt);
-  if (start_step > total_steps)
-    throw UsageError(path + ": already at step " + std::to_string(start_step) + ", past this run's " +
+  record->restore(ckpt);
+  if (record->start_step() > total_steps)
+    throw UsageError(path + ": already at step " + std::to_string(record->start_step()) + ", past this run's " +
                      std::to_string(total_steps) + " steps");
-  log::info("resumed from ", path, " at step ", start_step, " (was ", ckpt.get_int("world_size"), " ranks, now ",
+  log::info("resumed from ", path, " at step ", record->start_step(), " (was ", ckpt.get_int("world_size"), " ranks, now ",
             world.size(), ")");
-}
-
-// The best value and early stopping's count, unless the run now judges by
-// another metric or direction: a value of the old one (a loss of 2.3 against
-// ROUGE's 0.3) would pick the wrong best model and stop the run at once.
-// Checkpoints from before "best_of" are taken as of this run's.
-void Trainer::Impl::restore_best(const Checkpoint& ckpt) {
-  if (ckpt.state.count("best_of") && ckpt.get_string("best_of") != best_of()) {
-    log::info(ckpt.get_string("best_of"), " was the run's best metric and direction, now ", best_of(),
-              ": the best model and early stopping start over");
-    return;
-  }
-  best = ckpt.get_double("best_value");
-  if (!ckpt.state.count("early_stop_wait")) return;
-  stop_best = ckpt.get_double("early_stop_best");
-  stop_wait = ckpt.get_int("early_stop_wait");
-  stopped_early = ckpt.get_int("stopped_early") != 0;
-  // The stop follows from the patience, which is this run's to set, as
-  // every other setting a resume changes: with patience left (or none
-  // asked for), a run that stopped early trains on.
-  if (stopped_early && (s.early_stop_patience == 0 || stop_wait < s.early_stop_patience)) {
-    stopped_early = false;
-    log::info("the run stopped early at step ", ckpt.get_int("step"), " after ", stop_wait,
-              " evaluations without improvement; with ", s.key("early_stop_patience"), " = ", s.early_stop_patience,
-              " it trains on");
-  }
 }
 
 // Batch-norm running statistics follow each rank's own shard: only
@@ -112,7 +83,7 @@ void Trainer::Impl::require_whole(const std::string& what) const {
 // (inference_setup.h), where the config may only say "auto". Not for "auto"
 // on the CPU, whose fp32 says nothing of the model: a GPU then takes its own.
 void Trainer::Impl::record_precision(CheckpointState& state) const {
-  if (placement.cuda || s.precision != "auto") state["precision"] = to_string(precision);
+  if (placement.cuda || settings.precision != "auto") state["precision"] = to_string(precision);
 }
 
 void Trainer::Impl::save(int64_t steps_done) {
@@ -123,28 +94,24 @@ void Trainer::Impl::save(int64_t steps_done) {
   if (world.rank() == 0) {
     CheckpointState state = scaler->state();
     state["step"] = steps_done;
-    state["epoch"] = steps_done / sampler->steps_per_epoch();
-    state["global_batch"] = sampler->global_batch();
+    state["epoch"] = steps_done / batches->sampler().steps_per_epoch();
+    state["global_batch"] = batches->sampler().global_batch();
     state["world_size"] = int64_t{world.size()};
     state["seed"] = static_cast<int64_t>(seed);
     state["skipped_steps"] = skipped;
-    state["best_value"] = best;
-    state["best_of"] = best_of();
     state["weight_hint"] = weight_hint;
-    state["oom_micro_batch"] = oom_micro_batch;
+    state["oom_micro_batch"] = batches->oom_cap();
     state["oom_context"] = oom_context();
-    state["early_stop_best"] = stop_best;
-    state["early_stop_wait"] = stop_wait;
-    state["stopped_early"] = int64_t{stopped_early};
+    record->write(state);
     state["config"] = config.to_toml();
     record_precision(state);
     if (!frozen_base.empty()) state["frozen_base"] = frozen_base;
     TensorSets sets = {{"model", weights}, {"optim", optim}};
     if (ema) sets["ema"] = ema->named_tensors();
-    const auto path = checkpoints->save(steps_done, sets, state);
+    const auto path = record->checkpoints().save(steps_done, sets, state);
     log::info("checkpoint ", path);
   }
-  saved_at = steps_done;
+  record->saved(steps_done);
   // Nobody leaves before rank 0 has written: a rank that exits early makes
   // the launcher kill the others, rank 0 mid-write included.
   world.barrier();

@@ -12,7 +12,7 @@ bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
   ctx.world = &world;
   ctx.device = device;
   ctx.precision = precision;
-  ctx.micro_batch = s.micro_batch.value;
+  ctx.micro_batch = batches->micro_batch();
   ctx.seed = seed;
   last_eval = evaluate(task, *model, ctx);
   if (last_eval.empty()) return false;
@@ -23,61 +23,46 @@ bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
     row.emplace_back(k, v);
   }
   log::info("eval at step ", steps_done, ":", line);
-  if (metrics) metrics->write(row);
-  if (tensorboard) tensorboard->row(row);
+  report->row(row);
   std::vector<std::string> given;
   for (const auto& [k, v] : last_eval) given.push_back(k);
   if (!std::is_permutation(given.begin(), given.end(), metric_names.begin(), metric_names.end()))
     throw std::logic_error("the task's metric_names() do not name the metrics its eval_metrics gives");
-  if (s.best_metric == kNoBestMetric) return false;
-  auto it = last_eval.find(s.best_metric);
-  const bool better = std::isnan(best) || beats(it->second, best, 0.0);
-  if (better) {
-    best = it->second;
-    save_model("best_model", steps_done);
-    log::info("new best ", s.best_metric, " ", best, ": models/best_model.h5");
-  }
-  return better;
+  if (settings.best_metric == kNoBestMetric) return false;
+  if (!record->improves(last_eval.at(settings.best_metric))) return false;
+  save_model("best_model", steps_done);
+  log::info("new best ", settings.best_metric, " ", record->best(), ": models/best_model.h5");
+  return true;
 }
 
-// Early stopping as Lightning's EarlyStopping: an evaluation improves only
-// by beating the best so far by more than min_delta, in the metric's
-// direction; `patience` evaluations in a row without that end the run.
 // Every rank holds the same reduced evaluation, so decides alike; World::any
 // makes sure of it, so that no rank is left waiting in the next step's
 // collectives. The last step's evaluation still counts (a resume with more
 // steps continues the count), but ends nothing early.
 bool Trainer::Impl::early_stop(int64_t steps_done) {
-  if (s.early_stop_patience == 0) return false;
-  const double value = last_eval.at(s.best_metric), delta = s.early_stop_min_delta;
-  const bool improved = std::isnan(stop_best) ? !std::isnan(value) : beats(value, stop_best, delta);
-  if (improved) {
-    stop_best = value;
-    stop_wait = 0;
-  } else {
-    ++stop_wait;
-  }
-  stopped_early = world.any(stop_wait >= s.early_stop_patience) && steps_done < total_steps;
-  if (!stopped_early || world.rank() != 0) return stopped_early;
-  log::info("stopping early at step ", steps_done, " of ", total_steps, ": ", s.best_metric, " has not improved on ",
-            stop_best, " by more than ", delta, " for ", stop_wait, " evaluations (", s.key("early_stop_patience"),
-            ")");
-  const MetricsWriter::Row row = {{"step", steps_done},
-                                  {"stopped", "early_stop"},
-                                  {"early_stop_best", stop_best},
-                                  {"early_stop_wait", stop_wait}};
-  if (metrics) metrics->write(row);
+  if (settings.early_stop_patience == 0) return false;
+  const bool out_of_patience = record->count(last_eval.at(settings.best_metric));
+  record->stop_early(world.any(out_of_patience) && steps_done < total_steps);
+  if (!record->stopped_early() || world.rank() != 0) return record->stopped_early();
+  log::info("stopping early at step ", steps_done, " of ", total_steps, ": ", settings.best_metric,
+            " has not improved on ", record->stop_best(), " by more than ", settings.early_stop_min_delta, " for ",
+            record->stop_wait(), " evaluations (", settings.key("early_stop_patience"), ")");
+  report->row({{"step", steps_done},
+               {"stopped", "early_stop"},
+               {"early_stop_best", record->stop_best()},
+               {"early_stop_wait", record->stop_wait()}});
   return true;
 }
 
 // The first micro-batches of this rank's share of the epoch just trained,
 // augmented as in training: the data the live statistics came from.
 void Trainer::Impl::recompute_ema_bn_stats(int64_t steps_done) {
-  const int64_t spe = sampler->steps_per_epoch();
+  const Sampler& sampler = batches->sampler();
+  const int64_t spe = sampler.steps_per_epoch(), accum = batches->accum();
   const int64_t epoch = std::max<int64_t>(steps_done - 1, 0) / spe;
-  const int64_t batches = std::min(s.ema_bn_batches, spe * accum);
+  const int64_t batches = std::min(settings.ema_bn_batches, spe * accum);
   auto forward = [&](int64_t i) {
-    const auto mb = sampler->micro_batch(epoch, i / accum, static_cast<int>(i % accum));
+    const auto mb = sampler.micro_batch(epoch, i / accum, static_cast<int>(i % accum));
     auto batch = to_device(make_loop_batch(task, mb.indices, mb.valid, true, epoch_seed(seed, epoch)), device);
     AutocastGuard autocast(precision, placement.cuda);
     (void)task.loss(*model, batch);

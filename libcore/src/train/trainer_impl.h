@@ -1,10 +1,12 @@
 #pragma once
-// Trainer::Impl: the state of a run, shared by the files that make up the
-// Trainer: trainer.cpp (settings, setup, the loop and its steps),
-// trainer_memory.cpp (the memory plan, micro_batch = "auto", the
-// out-of-memory back-off), trainer_checkpoint.cpp (what a run writes and
-// reads back) and trainer_evaluation.cpp (evaluation, the best model, early
-// stopping). Private to libcore/src/train.
+// Trainer::Impl: what the Trainer's files share: trainer.cpp (the checks,
+// the set-up, the loop and its steps), trainer_memory.cpp (the memory plan,
+// micro_batch = "auto", the out-of-memory back-off), trainer_checkpoint.cpp
+// (what a run writes and reads back) and trainer_evaluation.cpp
+// (evaluation, the best model, early stopping). The state with rules of its
+// own lives in parts that own it: the batch split (batch_split.h), the run
+// record (run_record.h) and the report (train_report.h); the settings are
+// the user's, never changed. Private to libcore/src/train.
 #include "tandem/train/trainer.h"
 #include <torch/torch.h>
 #include <algorithm>
@@ -17,7 +19,6 @@
 #include <stdexcept>
 #include "tandem/config/checkpoint_config.h"
 #include "tandem/config/config.h"
-#include "tandem/data/sampler.h"
 #include "tandem/dist/communicator.h"
 #include "tandem/dist/cuda_info.h"
 #include "tandem/dist/dist_keys.h"
@@ -29,30 +30,28 @@
 #include "tandem/dist/shard.h"
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
-#include "tandem/io/checkpoint_dir.h"
 #include "tandem/nn/recompute.h"
-#include "tandem/obs/gpu_monitor.h"
 #include "tandem/obs/log.h"
-#include "tandem/obs/metrics.h"
 #include "tandem/obs/mfu.h"
-#include "tandem/obs/progress.h"
-#include "tandem/obs/tensorboard.h"
 #include "tandem/obs/tensor_memory.h"
 #include "tandem/program.h"
 #include "tandem/random.h"
+#include "tandem/text/message_text.h"
 #include "tandem/train/adamw.h"
 #include "tandem/train/autocast_guard.h"
 #include "tandem/train/bad_steps.h"
+#include "tandem/train/batch_split.h"
 #include "tandem/train/batch_norm_stats.h"
 #include "tandem/train/ema.h"
 #include "tandem/train/grad_norm.h"
-#include "tandem/text/message_text.h"
 #include "tandem/train/evaluate.h"
 #include "tandem/train/loss_scaler.h"
 #include "tandem/train/memory_plan.h"
 #include "tandem/train/preemption.h"
+#include "tandem/train/run_record.h"
 #include "tandem/train/schedule.h"
 #include "tandem/train/train_keys.h"
+#include "tandem/train/train_report.h"
 
 namespace tandem {
 
@@ -66,18 +65,27 @@ struct Trainer::Impl {
   World& world;
   const Config& config;
   Task& task;
-  TrainSettings s;
+  const TrainSettings settings;
+
+  // Where and how this rank computes, from the settings (set_up).
   DistSettings dist;
   Placement placement;
   std::unique_ptr<Communicator> comm;
   Precision precision = Precision::FP32;
   c10::Device device = c10::Device(c10::kCPU);
-  uint64_t seed = 0;
-
+  GpuInfo gpu;  // the rank's GPU, for precision and MFU; no name on the CPU
+  std::string mfu_precision;  // the peak MFU compares with: tf32 for fp32 with TF32 on
+  uint64_t seed = 0;  // train.seed, or the one drawn for -1
   fs::path out_dir;
-  std::optional<CheckpointDir> checkpoints;  // out_dir/checkpoints, set up with the run
-  std::optional<std::string> resume_from;
 
+  // The parts that own the run's state, each with its contract in its header.
+  std::optional<BatchSplit> batches;   // micro-batch, accumulation, sampler, out-of-memory cap
+  std::optional<RunRecord> record;     // checkpoints, resume, best model, early stopping
+  std::unique_ptr<TrainReport> report; // metrics.jsonl, TensorBoard, progress; from the loop's start
+  Schedule schedule;
+  int64_t total_steps = 0;
+
+  // The model and its optimizer step.
   std::shared_ptr<torch::nn::Module> model;
   NamedTensors params;   // trainable, in registration order
   NamedTensors weights;  // what a checkpoint holds: every parameter, or the trained state alone
@@ -90,9 +98,7 @@ struct Trainer::Impl {
   std::unique_ptr<LossScaler> scaler;
   std::unique_ptr<GradSync> sync;
   std::unique_ptr<Ema> ema;  // only with train.ema_decay > 0
-  std::unique_ptr<Sampler> sampler;
-  Schedule schedule;
-  int64_t accum = 1, total_steps = 0, start_step = 0;
+  std::unique_ptr<BadSteps> bad_steps;
   // A power of two near a rank's share of a global batch's loss weight, the
   // same on every rank: backward runs on loss sums divided by it, so
   // gradients have the magnitude a per-rank mean gave them (fp16's range)
@@ -100,47 +106,32 @@ struct Trainer::Impl {
   // no bit. 0 until the first step sets it; kept in checkpoints, so that a
   // resumed fp16 run rounds as an uninterrupted one.
   double weight_hint = 0;
-  Trainer::GradientHook gradient_hook;
-  double best = std::nan("");
   int64_t skipped = 0;
-  // The micro-batch an out-of-memory back-off left the run at, kept in
-  // checkpoints with the settings it ran out under (oom_context), so that a
-  // resumed run under them does not run out again; 0: none.
-  int64_t oom_micro_batch = 0;
-  int64_t saved_at = -1;  // the step of the run's newest checkpoint
-  // Early stopping (train.early_stop_patience): the best value that counted
-  // as an improvement, the evaluations since, and whether the run ended so.
-  // Kept in checkpoints, so a requeued run keeps its patience.
-  double stop_best = std::nan("");
-  int64_t stop_wait = 0;
-  bool stopped_early = false;
-  std::unique_ptr<BadSteps> bad_steps;
-  Metrics last_eval;
-  std::vector<std::string> metric_names;  // the task's, prefixed as evaluate gives them
+  Trainer::GradientHook gradient_hook;
 
-  // Rank 0's outputs while training.
-  std::unique_ptr<MetricsWriter> metrics;
-  std::unique_ptr<TensorBoardWriter> tensorboard;  // with obs.tensorboard
-  // The last step reported, for the GPU monitor's thread to file its samples under.
-  std::atomic<int64_t> reported_step{0};
-  std::unique_ptr<Progress> progress;
   // The memory plan, each rank's free device memory when it was made, and
   // the device's tensor bytes then, which the measured peak is compared from.
+  // plan.recompute is what train.recompute resolved to.
   MemoryPlan plan;
   std::vector<int64_t> free_bytes;
   int64_t live_before_model = 0;
-  GpuInfo gpu;  // the rank's GPU, for precision and MFU; no name on the CPU
-  std::string mfu_precision;  // the peak MFU compares with: tf32 for fp32 with TF32 on
 
-  Impl(World& w, const Config& c, Task& t, TrainSettings settings)
-      : world(w), config(c), task(t), s(std::move(settings)) {}
+  Metrics last_eval;
+  std::vector<std::string> metric_names;  // the task's, prefixed as evaluate gives them
+  int64_t buffers_averaged_at = -1;  // the step whose buffers were last averaged
+
+  Impl(World& w, const Config& c, Task& t, TrainSettings s)
+      : world(w), config(c), task(t), settings(std::move(s)) {}
 
   void check_settings();
   void check_best_metric();
+  void set_up();
   void plan_memory(const std::vector<std::string>& devices);
-  MemoryPlan plan_for(PlanSettings settings, int64_t micro_batch, const std::string& recompute);
-  std::string what_would_fit(const PlanSettings& settings, const MemoryPlan& smallest, double budget);
+  MemoryPlan plan_for(PlanSettings terms, int64_t micro_batch, const std::string& recompute);
+  std::string what_would_fit(const PlanSettings& terms, const MemoryPlan& smallest, double budget);
   void resplit(int64_t micro_batch);
+  // The plan again after the batch split changed.
+  void replan();
   PlanSettings plan_settings() const;
   std::string oom_context() const;
   void back_off(int64_t step, int64_t failed_ranks, double hint_before);
@@ -150,9 +141,6 @@ struct Trainer::Impl {
   void check_frozen_base_agrees();
   void restore(const Checkpoint& ckpt);
   void restore_oom_micro_batch(const Checkpoint& ckpt);
-  void restore_best(const Checkpoint& ckpt);
-  // What the best value and early stopping's count are of: "METRIC MODE".
-  std::string best_of() const { return s.best_metric + " " + s.best_mode; }
   void save(int64_t steps_done);
   // Throws JobEnding, naming `what`, when the watchdog fired while the device
   // computed what is about to be committed (a file): it waits for the device
@@ -163,16 +151,9 @@ struct Trainer::Impl {
   void save_final_model(int64_t steps_done);
   bool evaluate_and_track(int64_t steps_done);
   bool early_stop(int64_t steps_done);
-  // Whether best_metric's `value` is better than `than` by more than
-  // `delta`, in train.best_mode's direction: the one rule of the best model
-  // and of early stopping.
-  bool beats(double value, double than, double delta) const {
-    return s.best_mode == "max" ? value > than + delta : value < than - delta;
-  }
 
   void recompute_ema_bn_stats(int64_t steps_done);
   void average_buffers(int64_t steps_done);
-  int64_t buffers_averaged_at = -1;  // the step whose buffers were last averaged
 
   // While alive, the model holds the weights a run is judged by: the EMA when
   // there is one (with batch-norm statistics of its own under
@@ -187,7 +168,7 @@ struct Trainer::Impl {
         for (const auto& [name, t] : im_.weights) live_.push_back(t.clone());
         im_.ema->copy_to(*im_.model);
       }
-      if (im_.s.ema_bn_batches > 0) im_.recompute_ema_bn_stats(steps_done);
+      if (im_.settings.ema_bn_batches > 0) im_.recompute_ema_bn_stats(steps_done);
     }
     ~JudgedWeights() {
       torch::NoGradGuard no_grad;
@@ -221,7 +202,7 @@ struct Trainer::Impl {
   double first_weight_hint(const at::Tensor& weight);
   void reduce(StepFigures& f, const std::vector<at::Tensor>& grads);
   void update(int64_t step, const StepFigures& f, const std::vector<at::Tensor>& grads, double lr);
-  void report(int64_t done, const StepFigures& f, double lr, double ms);
+  void report_step(int64_t done, const StepFigures& f, double lr, double ms);
   int loop();
   int run();
 };

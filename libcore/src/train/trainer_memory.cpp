@@ -35,30 +35,28 @@ std::vector<std::string> Trainer::Impl::gather_free_memory() {
 void Trainer::Impl::plan_memory(const std::vector<std::string>& devices) {
   const int64_t least_free = *std::min_element(free_bytes.begin(), free_bytes.end());
   const double budget = least_free < 0 ? INFINITY : kPlanShare * static_cast<double>(least_free);
-  const int64_t share = s.micro_batch.value * accum;
-  const PlanSettings settings = plan_settings();
-  const PlanAt plan_at = [&](int64_t m, const std::string& recompute) { return plan_for(settings, m, recompute); };
+  const int64_t share = batches->share();
+  const PlanSettings terms = plan_settings();
+  const PlanAt plan_at = [&](int64_t m, const std::string& recompute) { return plan_for(terms, m, recompute); };
   const auto fits = [&](const MemoryPlan& p) { return p.activations < 0 || p.total() <= budget; };
-  if (s.micro_batch.automatic) {
+  if (settings.micro_batch.automatic) {
     if (plan_at(1, "none").activations < 0)
-      throw UsageError(s.key("micro_batch") + " = \"auto\" needs an estimate of the model's activations, which this "
+      throw UsageError(settings.key("micro_batch") + " = \"auto\" needs an estimate of the model's activations, which this "
                        "task does not give: set a number");
-    const auto chosen = fit_micro_batch(share, budget, s.recompute, plan_at);
-    if (!chosen) throw UsageError(what_would_fit(settings, plan_at(1, s.recompute == "none" ? "none" : "blocks"), budget));
+    const auto chosen = fit_micro_batch(share, budget, settings.recompute, plan_at);
+    if (!chosen) throw UsageError(what_would_fit(terms, plan_at(1, settings.recompute == "none" ? "none" : "blocks"), budget));
     plan = *chosen;
     resplit(plan.micro_batch);
     if (world.rank() == 0)
-      log::info(s.key("micro_batch"), " = \"auto\": ", plan.micro_batch, " x accumulation ", accum, " (a rank's ",
+      log::info(settings.key("micro_batch"), " = \"auto\": ", plan.micro_batch, " x accumulation ", batches->accum(), " (a rank's ",
                 share, " samples per step), the largest whose plan fits in ", static_cast<int>(kPlanShare * 100),
                 "% of the least free memory of a rank");
   } else {
-    plan = plan_at(s.micro_batch.value, s.recompute == "auto" ? "none" : s.recompute);
-    if (s.recompute == "auto" && !fits(plan)) plan = plan_at(s.micro_batch.value, "blocks");
+    plan = plan_at(batches->micro_batch(), settings.recompute == "auto" ? "none" : settings.recompute);
+    if (settings.recompute == "auto" && !fits(plan)) plan = plan_at(batches->micro_batch(), "blocks");
   }
-  if (s.recompute == "auto") {
-    s.recompute = plan.recompute;
-    if (world.rank() == 0) log::info(s.key("recompute"), " = \"auto\": ", s.recompute);
-  }
+  if (settings.recompute == "auto" && world.rank() == 0)
+    log::info(settings.key("recompute"), " = \"auto\": ", plan.recompute);
   if (world.rank() != 0) return;
   log::info("memory plan, MB per rank (micro-batch ", plan.micro_batch, ", ", to_string(precision), ", recompute ",
             plan.recompute, plan.activations < 0 ? "; the task gives no activation estimate" : "", "):\n",
@@ -67,40 +65,40 @@ void Trainer::Impl::plan_memory(const std::vector<std::string>& devices) {
     log::warn("the plan (", plan.total() >> 20, " MB) is more than ", static_cast<int>(kPlanShare * 100),
               "% of the least free memory of a rank (", least_free >> 20, " MB): this run may run out of memory; ",
               plan.recompute == "none"
-                  ? s.key("recompute") + " = \"blocks\" would plan " +
+                  ? settings.key("recompute") + " = \"blocks\" would plan " +
                         std::to_string(plan_at(plan.micro_batch, "blocks").total() >> 20) + " MB; "
                   : std::string(),
-              "a smaller ", s.key("micro_batch"), " plans less activation memory, the same global batch through more "
+              "a smaller ", settings.key("micro_batch"), " plans less activation memory, the same global batch through more "
               "accumulation");
   }
 }
 
 PlanSettings Trainer::Impl::plan_settings() const {
-  PlanSettings settings;
-  settings.world_size = world.size();
-  settings.half_precision = precision != Precision::FP32;
-  settings.ema = s.ema_decay > 0;
-  settings.shard = dist.shard;
-  settings.bucket_mb = dist.bucket_mb;
-  return settings;
+  PlanSettings terms;
+  terms.world_size = world.size();
+  terms.half_precision = precision != Precision::FP32;
+  terms.ema = settings.ema_decay > 0;
+  terms.shard = dist.shard;
+  terms.bucket_mb = dist.bucket_mb;
+  return terms;
 }
 
 // The plan of a step in micro-batches of `micro_batch`, a rank's share of the
 // global batch taking the accumulation that needs.
-MemoryPlan Trainer::Impl::plan_for(PlanSettings settings, int64_t micro_batch, const std::string& recompute) {
-  settings.grad_accum = s.micro_batch.value * accum / micro_batch;
-  MemoryPlan p = plan_model_memory(*model, settings);
+MemoryPlan Trainer::Impl::plan_for(PlanSettings terms, int64_t micro_batch, const std::string& recompute) {
+  terms.grad_accum = batches->share() / micro_batch;
+  MemoryPlan p = plan_model_memory(*model, terms);
   p.micro_batch = micro_batch;
   p.recompute = recompute;
-  p.set_activations(task.activation_bytes({micro_batch, settings.half_precision ? 2 : 4, recompute == "blocks"}));
+  p.set_activations(task.activation_bytes({micro_batch, terms.half_precision ? 2 : 4, recompute == "blocks"}));
   return p;
 }
 
 // Why micro-batch "auto" found nothing: the smallest plan's figures, and the
 // settings that each alone would make it fit.
-std::string Trainer::Impl::what_would_fit(const PlanSettings& settings, const MemoryPlan& smallest, double budget) {
+std::string Trainer::Impl::what_would_fit(const PlanSettings& terms, const MemoryPlan& smallest, double budget) {
   const auto mb = [](double bytes) { return std::to_string(static_cast<int64_t>(bytes) >> 20) + " MB"; };
-  std::string text = s.key("micro_batch") + " = \"auto\": the run does not fit even at micro-batch 1 (recompute " +
+  std::string text = settings.key("micro_batch") + " = \"auto\": the run does not fit even at micro-batch 1 (recompute " +
                      smallest.recompute + "): it plans " + mb(smallest.total()) + " per rank (weights " +
                      mb(smallest.weights) + ", gradients " + mb(smallest.gradients) + ", optimizer " +
                      mb(smallest.optimizer) + ", ema " + mb(smallest.ema) + ", buckets " + mb(smallest.buckets) +
@@ -109,24 +107,24 @@ std::string Trainer::Impl::what_would_fit(const PlanSettings& settings, const Me
                      "% of the least free device memory of a rank. ";
   std::vector<std::string> would;
   if (smallest.recompute == "none") {
-    const MemoryPlan p = plan_for(settings, 1, "blocks");
-    if (p.total() <= budget) would.push_back(s.key("recompute") + " = \"blocks\" (" + mb(p.total()) + ")");
+    const MemoryPlan p = plan_for(terms, 1, "blocks");
+    if (p.total() <= budget) would.push_back(settings.key("recompute") + " = \"blocks\" (" + mb(p.total()) + ")");
   }
   if (smallest.ema > 0 && smallest.total() - smallest.ema <= budget)
-    would.push_back(s.key("ema_decay") + " = 0 (" + mb(smallest.total() - smallest.ema) + ")");
+    would.push_back(settings.key("ema_decay") + " = 0 (" + mb(smallest.total() - smallest.ema) + ")");
   // The least sharding beyond the run's own that fits.
   const std::vector<std::string> shards = {"none", "optimizer", "gradients"};
-  const auto now = std::find(shards.begin(), shards.end(), settings.shard);
-  for (auto more = now + 1; settings.world_size > 1 && now != shards.end() && more != shards.end(); ++more) {
-    PlanSettings sharded = settings;
+  const auto now = std::find(shards.begin(), shards.end(), terms.shard);
+  for (auto more = now + 1; terms.world_size > 1 && now != shards.end() && more != shards.end(); ++more) {
+    PlanSettings sharded = terms;
     sharded.shard = *more;
     const MemoryPlan p = plan_for(sharded, 1, smallest.recompute);
     if (p.total() > budget) continue;
     would.push_back("dist.shard = \"" + *more + "\" (" + mb(p.total()) + ")");
     break;
   }
-  if (!settings.half_precision) {
-    PlanSettings half = settings;
+  if (!terms.half_precision) {
+    PlanSettings half = terms;
     half.half_precision = true;
     const MemoryPlan p = plan_for(half, 1, smallest.recompute);
     if (p.total() <= budget)
@@ -146,14 +144,11 @@ std::string Trainer::Impl::what_would_fit(const PlanSettings& settings, const Me
 // passes, and (the objective being a sum over the global batch divided by its
 // weight) the same training up to the order of float sums.
 void Trainer::Impl::resplit(int64_t micro_batch) {
-  SamplerOptions so = sampler->options();
-  accum = so.micro_batch * so.grad_accum / micro_batch;
-  so.micro_batch = micro_batch;
-  so.grad_accum = accum;
-  s.micro_batch.value = micro_batch;
-  sampler = std::make_unique<Sampler>(so);
-  plan = plan_for(plan_settings(), micro_batch, plan.recompute);
+  batches->resplit(micro_batch);
+  replan();
 }
+
+void Trainer::Impl::replan() { plan = plan_for(plan_settings(), batches->micro_batch(), plan.recompute); }
 
 // A run that ran out of memory continues at the micro-batch it backed off to,
 // unless it now runs under other settings (oom_context: the micro-batch and
@@ -167,16 +162,17 @@ void Trainer::Impl::restore_oom_micro_batch(const Checkpoint& ckpt) {
               ", and starts at its own micro-batch");
     return;
   }
-  oom_micro_batch = cap;
-  if (s.micro_batch.value <= cap) return;
-  resplit(split_at_most(s.micro_batch.value * accum, cap));
-  log::warn("continuing with micro-batch ", s.micro_batch.value, " x accumulation ", accum,
+  const int64_t was = batches->micro_batch();
+  batches->cap_at(cap);
+  if (batches->micro_batch() == was) return;
+  replan();
+  log::warn("continuing with micro-batch ", batches->micro_batch(), " x accumulation ", batches->accum(),
             ": the run ran out of memory at a larger one with these settings (", ckpt.path, ")");
 }
 
 std::string Trainer::Impl::oom_context() const {
-  return log::cat(s.key("micro_batch"), " = ", to_toml_literal(config.get(s.key("micro_batch"))), ", ",
-                  s.key("recompute"), " = ", to_toml_literal(config.get(s.key("recompute"))), ", ",
+  return log::cat(settings.key("micro_batch"), " = ", to_toml_literal(config.get(settings.key("micro_batch"))), ", ",
+                  settings.key("recompute"), " = ", to_toml_literal(config.get(settings.key("recompute"))), ", ",
                   to_string(precision), " on ", placement.cuda ? gpu.name : std::string("cpu"));
 }
 
@@ -192,22 +188,21 @@ void Trainer::Impl::back_off(int64_t step, int64_t failed_ranks, double hint_bef
   buffers_averaged_at = -1;
   release_cached_memory(device);
   reset_tensor_peak(device);
-  const int64_t was = s.micro_batch.value, share = was * accum;
-  const int64_t smaller = split_at_most(share, was / 2);
-  const std::string what = log::cat("step ", step + 1, " ran out of memory on ", failed_ranks, " rank(s) at ",
-                                    s.key("micro_batch"), " ", was, " x accumulation ", accum);
-  if (smaller < 1) {
-    if (saved_at != step) save(step);
+  const std::string what =
+      log::cat("step ", step + 1, " ran out of memory on ", failed_ranks, " rank(s) at ", settings.key("micro_batch"),
+               " ", batches->micro_batch(), " x accumulation ", batches->accum());
+  if (!batches->back_off()) {
+    if (record->saved_at() != step) save(step);
     throw std::runtime_error(log::cat(
         what, ", and there is no smaller micro-batch; the checkpoint of step ", step, " keeps the run. The plan was ",
-        plan.total() >> 20, " MB at micro-batch ", plan.micro_batch, " (recompute ", s.recompute, ") against ",
-        *std::min_element(free_bytes.begin(), free_bytes.end()) >> 20, " MB free: set ", s.key("recompute"),
+        plan.total() >> 20, " MB at micro-batch ", plan.micro_batch, " (recompute ", plan.recompute, ") against ",
+        *std::min_element(free_bytes.begin(), free_bytes.end()) >> 20, " MB free: set ", settings.key("recompute"),
         " = \"blocks\", lower the precision or use a device with more memory"));
   }
-  resplit(smaller);
-  oom_micro_batch = smaller;
+  replan();
   if (world.rank() == 0)
-    log::warn(what, ": the step is dropped and run again with micro-batch ", smaller, " x accumulation ", accum,
+    log::warn(what, ": the step is dropped and run again with micro-batch ", batches->micro_batch(),
+              " x accumulation ", batches->accum(),
               ", kept for the rest of the run");
 }
 

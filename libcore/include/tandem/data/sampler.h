@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "tandem/data/micro_batch.h"
-#include "tandem/train/train_keys.h"
+#include "tandem/config/key_names.h"
 
 namespace tandem {
 

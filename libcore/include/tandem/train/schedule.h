@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tandem/train/train_keys.h"
+#include "tandem/config/key_names.h"
 
 namespace tandem {
 
