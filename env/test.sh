@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test. Extra arguments go to
-# ctest (e.g. env/test.sh -L unit, or -R unit.config: a GoogleTest file is one
-# test, named PROGRAM.FILE, its cases listed in its output).
+# ctest (e.g. env/test.sh -L unit, or -R unit.train.ema: a GoogleTest file is
+# one test, named PROGRAM.FOLDER.FILE, its cases listed in its output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 env/setup.sh --tests

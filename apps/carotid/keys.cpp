@@ -18,7 +18,7 @@ namespace carotid {
 tandem::Schema carotid_schema() {
   tandem::Schema s;
   tandem::add_dist_keys(s);
-  tandem::TrainSettings d;
+  tandem::TrainKeys d;
   // The users' accelerate defaults: AdamW at 1e-4 for 50 epochs, picking the
   // model that best separates persons on validation.
   d.out_dir = "output";
@@ -29,7 +29,7 @@ tandem::Schema carotid_schema() {
   d.best_metric = "eval_person_auc";
   d.best_mode = "max";
   tandem::add_train_keys(s, d);
-  tandem::declare_keys<DataSettings>(s);
+  tandem::declare_keys<DataKeys>(s);
   tandem::declare_keys<ImageKeys>(s);
   tandem::declare_keys<AugKeys>(s);
   tandem::declare_keys<ModelKeys>(s);

@@ -1,5 +1,9 @@
 // apps/carotid: classify persons from folders of ultrasound images and an
-// Excel label sheet; `train` (the default) and `predict`.
+// Excel label sheet. Five commands: `train` (the default: a model, its test
+// report), `cv` (person-level cross-validation, a fold per job or all in
+// one), `cv-report` (the report of folds run as separate jobs), `predict`
+// (a model or a cross-validation's ensemble on new images) and `plot`
+// (charts of a run's metrics.jsonl).
 #include <iostream>
 #include <sstream>
 #include <vector>

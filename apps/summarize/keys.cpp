@@ -14,12 +14,12 @@
 
 namespace summarize {
 
-tandem::Schema summarize_schema() {
-  tandem::Schema s;
-  tandem::add_dist_keys(s);
-  tandem::TrainSettings d;
-  // The course baseline: micro batch 16, accumulation 16, 500 iterations of
-  // fine-tuning at a small constant-ish rate.
+namespace {
+
+// The competition's training defaults: the course baseline, micro-batch 16 x
+// accumulation 16, 500 steps of fine-tuning at a small constant-ish rate.
+tandem::TrainKeys competition_train() {
+  tandem::TrainKeys d;
   d.out_dir = "out-summarization";
   d.micro_batch.value = 16;
   d.grad_accum = 16;
@@ -29,11 +29,51 @@ tandem::Schema summarize_schema() {
   d.warmup_steps = 20;
   d.weight_decay = 0.1;
   d.beta2 = 0.95;
-  tandem::add_train_keys(s, d);
+  return d;
+}
+
+// The built-in demo's defaults, over the competition's: a tiny model trained
+// from scratch for a few hundred steps on a CPU.
+struct DemoDefaults {
+  ModelKeys model;
+  tandem::TrainKeys train = competition_train();
+  GenKeys gen;
+
+  DemoDefaults() {
+    model.preset = "tiny";
+    train.out_dir = "out-summarization-demo";
+    train.max_steps = 300;
+    train.grad_accum = 1;
+    train.lr = 2e-3;
+    train.min_lr = 2e-4;
+    train.warmup_steps = 30;
+    train.eval_every = 100;
+    gen.max_new_tokens = 40;
+  }
+};
+
+// Sets each key whose value `demo` changes from `base`, unless a user set
+// it, and adds it to `changed`.
+void overlay(tandem::Config& config, const std::vector<std::pair<std::string, tandem::Value>>& base,
+             const std::vector<std::pair<std::string, tandem::Value>>& demo, std::string& changed) {
+  for (size_t i = 0; i < demo.size(); ++i) {
+    const auto& [key, value] = demo[i];
+    if (value == base[i].second || config.source(key) != "default") continue;
+    config.set(key, value, "demo default");
+    changed += (changed.empty() ? "" : ", ") + key + " = " + tandem::to_toml_literal(value);
+  }
+}
+
+}  // namespace
+
+tandem::Schema summarize_schema() {
+  tandem::Schema s;
+  tandem::add_dist_keys(s);
+  tandem::add_train_keys(s, competition_train());
   tandem::declare_keys<CorpusKeys>(s);
   tandem::declare_keys<PrepareKeys>(s);
   tandem::declare_keys<ModelKeys>(s);
-  tandem::declare_keys<LoraSettings>(s);
+  tandem::declare_keys<LoraKeys>(s);
   tandem::declare_keys<GenKeys>(s);
   tandem::declare_keys<ScoreKeys>(s);
   tandem::declare_keys<CommandKeys>(s);
@@ -63,22 +103,11 @@ tandem::Schema summarize_schema() {
 
 std::string apply_demo_defaults(tandem::Config& config) {
   if (!tandem::read_fields<CorpusKeys>(config).train_csv.empty()) return "";
+  const DemoDefaults demo;
   std::string changed;
-  auto demo = [&](const std::string& key, const tandem::Value& value, const std::string& text) {
-    if (config.source(key) != "default") return;
-    config.set(key, value, "demo default");
-    changed += (changed.empty() ? "" : ", ") + key + " = " + text;
-  };
-  demo("model.preset", std::string("tiny"), "tiny");
-  demo("train.max_steps", int64_t{300}, "300");
-  demo("train.micro_batch", int64_t{16}, "16");
-  demo("train.grad_accum", int64_t{1}, "1");
-  demo("train.lr", 2e-3, "2e-3");
-  demo("train.min_lr", 2e-4, "2e-4");
-  demo("train.warmup_steps", int64_t{30}, "30");
-  demo("train.eval_every", int64_t{100}, "100");
-  demo("train.out_dir", std::string("out-summarization-demo"), "out-summarization-demo");
-  demo("gen.max_new_tokens", int64_t{40}, "40");
+  overlay(config, tandem::key_values(ModelKeys{}), tandem::key_values(demo.model), changed);
+  overlay(config, tandem::train_key_values(competition_train()), tandem::train_key_values(demo.train), changed);
+  overlay(config, tandem::key_values(GenKeys{}), tandem::key_values(demo.gen), changed);
   return changed;
 }
 

@@ -19,8 +19,8 @@ namespace vavae {
 namespace {
 
 // Each stage's model trains with its own length, batch and optimizer.
-tandem::TrainSettings stage_defaults(const std::string& stage) {
-  tandem::TrainSettings d;
+tandem::TrainKeys stage_defaults(const std::string& stage) {
+  tandem::TrainKeys d;
   d.lr = 1e-4;
   d.schedule = "constant";
   d.weight_decay = 0.0;
@@ -65,7 +65,7 @@ void add_eval_keys(tandem::Schema& s) {
 tandem::Schema vavae_schema() {
   tandem::Schema s;
   tandem::add_dist_keys(s);
-  tandem::TrainSettings d;
+  tandem::TrainKeys d;
   d.out_dir = "runs/vavae";
   tandem::add_run_keys(s, d, {"vae", "dit", "eval"});
   tandem::declare_keys<DataKeys>(s);

@@ -47,7 +47,7 @@ std::string commands_help(const std::vector<Command>& commands) {
 int run_command(const Command& command, World& world, const Config& config) {
   // From here every collective of every command is held to the job's limits,
   // not only the Trainer's.
-  const DistSettings dist = dist_settings(config);
+  const DistKeys dist = dist_settings(config);
   world.set_limits(dist.timeout_s, dist.setup_timeout_s);
   if (command.checkpoints_on_signal) install_preemption_handlers();
   const int status = command.run(world, config);

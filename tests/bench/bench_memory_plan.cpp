@@ -136,7 +136,7 @@ void t4_verdicts() {
 }
 
 // One row of --t4 2 for `model` under `settings`, with and without recomputation.
-void two_t4_rows(const summarize::GPTConfig& config, torch::nn::Module& model, tandem::PlanSettings settings,
+void two_t4_rows(const summarize::GPTConfig& config, torch::nn::Module& model, tandem::PlanOptions settings,
                  const std::string& label, bool trains_base) {
   const double fits = 0.9 * 14.9 * 1024;  // MB
   for (bool recompute : {false, true}) {
@@ -167,7 +167,7 @@ void two_t4_verdicts() {
       "|---|---|---|---|---|---|\n");
   for (const char* preset : {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"}) {
     const summarize::GPTConfig config = summarize::GPTConfig::preset(preset);
-    tandem::PlanSettings settings;
+    tandem::PlanOptions settings;
     settings.world_size = 2;
     settings.half_precision = true;
     settings.grad_accum = 2;
@@ -179,7 +179,7 @@ void two_t4_verdicts() {
       }
     }
     summarize::GPT lora(config);
-    summarize::LoraSettings adapters;
+    summarize::LoraKeys adapters;
     adapters.targets = summarize::lora_targets();
     summarize::add_lora(lora, adapters);
     tandem::keep_frozen_in(*lora, tandem::Precision::FP16);

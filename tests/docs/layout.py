@@ -12,7 +12,9 @@ when
   - an entry names a folder or file that does not exist;
   - a folder at the top, under apps/, under tests/ or under
     libcore/include/tandem/ (a concern), or anything under env/ (the scripts a
-    user runs), exists but is not named.
+    user runs), exists but is not named;
+  - a folder of tests/unit/ is not one of libcore/include/tandem/'s: the unit
+    tests mirror libcore's concerns (MIRRORS).
 What exists is what git shows: tracked files and untracked ones it does not
 ignore, so build folders, data and run folders (.gitignore) and empty or
 leftover folders do not count; hidden entries are never asked for. Outside a
@@ -27,6 +29,8 @@ from problems import report
 
 # Where every child must be named: (folder, whether files count too).
 COMPLETE = [("", False), ("apps", False), ("tests", False), ("libcore/include/tandem", False), ("env", True)]
+# (tests folder, the folder whose sub-folders it mirrors).
+MIRRORS = [("tests/unit", "libcore/include/tandem")]
 
 
 def layout_entries(path):
@@ -103,6 +107,11 @@ def main():
             where = f"under {parent}/" if parent else "at the top"
             problems.append(f"{layout}: {what} exists but the Layout does not name it "
                             f"(expected an entry for it {where})")
+    for tests, code in MIRRORS:
+        for folder in sorted(f for f in folders if os.path.dirname(f) == tests):
+            mirrored = os.path.join(code, os.path.basename(folder))
+            if mirrored not in folders:
+                problems.append(f"{folder}/ mirrors no folder of {code}/ (expected tests for {mirrored}/)")
     return report(problems, f"{layout}: {len(entries)} Layout entries against {root}")
 
 

@@ -126,7 +126,7 @@ class ToyTask : public tandem::Task {
 int run(tandem::World& world, int argc, char** argv) {
   tandem::Schema schema;
   tandem::add_dist_keys(schema);
-  tandem::TrainSettings d;
+  tandem::TrainKeys d;
   d.out_dir = "runs/toy";
   d.micro_batch.value = 4;
   d.lr = 1e-2;

@@ -1,7 +1,7 @@
-# The launch scripts as users start them: slurm/ on a private one- or two-node Slurm
+# slurm/'s scripts as users start them, on a private one- or two-node Slurm
 # (label slurm; needs root or passwordless sudo and Debian's slurm-wlm and
-# munge, else skipped), kaggle/run.sh on this machine (label kaggle).
-#   ctest -L slurm     ctest -L kaggle
+# munge, else skipped).
+#   ctest -L slurm
 # Each Slurm case starts and stops its own daemons; they share a lock so two
 # clusters never compete for this machine's CPUs.
 foreach(case train preempt preempt-mpirun preempt-before-launch pipeline cv)
@@ -19,13 +19,4 @@ foreach(case multinode multinode-pipeline)
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/slurm_test.sh ${case} ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
   set_tests_properties(slurm_${case} PROPERTIES LABELS "slurm;multinode" TIMEOUT 900
                        SKIP_RETURN_CODE 77 RESOURCE_LOCK tandem_slurm_cluster)
-endforeach()
-
-foreach(case dry-run-t4x2 dry-run-cpu dry-run-one-gpu run-cpu run-monitor interrupt interrupt-before-launch
-        build-notebook missing-libs)
-  add_test(NAME kaggle_${case}
-           COMMAND ${CMAKE_CURRENT_LIST_DIR}/kaggle_test.sh ${case} ${CMAKE_SOURCE_DIR}
-                   ${CMAKE_BINARY_DIR})
-  set_tests_properties(kaggle_${case} PROPERTIES LABELS kaggle TIMEOUT 900
-                       SKIP_RETURN_CODE 77 ENVIRONMENT "TANDEM_TEST_PYTHON=${TANDEM_TEST_PYTHON}")
 endforeach()

@@ -26,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using summarize::GPT;
 using summarize::GPTConfig;
-using summarize::LoraSettings;
+using summarize::LoraKeys;
 using tandem::UsageError;
 
 using LoraTest = tandem::testing::TempDirTest;
@@ -41,8 +41,8 @@ GPTConfig small_config() {
   return config;
 }
 
-LoraSettings all_targets(int64_t rank = 4, double alpha = 8) {
-  LoraSettings s;
+LoraKeys all_targets(int64_t rank = 4, double alpha = 8) {
+  LoraKeys s;
   s.targets = summarize::lora_targets();
   s.rank = rank;
   s.alpha = alpha;
@@ -60,7 +60,7 @@ void draw_adapters(GPT& model) {
 
 TEST(Lora, SettingsRefuseUnknownOrRepeatedTargetsAndRanksOutOfRange) {
   const GPTConfig c = small_config();
-  LoraSettings s = all_targets();
+  LoraKeys s = all_targets();
   s.targets = {"attn.c_attn", "c_fc"};
   EXPECT_EQ(message_of([&] { s.validate(c); }),
             "model.lora.targets: unknown layer \"c_fc\" (GPT-2's are attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj)");
@@ -82,7 +82,7 @@ TEST(Lora, KeysAreCheckedWhereTheyAreRead) {
   const auto refused = [&](const std::string& assignment) {
     tandem::Config c = config;
     tandem::apply_set(c, assignment);
-    return message_of([&] { tandem::read_keys<LoraSettings>(c); });
+    return message_of([&] { tandem::read_keys<LoraKeys>(c); });
   };
   EXPECT_EQ(refused("model.lora.rank=0"), "model.lora.rank must be >= 1, got 0 (--set)");
   EXPECT_EQ(refused("model.lora.alpha=0"), "model.lora.alpha must be > 0, got 0 (--set)");
@@ -91,7 +91,7 @@ TEST(Lora, KeysAreCheckedWhereTheyAreRead) {
   // Off (no targets), LoRA's other keys stop nothing, as before they were checked.
   tandem::Config off = config;
   tandem::apply_set(off, "model.lora.rank=0");
-  EXPECT_FALSE(summarize::model_spec(off).lora.enabled());
+  EXPECT_FALSE(summarize::model_options(off).lora.enabled());
 }
 
 // PEFT's names and shapes, only the adapters trainable, and a start that is
@@ -103,7 +103,7 @@ TEST(Lora, AdaptersArePeftsAloneTrainableAndStartAtTheBase) {
   const at::Tensor idx = tokens();
   torch::NoGradGuard no_grad;
   const at::Tensor base = model(idx);
-  LoraSettings s = all_targets();
+  LoraKeys s = all_targets();
   s.targets = {"attn.c_attn", "mlp.c_proj"};
   summarize::add_lora(model, s);
   std::set<std::string> trained;
@@ -171,7 +171,7 @@ TEST(Lora, MergeGivesThePlainModelOfTheSameLogits) {
 TEST_F(LoraTest, PeftExportHoldsTheAdaptersUnderPeftsNames) {
   torch::manual_seed(4);
   GPT model(small_config());
-  LoraSettings s = all_targets(/*rank=*/3, /*alpha=*/5);
+  LoraKeys s = all_targets(/*rank=*/3, /*alpha=*/5);
   s.targets = {"attn.c_proj"};
   s.dropout = 0.1;
   summarize::add_lora(model, s);
@@ -210,7 +210,7 @@ TEST(LoraPeer, ExportsForTransformersAndPeft) {
   GPT model = summarize::load_hf(work + "/hf");
   model->eval();
   torch::manual_seed(5);
-  const LoraSettings s = all_targets(/*rank=*/4, /*alpha=*/8);
+  const LoraKeys s = all_targets(/*rank=*/4, /*alpha=*/8);
   summarize::add_lora(model, s);
   draw_adapters(model);
   torch::NoGradGuard no_grad;

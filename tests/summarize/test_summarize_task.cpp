@@ -40,7 +40,7 @@ TokenSet two_examples() {
 }
 
 SummarizeTask make_task() {
-  return SummarizeTask(summarize::ModelSpec{small_config()}, two_examples(), TokenSet{}, kEot);
+  return SummarizeTask(summarize::ModelOptions{small_config()}, two_examples(), TokenSet{}, kEot);
 }
 
 tandem::Batch batch_of(SummarizeTask& task, std::vector<uint8_t> valid) {
@@ -94,6 +94,11 @@ TEST(SummarizeTask, LossIsTheSummaryCrossEntropyOfTheFullLogits) {
     sum += -torch::log_softmax(logits[row][t].to(torch::kDouble), 0)[idx[row][t + 1].item<int64_t>()];
   EXPECT_NEAR(loss.sum.item<double>(), sum.item<double>(), 1e-5);
   EXPECT_EQ(loss.weight.item<double>(), 5.0);
+  // And what lm_loss, the reference the model's tests and bench use, says of
+  // the same tokens: their mean.
+  at::Tensor learned = torch::zeros(idx.sizes(), torch::kBool);
+  for (const auto& [row, t] : predicting) learned[row][t + 1] = true;
+  EXPECT_NEAR(summarize::lm_loss(logits, idx, learned).item<double>() * 5.0, loss.sum.item<double>(), 1e-4);
 
   // A padding row leaves the loss to the valid one.
   const tandem::Loss first_only = task.loss(model, batch_of(task, {1, 0}));
@@ -120,7 +125,7 @@ TEST(SummarizeTask, GradientsDoNotDependOnHowTheBatchIsSplit) {
     all.push_back(i);
   }
   torch::manual_seed(0);
-  SummarizeTask task(summarize::ModelSpec{small_config()}, set, TokenSet{}, kEot);
+  SummarizeTask task(summarize::ModelOptions{small_config()}, set, TokenSet{}, kEot);
   auto model = task.build_model();
   const auto whole = tandem::testing::split_gradients(task, *model, all, 16);
   for (int64_t micro : {8, 4, 2})
@@ -138,7 +143,7 @@ TEST(SummarizeTask, RecomputedBlocksGiveBitwiseTheSameGradients) {
   GPTConfig config = small_config();
   config.dropout = 0.2;
   torch::manual_seed(0);
-  SummarizeTask task(summarize::ModelSpec{config}, two_examples(), TokenSet{}, kEot);
+  SummarizeTask task(summarize::ModelOptions{config}, two_examples(), TokenSet{}, kEot);
   auto model = task.build_model();
   const tandem::Batch batch = batch_of(task, {1, 1});
   const auto gradients = [&](bool recompute) {

@@ -82,7 +82,7 @@ TEST(VavaeStageSettings, EachStageTrainsWithTheKeysOfItsTable) {
   tandem::Config c(vavae::vavae_schema());
   tandem::apply_set(c, "dit.lr=0.002");
   tandem::apply_set(c, "train.seed=7");
-  const tandem::TrainSettings dit = vavae::stage_settings(c, "dit", "OUT/dit", "eval_loss", "min");
+  const tandem::TrainKeys dit = vavae::stage_settings(c, "dit", "OUT/dit", "eval_loss", "min");
   EXPECT_DOUBLE_EQ(dit.lr, 0.002);
   EXPECT_DOUBLE_EQ(dit.beta2, 0.95);
   EXPECT_DOUBLE_EQ(dit.ema_decay, 0.9999);
@@ -91,12 +91,12 @@ TEST(VavaeStageSettings, EachStageTrainsWithTheKeysOfItsTable) {
   EXPECT_EQ(dit.out_dir, "OUT/dit");
   EXPECT_EQ(dit.key("lr"), "dit.lr");
   EXPECT_EQ(dit.key("min_lr"), "train.min_lr");
-  const tandem::TrainSettings vae = vavae::stage_settings(c, "vae", "OUT/vae", "eval_l1", "min");
+  const tandem::TrainKeys vae = vavae::stage_settings(c, "vae", "OUT/vae", "eval_l1", "min");
   EXPECT_DOUBLE_EQ(vae.lr, 1e-4);
   EXPECT_DOUBLE_EQ(vae.beta1, 0.5);
   EXPECT_DOUBLE_EQ(vae.grad_clip, 0.0);
   EXPECT_EQ(vae.best_metric, "eval_l1");
-  const tandem::TrainSettings eval = vavae::stage_settings(c, "eval", "OUT/evaluate", "eval_accuracy", "max");
+  const tandem::TrainKeys eval = vavae::stage_settings(c, "eval", "OUT/evaluate", "eval_accuracy", "max");
   EXPECT_DOUBLE_EQ(eval.lr, 1e-3);
   EXPECT_DOUBLE_EQ(eval.weight_decay, 1e-4);
   // A model's key under [train] is refused, naming the stage keys to set.

@@ -4,10 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "model/rms_norm.h"
-#include "model/rms_norm_cpu.h"
-#include "model/swiglu.h"
-#include "model/swiglu_cpu.h"
+#include "model/norm_mlp.h"
 
 namespace {
 

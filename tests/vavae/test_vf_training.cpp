@@ -13,7 +13,7 @@
 #include "app/vae_task.h"
 #include "data/vf_features.h"
 #include "model/vae_loss.h"
-#include "model/vf_vae.h"
+#include "model/vae.h"
 #include "tandem/error.h"
 #include "tandem/io/checkpoint.h"
 #include "tandem/io/h5file.h"

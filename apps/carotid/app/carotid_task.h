@@ -41,7 +41,7 @@ struct Sample {
 };
 
 struct TaskOptions {
-  ModelSpec model;
+  ModelOptions model;
   tandem::image::AugmentOptions augment;
   int64_t image_size = 224;
   std::vector<double> class_weights;  // empty: unweighted

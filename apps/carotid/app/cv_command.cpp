@@ -266,7 +266,7 @@ int train_fold(tandem::World& world, const tandem::Config& config, const CvPlan&
 
 int run_cv(tandem::World& world, const tandem::Config& config) {
   CvPlan plan = checked_plan(config);
-  const DataSettings data = data_settings(config);
+  const DataKeys data = data_settings(config);
   plan.tensorboard = tandem::train_settings(config).tensorboard;
   plan.cv_dir = choose_run_dir(world, config, "cv");
   plan.train_seed = cv_seed(world, config, plan.cv_dir);

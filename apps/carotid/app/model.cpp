@@ -22,8 +22,8 @@ constexpr int64_t kSmallStemBelow = 96;
 
 }  // namespace
 
-ModelSpec model_spec(const ModelKeys& k, const ImageKeys& image, int64_t num_classes) {
-  ModelSpec spec;
+ModelOptions model_options(const ModelKeys& k, const ImageKeys& image, int64_t num_classes) {
+  ModelOptions spec;
   spec.resnet.depth = k.depth;
   spec.resnet.in_channels = image.store.channels;
   spec.resnet.num_classes = num_classes;
@@ -41,7 +41,7 @@ ModelSpec model_spec(const ModelKeys& k, const ImageKeys& image, int64_t num_cla
   return spec;
 }
 
-tandem::nn::ResNet build_classifier(const ModelSpec& spec, bool quiet) {
+tandem::nn::ResNet build_classifier(const ModelOptions& spec, bool quiet) {
   tandem::nn::ResNet model(spec.resnet);
   if (!spec.load.empty()) {
     const auto ckpt = tandem::load_checkpoint(spec.load);

@@ -59,7 +59,7 @@ struct ModelKeys {
 // models' mean.
 double kept_threshold(const std::vector<std::string>& model_files);
 
-struct ModelSpec {
+struct ModelOptions {
   tandem::nn::ResNetOptions resnet;
   std::string init_from;  // a safetensors file, or empty
   std::string load;       // a model or checkpoint .h5 (its "model" set), or empty
@@ -69,11 +69,11 @@ struct ModelSpec {
 // config for train, read_fields of a model file's for predict. "auto" stem
 // resolved. Throws UsageError for an init_from without the "safetensors:"
 // prefix.
-ModelSpec model_spec(const ModelKeys& model, const ImageKeys& image, int64_t num_classes);
+ModelOptions model_options(const ModelKeys& model, const ImageKeys& image, int64_t num_classes);
 
 // A model with the spec's starting weights, on the CPU. Throws UsageError
 // naming the file when weights are missing, unreadable or of another shape.
 // `quiet` leaves out the log line about what was loaded.
-tandem::nn::ResNet build_classifier(const ModelSpec& spec, bool quiet = false);
+tandem::nn::ResNet build_classifier(const ModelOptions& spec, bool quiet = false);
 
 }  // namespace carotid

@@ -128,7 +128,7 @@ std::vector<int64_t> person_labels(tandem::World& world, const tandem::Config& c
   const CommandKeys cmd = tandem::read_keys<CommandKeys>(config);
   const std::string& labels_path = cmd.labels;
   if (labels_path.empty()) return person_label;
-  const LabelSheet sheet = read_label_sheet(labels_path, tandem::read_fields<DataSettings>(config).sheet);
+  const LabelSheet sheet = read_label_sheet(labels_path, tandem::read_fields<DataKeys>(config).sheet);
   if (sheet.class_names != classes && sheet.num_classes() > static_cast<int64_t>(classes.size()))
     throw UsageError(labels_path + ": classes " + tandem::first_few(sheet.class_names) + " do not fit the model's " +
                      tandem::first_few(classes));
@@ -259,7 +259,7 @@ tandem::EvalRows predicted_rows(tandem::World& world, const tandem::Config& conf
     ctx.precision = setup.precision;
     TaskOptions options;
     options.model =
-        model_spec(tandem::read_fields<ModelKeys>(configs[m]), tandem::read_fields<ImageKeys>(configs[m]), classes);
+        model_options(tandem::read_fields<ModelKeys>(configs[m]), tandem::read_fields<ImageKeys>(configs[m]), classes);
     options.model.init_from.clear();
     options.model.load = files[m];
     options.image_size = tandem::read_fields<ImageKeys>(configs[m]).store.size;

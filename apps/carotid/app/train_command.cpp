@@ -157,11 +157,11 @@ void log_dataset(const Dataset& dataset, const std::string& reuse) {
 }  // namespace
 
 int run_train(tandem::World& world, tandem::Config config) {
-  const DataSettings data = data_settings(config);
+  const DataKeys data = data_settings(config);
   const ImageKeys image_keys = tandem::read_keys<ImageKeys>(config);
   const ImageStoreOptions store_options = image_store_options(image_keys);
   TaskOptions task_options = task_options_of(config, store_options);
-  tandem::TrainSettings settings = tandem::train_settings(config);
+  tandem::TrainKeys settings = tandem::train_settings(config);
   const ModelKeys model_keys = tandem::read_keys<ModelKeys>(config);
   const ThresholdRule threshold_rule = parse_threshold_rule(model_keys.threshold, "model.threshold");
   const uint64_t seed = data_seed(data, tandem::shared_seed(world, settings.seed));
@@ -170,7 +170,7 @@ int run_train(tandem::World& world, tandem::Config config) {
   const std::string reuse = split_to_reuse(run_dir, model_keys.load);
   const Dataset dataset = load_dataset(data, seed, reuse);
   if (world.is_main()) log_dataset(dataset, reuse);
-  task_options.model = model_spec(model_keys, image_keys, dataset.num_classes());
+  task_options.model = model_options(model_keys, image_keys, dataset.num_classes());
   config.set("model.classes", dataset.sheet.class_names, dataset.sheet.path);
   config.set("model.stem", task_options.model.resnet.stem, "data.image_size");
   config.set("train.out_dir", run_dir, "the run folder");

@@ -10,8 +10,8 @@ namespace carotid {
 namespace fs = std::filesystem;
 using tandem::UsageError;
 
-DataSettings data_settings(const tandem::Config& config) {
-  const DataSettings s = tandem::read_keys<DataSettings>(config);
+DataKeys data_settings(const tandem::Config& config) {
+  const DataKeys s = tandem::read_keys<DataKeys>(config);
   if (s.root.empty()) throw UsageError("data.root is not set: give the folder of person folders (--root-dir DIR)");
   if (s.label_file.empty())
     throw UsageError("data.label_file is not set: give the label sheet (--label-excel label.xlsx)");
@@ -19,7 +19,7 @@ DataSettings data_settings(const tandem::Config& config) {
   return s;
 }
 
-uint64_t data_seed(const DataSettings& s, uint64_t train_seed) {
+uint64_t data_seed(const DataKeys& s, uint64_t train_seed) {
   return s.seed >= 0 ? static_cast<uint64_t>(s.seed) : train_seed;
 }
 
@@ -49,7 +49,7 @@ std::vector<std::string> Dataset::describe() const {
   return lines;
 }
 
-Dataset read_dataset(const DataSettings& s, uint64_t seed) {
+Dataset read_dataset(const DataKeys& s, uint64_t seed) {
   Dataset d;
   d.sheet = read_label_sheet(s.label_file, s.sheet);
   if (d.num_classes() < 2)
@@ -60,7 +60,7 @@ Dataset read_dataset(const DataSettings& s, uint64_t seed) {
   return d;
 }
 
-Dataset load_dataset(const DataSettings& s, uint64_t seed, const std::string& reuse_split) {
+Dataset load_dataset(const DataKeys& s, uint64_t seed, const std::string& reuse_split) {
   Dataset d = read_dataset(s, seed);
   if (reuse_split.empty()) {
     d.parts = split_persons(d.match.persons, s.ratios, seed);

@@ -16,7 +16,7 @@ namespace carotid {
 
 // The data.* keys that say which persons a run sees, each declared once
 // (tandem/config/settings.h).
-struct DataSettings {
+struct DataKeys {
   std::string root;
   std::string label_file;
   LabelSheetOptions sheet;
@@ -49,11 +49,11 @@ struct DataSettings {
 
 // The seed of the split, the folds and the image subsets: data.seed, else
 // the run's shared train seed (tandem::shared_seed of train.seed).
-uint64_t data_seed(const DataSettings& settings, uint64_t train_seed);
+uint64_t data_seed(const DataKeys& settings, uint64_t train_seed);
 
 // The data.* keys, checked: root and label file given, ratios that sum to 1
 // (UsageError naming the keys).
-DataSettings data_settings(const tandem::Config& config);
+DataKeys data_settings(const tandem::Config& config);
 
 struct Dataset {
   LabelSheet sheet;
@@ -70,12 +70,12 @@ struct Dataset {
 // Reads the sheet and the folders and keeps at most max_per_person images per
 // person (drawn from `seed`); no split (cross-validation deals its own folds).
 // Every fault is a UsageError naming the file, key or row.
-Dataset read_dataset(const DataSettings& settings, uint64_t seed);
+Dataset read_dataset(const DataKeys& settings, uint64_t seed);
 
 // read_dataset, then splits: by `reuse_split` (a split.csv) when
 // given, else stratified from `seed`. Every fault is a UsageError naming the
 // file, key or row. A split that leaves train or val without persons is one
 // too, since the run could neither learn nor pick its best model.
-Dataset load_dataset(const DataSettings& settings, uint64_t seed, const std::string& reuse_split = "");
+Dataset load_dataset(const DataKeys& settings, uint64_t seed, const std::string& reuse_split = "");
 
 }  // namespace carotid

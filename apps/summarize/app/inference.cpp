@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "app/prepare.h"
+#include "tandem/config/config.h"
 #include "tandem/data/eval_shard.h"
 #include "tandem/dist/gather_in_order.h"
 #include "tandem/dist/mpi_comm.h"
@@ -11,8 +13,27 @@
 #include "tandem/error.h"
 #include "tandem/obs/log.h"
 #include "tandem/obs/progress.h"
+#include "tandem/train/train_keys.h"
 
 namespace summarize {
+
+InferenceOptions inference_options(const tandem::Config& config, int64_t eot, tandem::Precision precision) {
+  InferenceOptions s;
+  s.generate.precision = precision;
+  s.format = PromptTemplate::parse(tandem::read_keys<PrepareKeys>(config).prompt_template);
+  const GenKeys gen = tandem::read_keys<GenKeys>(config);
+  s.generate.max_new_tokens = gen.max_new_tokens;
+  s.generate.sample = gen.temperature > 0;
+  s.generate.temperature = s.generate.sample ? gen.temperature : 1.0;
+  s.generate.top_k = gen.top_k;
+  s.generate.top_p = gen.top_p;
+  s.generate.eot_token = eot;
+  s.generate.seed = static_cast<uint64_t>(tandem::run_settings(config).seed);
+  s.generate.validate();
+  s.batch = gen.batch;
+  return s;
+}
+
 namespace {
 
 // Every rank's token lists (one per slot of its eval_shard) to every rank, in
@@ -45,7 +66,7 @@ std::vector<std::vector<int64_t>> gather(tandem::World& world, const std::vector
 
 }  // namespace
 
-int64_t check_prompt_room(const Gpt2Tokenizer& tok, const InferenceSettings& s, int64_t block_size) {
+int64_t check_prompt_room(const Gpt2Tokenizer& tok, const InferenceOptions& s, int64_t block_size) {
   const int64_t room = block_size - s.generate.max_new_tokens;
   const auto fixed = static_cast<int64_t>(tok.encode(s.format.head).size() + tok.encode(s.format.tail).size());
   if (fixed >= room)
@@ -57,7 +78,7 @@ int64_t check_prompt_room(const Gpt2Tokenizer& tok, const InferenceSettings& s, 
 }
 
 std::vector<std::string> summarize_all(tandem::World& world, GPT& model, const Gpt2Tokenizer& tok,
-                                       const std::vector<Example>& examples, const InferenceSettings& s) {
+                                       const std::vector<Example>& examples, const InferenceOptions& s) {
   // Prompts leave room for the summary; long dialogues lose their end.
   const int64_t room = check_prompt_room(tok, s, model->config().block_size);
   const auto shard = tandem::eval_shard(static_cast<int64_t>(examples.size()), world.size(), world.rank());
@@ -98,7 +119,7 @@ std::vector<std::string> summarize_all(tandem::World& world, GPT& model, const G
 }
 
 ScoredSummaries score_summaries(tandem::World& world, GPT& model, const Gpt2Tokenizer& tok,
-                                const std::vector<Example>& examples, const InferenceSettings& s, bool stemmer) {
+                                const std::vector<Example>& examples, const InferenceOptions& s, bool stemmer) {
   ScoredSummaries out;
   out.predictions = summarize_all(world, model, tok, examples, s);
   std::vector<RougeScores> each;

@@ -14,6 +14,7 @@
 #include "tandem/config/settings.h"
 
 namespace tandem {
+class Config;
 class World;
 }
 
@@ -39,20 +40,24 @@ struct GenKeys {
   }
 };
 
-struct InferenceSettings {
+struct InferenceOptions {
   PromptTemplate format;
   GenerateOptions generate;
   int64_t batch = 16;
   bool progress = true;  // a progress line on rank 0's console (not between training's)
 };
 
+// The gen.* keys and data.prompt_template as options, generating in
+// `precision` and ending a summary at `eot`; seeded by train.seed.
+InferenceOptions inference_options(const tandem::Config& config, int64_t eot, tandem::Precision precision);
+
 // The positions a model of `block_size` leaves a prompt beside
 // max_new_tokens new ones. Throws UsageError, naming gen.max_new_tokens, when
 // the prompt template alone fills them: no dialogue would fit.
-int64_t check_prompt_room(const Gpt2Tokenizer& tokenizer, const InferenceSettings& settings, int64_t block_size);
+int64_t check_prompt_room(const Gpt2Tokenizer& tokenizer, const InferenceOptions& settings, int64_t block_size);
 
 std::vector<std::string> summarize_all(tandem::World& world, GPT& model, const Gpt2Tokenizer& tokenizer,
-                                       const std::vector<Example>& examples, const InferenceSettings& settings);
+                                       const std::vector<Example>& examples, const InferenceOptions& settings);
 
 struct ScoredSummaries {
   std::vector<std::string> predictions;  // in the examples' order
@@ -64,6 +69,6 @@ struct ScoredSummaries {
 // (SummarizeTask) both score through this, so that the two agree exactly on
 // the same weights and examples.
 ScoredSummaries score_summaries(tandem::World& world, GPT& model, const Gpt2Tokenizer& tokenizer,
-                                const std::vector<Example>& examples, const InferenceSettings& settings, bool stemmer);
+                                const std::vector<Example>& examples, const InferenceOptions& settings, bool stemmer);
 
 }  // namespace summarize

@@ -61,8 +61,8 @@ GPTConfig model_shape(const ModelKeys& k) {
 }
 
 // The model of these keys; LoRA's validated against its shape.
-ModelSpec spec_of(const ModelKeys& model, const LoraSettings& lora) {
-  ModelSpec spec;
+ModelOptions spec_of(const ModelKeys& model, const LoraKeys& lora) {
+  ModelOptions spec;
   spec.shape = model_shape(model);
   spec.init_from = model.init_from;
   spec.lora = lora;
@@ -85,11 +85,11 @@ Gpt2Tokenizer load_tokenizer(const tandem::Config& config) {
   return Gpt2Tokenizer::load(dir);
 }
 
-ModelSpec model_spec(const tandem::Config& config) {
+ModelOptions model_options(const tandem::Config& config) {
   // LoRA's keys are checked only when it is on: unused, they stop nothing.
-  const bool lora = tandem::read_fields<LoraSettings>(config).enabled();
+  const bool lora = tandem::read_fields<LoraKeys>(config).enabled();
   return spec_of(tandem::read_keys<ModelKeys>(config),
-                 lora ? tandem::read_keys<LoraSettings>(config) : tandem::read_fields<LoraSettings>(config));
+                 lora ? tandem::read_keys<LoraKeys>(config) : tandem::read_fields<LoraKeys>(config));
 }
 
 void record_shape(tandem::Config& config, const GPTConfig& shape) {
@@ -100,13 +100,13 @@ void record_shape(tandem::Config& config, const GPTConfig& shape) {
   config.set("model.block_size", shape.block_size, why);
 }
 
-ModelSpec trained_spec(const tandem::Config& config, const std::string& path) {
+ModelOptions trained_spec(const tandem::Config& config, const std::string& path) {
   if (!fs::is_regular_file(path)) throw tandem::UsageError("checkpoint '" + path + "' not found (set --checkpoint)");
-  if (!tandem::has_config(path)) return model_spec(config);
+  if (!tandem::has_config(path)) return model_options(config);
   // The file's keys as stored: the build that wrote it accepted them.
   const tandem::Config trained = tandem::config_from_checkpoint(summarize_schema(), path);
   ModelKeys stored = tandem::read_fields<ModelKeys>(trained);
-  const LoraSettings lora = tandem::read_fields<LoraSettings>(trained);
+  const LoraKeys lora = tandem::read_fields<LoraKeys>(trained);
   // Files written before record_shape name only the preset or the folder.
   const bool recorded = stored.n_layer > 0 && stored.n_head > 0 && stored.n_embd > 0 && stored.block_size > 0;
   if (recorded && !lora.enabled()) stored.init_from = "scratch";

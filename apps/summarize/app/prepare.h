@@ -38,45 +38,19 @@ struct PrepareKeys {
   }
 };
 
-// The model.* keys of the model's shape and start, each declared once; the
-// sizes are also written back into the config a model file carries
-// (record_shape).
-struct ModelKeys {
-  std::string preset = "gpt2";
-  int64_t n_layer = 0, n_head = 0, n_embd = 0, block_size = 0;
-  double dropout = 0.0;
-  bool bias = true;
-  std::string init_from = "scratch";
-
-  template <class Self, class Visit>
-  static void each_key(Self& k, Visit&& visit) {
-    using tandem::at_least;
-    visit("model.preset", k.preset, "model size",
-          tandem::one_of({"tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"}));
-    visit("model.n_layer", k.n_layer, "layers; 0: the preset's", at_least(0));
-    visit("model.n_head", k.n_head, "attention heads; 0: the preset's", at_least(0));
-    visit("model.n_embd", k.n_embd, "embedding width; 0: the preset's", at_least(0));
-    visit("model.block_size", k.block_size, "context length; 0: the preset's", at_least(0));
-    visit("model.dropout", k.dropout, "dropout in attention, MLP and embeddings", tandem::fraction());
-    visit("model.bias", k.bias, "biases in linear layers and layer norms", tandem::any());
-    visit("model.init_from", k.init_from,
-          "\"scratch\", or \"hf:DIR\" for a Hugging Face GPT-2 (config.json + model.safetensors)", tandem::a_name());
-  }
-};
-
 Gpt2Tokenizer load_tokenizer(const tandem::Config& config);
 
 // What builds a run's model.
-struct ModelSpec {
+struct ModelOptions {
   GPTConfig shape;
   std::string init_from = "scratch";  // or "hf:DIR"
-  LoraSettings lora;                  // the model.lora keys
+  LoraKeys lora;                  // the model.lora keys
 };
 
 // The preset with explicit sizes on top, or a Hugging Face model's own
 // shape; model.init_from; LoRA's settings, validated against the shape, and
 // refused without a Hugging Face base to adapt.
-ModelSpec model_spec(const tandem::Config& config);
+ModelOptions model_options(const tandem::Config& config);
 // Writes `shape`'s sizes into `config`'s model.* keys, so that the config a
 // checkpoint carries says the model's shape without its preset or the
 // Hugging Face folder it started from.
@@ -85,7 +59,7 @@ void record_shape(tandem::Config& config, const GPTConfig& shape);
 // it carries; `config`'s model.* keys for a file that carries none. A
 // whole model is rebuilt from its recorded shape; adapters need their base,
 // model.init_from as recorded. Throws UsageError for a missing file.
-ModelSpec trained_spec(const tandem::Config& config, const std::string& path);
+ModelOptions trained_spec(const tandem::Config& config, const std::string& path);
 
 struct Prepared {
   Corpus corpus;

@@ -17,7 +17,7 @@
 
 namespace summarize {
 
-GPT make_model(const ModelSpec& spec) {
+GPT make_model(const ModelOptions& spec) {
   const std::string& init_from = spec.init_from;
   if (init_from == "scratch") return GPT(spec.shape);
   if (init_from.rfind("hf:", 0) != 0)
@@ -30,11 +30,11 @@ GPT make_model(const ModelSpec& spec) {
   return model;
 }
 
-std::string base_checksum(const ModelSpec& spec) {
+std::string base_checksum(const ModelOptions& spec) {
   return tandem::file_crc64((std::filesystem::path(spec.init_from.substr(3)) / "model.safetensors").string());
 }
 
-SummarizeTask::SummarizeTask(ModelSpec spec, TokenSet train, TokenSet val, int64_t pad,
+SummarizeTask::SummarizeTask(ModelOptions spec, TokenSet train, TokenSet val, int64_t pad,
                              std::optional<RougeDuringTraining> rouge)
     : spec_(std::move(spec)), train_(std::move(train)), val_(std::move(val)), pad_(pad), rouge_(std::move(rouge)) {}
 
@@ -101,7 +101,7 @@ tandem::Metrics SummarizeTask::collective_metrics(torch::nn::Module& module, con
   auto gpt = std::dynamic_pointer_cast<GPTImpl>(module.shared_from_this());
   if (!gpt) throw std::logic_error("SummarizeTask evaluates a model that is not its GPT");
   GPT model(gpt);
-  InferenceSettings settings = rouge_->settings;
+  InferenceOptions settings = rouge_->settings;
   // Under LoRA the trainer keeps the frozen base in the training precision
   // (Task::frozen_base): only autocast at that precision takes it, on the
   // CPU too, where inference is otherwise fp32.

@@ -18,14 +18,14 @@ namespace summarize {
 struct RougeDuringTraining {
   std::vector<Example> examples;             // the first eval.rouge_samples validation examples
   const Gpt2Tokenizer* tokenizer = nullptr;  // outlives the task
-  InferenceSettings settings;                // eval's (inference_setup's precision), greedy
+  InferenceOptions settings;                // eval's (inference_setup's precision), greedy
   bool stemmer = false;
 };
 
 class SummarizeTask : public tandem::Task {
  public:
   // Without `rouge`, evaluation gives the loss alone.
-  SummarizeTask(ModelSpec spec, TokenSet train, TokenSet val, int64_t pad,
+  SummarizeTask(ModelOptions spec, TokenSet train, TokenSet val, int64_t pad,
                 std::optional<RougeDuringTraining> rouge = std::nullopt);
 
   std::shared_ptr<torch::nn::Module> build_model() override;
@@ -54,7 +54,7 @@ class SummarizeTask : public tandem::Task {
   bool drop_last() const override { return false; }
 
  private:
-  ModelSpec spec_;
+  ModelOptions spec_;
   std::string frozen_base_;
   TokenSet train_, val_;
   int64_t pad_;
@@ -64,10 +64,10 @@ class SummarizeTask : public tandem::Task {
 // Builds the model a run asks for: a preset or explicit sizes, from scratch
 // or from a Hugging Face directory ("hf:DIR"); under LoRA, that base frozen
 // with adapters attached (model/lora.h).
-GPT make_model(const ModelSpec& spec);
+GPT make_model(const ModelOptions& spec);
 
 // What names a LoRA run's base: the checksum of its model.safetensors
 // (io/file_checksum.h), which checkpoints record as "frozen_base".
-std::string base_checksum(const ModelSpec& spec);
+std::string base_checksum(const ModelOptions& spec);
 
 }  // namespace summarize

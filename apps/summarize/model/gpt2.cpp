@@ -28,7 +28,7 @@ at::Tensor project(const at::Tensor& x, const torch::nn::Linear& layer, const Lo
 }
 
 // The adapter of `target`, on `layer` [in -> out], where settings.targets names it.
-LoraAdapter adapter_for(const LoraSettings& settings, const std::string& target, torch::nn::Linear& layer) {
+LoraAdapter adapter_for(const LoraKeys& settings, const std::string& target, torch::nn::Linear& layer) {
   const auto& targets = settings.targets;
   if (std::find(targets.begin(), targets.end(), target) == targets.end()) return {};
   return LoraAdapter::attach(*layer, layer->weight.size(1), layer->weight.size(0), settings);
@@ -154,7 +154,7 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x, KVCache* cache,
   return resid_dropout(project(y, c_proj, c_proj_lora_, &c_proj_packed_, is_training()));
 }
 
-void CausalSelfAttentionImpl::add_lora(const LoraSettings& settings) {
+void CausalSelfAttentionImpl::add_lora(const LoraKeys& settings) {
   c_attn_lora_ = adapter_for(settings, "attn.c_attn", c_attn);
   c_proj_lora_ = adapter_for(settings, "attn.c_proj", c_proj);
 }
@@ -177,7 +177,7 @@ at::Tensor MLPImpl::forward(const at::Tensor& x) {
   return dropout(project(hidden, c_proj, c_proj_lora_, &c_proj_packed_, is_training()));
 }
 
-void MLPImpl::add_lora(const LoraSettings& settings) {
+void MLPImpl::add_lora(const LoraKeys& settings) {
   c_fc_lora_ = adapter_for(settings, "mlp.c_fc", c_fc);
   c_proj_lora_ = adapter_for(settings, "mlp.c_proj", c_proj);
 }

@@ -17,6 +17,7 @@
 #include "model/kv_cache.h"
 #include "model/lora.h"
 #include "model/weight_copy.h"
+#include "tandem/config/settings.h"
 #include "tandem/train/activations.h"
 
 namespace summarize {
@@ -63,6 +64,32 @@ struct GPTConfig {
                                        bool trains_base = true) const;
 };
 
+// The model.* keys of the model's shape and start, each declared once; the
+// sizes are also written back into the config a model file carries
+// (record_shape).
+struct ModelKeys {
+  std::string preset = "gpt2";
+  int64_t n_layer = 0, n_head = 0, n_embd = 0, block_size = 0;
+  double dropout = 0.0;
+  bool bias = true;
+  std::string init_from = "scratch";
+
+  template <class Self, class Visit>
+  static void each_key(Self& k, Visit&& visit) {
+    using tandem::at_least;
+    visit("model.preset", k.preset, "model size",
+          tandem::one_of({"tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"}));
+    visit("model.n_layer", k.n_layer, "layers; 0: the preset's", at_least(0));
+    visit("model.n_head", k.n_head, "attention heads; 0: the preset's", at_least(0));
+    visit("model.n_embd", k.n_embd, "embedding width; 0: the preset's", at_least(0));
+    visit("model.block_size", k.block_size, "context length; 0: the preset's", at_least(0));
+    visit("model.dropout", k.dropout, "dropout in attention, MLP and embeddings", tandem::fraction());
+    visit("model.bias", k.bias, "biases in linear layers and layer norms", tandem::any());
+    visit("model.init_from", k.init_from,
+          "\"scratch\", or \"hf:DIR\" for a Hugging Face GPT-2 (config.json + model.safetensors)", tandem::a_name());
+  }
+};
+
 // LayerNorm whose bias can be left out (torch::nn::LayerNorm has both affine
 // parameters or neither).
 class LayerNormImpl : public torch::nn::Module {
@@ -87,7 +114,7 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask);
   // Adapters on c_attn and c_proj where settings.targets names them, and
   // their merge (model/lora.h).
-  void add_lora(const LoraSettings& settings);
+  void add_lora(const LoraKeys& settings);
   void merge_lora();
 
   torch::nn::Linear c_attn{nullptr};  // q, k and v of every head at once
@@ -108,7 +135,7 @@ class MLPImpl : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& x);
   // Adapters on c_fc and c_proj where settings.targets names them, and their
   // merge (model/lora.h).
-  void add_lora(const LoraSettings& settings);
+  void add_lora(const LoraKeys& settings);
   void merge_lora();
 
   torch::nn::Linear c_fc{nullptr}, c_proj{nullptr};
@@ -192,6 +219,10 @@ at::Tensor next_token_losses(const at::Tensor& logits, const at::Tensor& idx);
 // Mean of next_token_losses where loss_mask (bool [B,T]) is true: the mask
 // marks the tokens to learn (a summary and its <|endoftext|>, not the prompt
 // or padding). loss_mask[:, 0] counts nothing. 0 when nothing is counted.
+// The reference, from every position's logits: training's loss is
+// SummarizeTask::loss, the same sum with its weight from the head run at the
+// summary's positions alone (test_summarize_task checks the two agree); the
+// model's tests and bench_gpt2_train use this one.
 at::Tensor lm_loss(const at::Tensor& logits, const at::Tensor& idx, const at::Tensor& loss_mask);
 
 }  // namespace summarize

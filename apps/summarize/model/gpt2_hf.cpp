@@ -233,7 +233,7 @@ void export_hf(const GPT& model, const std::string& dir) {
   tandem::write_bytes_atomically((fs::path(dir) / "config.json").string(), json.dump(2) + "\n");
 }
 
-void export_peft_adapter(const GPT& model, const LoraSettings& settings, const std::string& base_dir,
+void export_peft_adapter(const GPT& model, const LoraKeys& settings, const std::string& base_dir,
                          const std::string& dir) {
   fs::create_directories(dir);
   tandem::NamedTensors tensors;

@@ -41,7 +41,7 @@ void export_hf(const GPT& model, const std::string& dir);
 // lora_dropout, target_modules, fan_in_fan_out true since HF's GPT-2 layers
 // are Conv1D, and the base's folder) and DIR/adapter_model.safetensors
 // (float32, "base_model.model." and our names, which are PEFT's). Creates DIR.
-void export_peft_adapter(const GPT& model, const LoraSettings& settings, const std::string& base_dir,
+void export_peft_adapter(const GPT& model, const LoraKeys& settings, const std::string& base_dir,
                          const std::string& dir);
 
 }  // namespace summarize

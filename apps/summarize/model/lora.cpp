@@ -16,7 +16,7 @@ const std::vector<std::string>& lora_targets() {
   return kTargets;
 }
 
-void LoraSettings::validate(const GPTConfig& config) const {
+void LoraKeys::validate(const GPTConfig& config) const {
   using tandem::UsageError;
   std::set<std::string> seen;
   for (const std::string& target : targets) {
@@ -32,7 +32,7 @@ void LoraSettings::validate(const GPTConfig& config) const {
                      std::to_string(config.n_embd) + ", got " + std::to_string(rank));
 }
 
-LoraAdapter LoraAdapter::attach(torch::nn::Module& layer, int64_t in, int64_t out, const LoraSettings& settings) {
+LoraAdapter LoraAdapter::attach(torch::nn::Module& layer, int64_t in, int64_t out, const LoraKeys& settings) {
   LoraAdapter adapter;
   adapter.A =
       layer.register_module("lora_A", torch::nn::Linear(torch::nn::LinearOptions(in, settings.rank).bias(false)));
@@ -52,7 +52,7 @@ at::Tensor LoraAdapter::delta(const at::Tensor& x, bool training) const {
 
 at::Tensor LoraAdapter::weight_delta() const { return B->weight.matmul(A->weight) * scale; }
 
-void add_lora(GPT& model, const LoraSettings& settings) {
+void add_lora(GPT& model, const LoraKeys& settings) {
   for (auto& p : model->parameters()) p.requires_grad_(false);
   for (auto& block : *model->transformer->h) {
     auto* b = block->as<Block>();

@@ -20,7 +20,7 @@ namespace summarize {
 struct GPTConfig;
 class GPT;
 
-struct LoraSettings {
+struct LoraKeys {
   std::vector<std::string> targets;  // of kLoraTargets; none: no LoRA
   int64_t rank = 8;
   double alpha = 16;
@@ -60,7 +60,7 @@ struct LoraAdapter {
 
   // Registers A and B on `layer` as lora_A and lora_B, A initialised from
   // LibTorch's global generator.
-  static LoraAdapter attach(torch::nn::Module& layer, int64_t in, int64_t out, const LoraSettings& settings);
+  static LoraAdapter attach(torch::nn::Module& layer, int64_t in, int64_t out, const LoraKeys& settings);
   // The update for input x [..., in]: [..., out], dropout applied in training.
   at::Tensor delta(const at::Tensor& x, bool training) const;
   // (alpha / r) B A, [out, in]: what merging adds to the layer's weight.
@@ -70,7 +70,7 @@ struct LoraAdapter {
 
 // Freezes every parameter of `model`, then attaches an adapter to each
 // targeted layer of every block. `settings` must be validated.
-void add_lora(GPT& model, const LoraSettings& settings);
+void add_lora(GPT& model, const LoraKeys& settings);
 
 // Folds every adapter into its layer's weight (W += (alpha / r) B A) and
 // removes the adapters: a plain GPT-2 again, for export_hf, as PEFT's

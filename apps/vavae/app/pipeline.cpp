@@ -25,9 +25,9 @@ std::string samples_dir(const tandem::Config& config) {
 }
 std::string eval_run_dir(const tandem::Config& config) { return (out(config) / "evaluate").string(); }
 
-tandem::TrainSettings stage_settings(const tandem::Config& config, const std::string& stage, const std::string& run_dir,
+tandem::TrainKeys stage_settings(const tandem::Config& config, const std::string& stage, const std::string& run_dir,
                                      const std::string& best_metric, const std::string& best_mode) {
-  tandem::TrainSettings s = tandem::train_settings(config, stage);
+  tandem::TrainKeys s = tandem::train_settings(config, stage);
   s.out_dir = run_dir;
   s.best_metric = best_metric;
   s.best_mode = best_mode;

@@ -21,7 +21,7 @@ std::string eval_run_dir(const tandem::Config& config);  // OUT/evaluate
 // The settings a stage trains with: its model's keys from the stage's table
 // ("vae", "dit", "eval"), the run's from [train], its own folder `run_dir`
 // and the metric that picks its best model.
-tandem::TrainSettings stage_settings(const tandem::Config& config, const std::string& stage, const std::string& run_dir,
+tandem::TrainKeys stage_settings(const tandem::Config& config, const std::string& stage, const std::string& run_dir,
                                      const std::string& best_metric, const std::string& best_mode);
 
 }  // namespace vavae

@@ -7,7 +7,7 @@
 
 #include "app/pipeline.h"
 #include "keys.h"
-#include "model/vf_vae.h"
+#include "model/vae.h"
 #include "tandem/config/checkpoint_config.h"
 #include "tandem/error.h"
 #include "tandem/io/checkpoint.h"

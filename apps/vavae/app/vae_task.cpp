@@ -5,7 +5,7 @@
 #include "data/load_image.h"
 #include "data/sample_seed.h"
 #include "model/vae_loss.h"
-#include "model/vf_vae.h"
+#include "model/vae.h"
 #include "tandem/nn/init_from.h"
 #include "tandem/train/autocast_guard.h"
 

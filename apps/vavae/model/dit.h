@@ -20,8 +20,7 @@
 #include <string>
 
 #include "model/rope.h"
-#include "model/rms_norm.h"
-#include "model/swiglu.h"
+#include "model/norm_mlp.h"
 #include "tandem/config/settings.h"
 #include "tandem/train/activations.h"
 

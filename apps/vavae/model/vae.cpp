@@ -273,4 +273,9 @@ VaeOutput VaeImpl::forward(const at::Tensor& x, at::Generator generator) {
   return {decode(latents), std::move(posterior), latents};
 }
 
+VfVaeImpl::VfVaeImpl(const VaeOptions& options, int64_t feature_channels) : VaeImpl(options) {
+  linear_proj = register_module(
+      "linear_proj", torch::nn::Conv2d(torch::nn::Conv2dOptions(options.embed_dim, feature_channels, 1).bias(false)));
+}
+
 }  // namespace vavae

@@ -4,7 +4,7 @@
 
 namespace tandem {
 
-void set_gpu_math(const DistSettings& dist, bool fixed_shapes) {
+void set_gpu_math(const DistKeys& dist, bool fixed_shapes) {
   auto& context = at::globalContext();
   context.setAllowTF32CuBLAS(dist.tf32);
   context.setAllowTF32CuDNN(dist.tf32);
@@ -14,6 +14,6 @@ void set_gpu_math(const DistSettings& dist, bool fixed_shapes) {
   context.setBenchmarkCuDNN(fixed_shapes && !dist.deterministic);
 }
 
-bool tf32_active(const DistSettings& dist, int cc_major) { return dist.tf32 && cc_major >= 8; }
+bool tf32_active(const DistKeys& dist, int cc_major) { return dist.tf32 && cc_major >= 8; }
 
 }  // namespace tandem

@@ -126,7 +126,7 @@ std::unique_ptr<Communicator> make_communicator(World& world, const Placement& p
 }
 
 c10::Device rank_device(const World& world, const Config& config) {
-  const DistSettings dist = dist_settings(config);
+  const DistKeys dist = dist_settings(config);
   return c10::Device(place_rank(world, dist.device, dist.backend).torch_device());
 }
 

@@ -51,7 +51,7 @@ std::string trained_precision(const std::string& path, const Schema& schema) {
 
 InferenceSetup inference_setup(const World& world, const Config& config, bool fixed_shapes,
                                const std::string& model_file) {
-  const DistSettings dist = dist_settings(config);
+  const DistKeys dist = dist_settings(config);
   const Placement placement = place_rank(world, dist.device, dist.backend);
   InferenceSetup setup;
   setup.device = c10::Device(placement.torch_device());

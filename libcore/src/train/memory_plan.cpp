@@ -43,7 +43,7 @@ struct ShardFigures {
   }
 };
 
-ShardFigures shard_figures(torch::nn::Module& model, const PlanSettings& settings) {
+ShardFigures shard_figures(torch::nn::Module& model, const PlanOptions& settings) {
   NamedTensors params;
   for (const auto& p : model.named_parameters())
     if (p.value().requires_grad()) params.emplace_back(p.key(), p.value());
@@ -108,7 +108,7 @@ MetricsWriter::Row MemoryPlan::row(int64_t free_bytes) const {
   return r;
 }
 
-MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanSettings& settings) {
+MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanOptions& settings) {
   MemoryPlan plan;
   int64_t trainable = 0, trainable_elements = 0, largest = 0;
   for (const auto& p : model.parameters()) {

@@ -10,7 +10,7 @@ namespace tandem {
 
 namespace fs = std::filesystem;
 
-RunRecord::RunRecord(const TrainSettings& settings)
+RunRecord::RunRecord(const TrainKeys& settings)
     : settings_(settings),
       checkpoints_((fs::path(settings.out_dir) / "checkpoints").string(), static_cast<int>(settings.keep_last)),
       best_(std::nan("")),

@@ -23,9 +23,9 @@ std::string in_table(std::string text, const std::string& model_table) {
 
 // Declares the run's keys, the model's, or both, with their defaults; the
 // model's under [model_table], their docs led by `what` when it is given.
-void declare(Schema& s, TrainSettings defaults, bool run, bool model, const std::string& model_table,
+void declare(Schema& s, TrainKeys defaults, bool run, bool model, const std::string& model_table,
              const std::string& what) {
-  TrainSettings::each_key(
+  TrainKeys::each_key(
       defaults, [&](const std::string& key, const auto& field, const std::string& doc, const Check& check) {
         if (is_model_key(key) ? !model : !run) return;
         const std::string text = in_table(doc, model_table);
@@ -37,22 +37,28 @@ void declare(Schema& s, TrainSettings defaults, bool run, bool model, const std:
 
 std::string KeyNames::operator()(const std::string& field) const {
   std::string found;
-  TrainSettings names;
-  TrainSettings::each_key(names, [&](const std::string& key, const auto&, const std::string&, const Check&) {
+  TrainKeys names;
+  TrainKeys::each_key(names, [&](const std::string& key, const auto&, const std::string&, const Check&) {
     if (key == field || key.substr(key.find('.') + 1) == field) found = in_table(key, model_table);
   });
   if (found.empty()) throw std::logic_error("no training setting '" + field + "'");
   return found;
 }
 
-void add_train_keys(Schema& schema, const TrainSettings& defaults) {
+std::vector<std::pair<std::string, Value>> train_key_values(const TrainKeys& keys, const std::string& model_table) {
+  std::vector<std::pair<std::string, Value>> values;
+  for (auto& [key, value] : key_values(keys)) values.emplace_back(in_table(key, model_table), std::move(value));
+  return values;
+}
+
+void add_train_keys(Schema& schema, const TrainKeys& defaults) {
   declare(schema, defaults, true, true, "train", "");
 }
 
-void add_run_keys(Schema& schema, const TrainSettings& defaults, const std::vector<std::string>& model_tables) {
+void add_run_keys(Schema& schema, const TrainKeys& defaults, const std::vector<std::string>& model_tables) {
   declare(schema, defaults, true, false, "train", "");
-  TrainSettings names;
-  TrainSettings::each_key(names, [&](const std::string& key, const auto&, const std::string&, const Check&) {
+  TrainKeys names;
+  TrainKeys::each_key(names, [&](const std::string& key, const auto&, const std::string&, const Check&) {
     if (!is_model_key(key)) return;
     const std::string name = key.substr(2);
     std::string instead;
@@ -62,7 +68,7 @@ void add_run_keys(Schema& schema, const TrainSettings& defaults, const std::vect
   });
 }
 
-void add_model_keys(Schema& schema, const std::string& table, const std::string& what, const TrainSettings& defaults) {
+void add_model_keys(Schema& schema, const std::string& table, const std::string& what, const TrainKeys& defaults) {
   declare(schema, defaults, false, true, table, what);
 }
 
@@ -70,11 +76,11 @@ namespace {
 
 // The settings of `tables` from the Config, each checked when `checked`; the
 // others keep their defaults.
-TrainSettings read_settings(const Config& config, const std::string& model_table, bool run, bool model,
+TrainKeys read_settings(const Config& config, const std::string& model_table, bool run, bool model,
                             bool checked = true) {
-  TrainSettings t;
+  TrainKeys t;
   t.key.model_table = model_table;
-  TrainSettings::each_key(t, [&](const std::string& declared, auto& field, const std::string&, const Check& check) {
+  TrainKeys::each_key(t, [&](const std::string& declared, auto& field, const std::string&, const Check& check) {
     if (is_model_key(declared) ? !model : !run) return;
     const std::string key = in_table(declared, model_table);
     read_field(config, key, field);
@@ -85,11 +91,11 @@ TrainSettings read_settings(const Config& config, const std::string& model_table
 
 }  // namespace
 
-TrainSettings run_settings(const Config& config) { return read_settings(config, "train", true, false); }
-TrainSettings run_fields(const Config& config) { return read_settings(config, "train", true, false, false); }
+TrainKeys run_settings(const Config& config) { return read_settings(config, "train", true, false); }
+TrainKeys run_fields(const Config& config) { return read_settings(config, "train", true, false, false); }
 
-TrainSettings train_settings(const Config& config, const std::string& model_table) {
-  TrainSettings t = read_settings(config, model_table, true, true);
+TrainKeys train_settings(const Config& config, const std::string& model_table) {
+  TrainKeys t = read_settings(config, model_table, true, true);
   if (t.max_steps == 0 && t.epochs == 0)
     throw UsageError(t.key("epochs") + " must be >= 1 when " + t.key("max_steps") + " is 0 (" +
                      config.source(t.key("epochs")) + ")");

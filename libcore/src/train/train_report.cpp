@@ -6,7 +6,7 @@
 
 namespace tandem {
 
-TrainReport::TrainReport(bool writes, const std::filesystem::path& out_dir, const TrainSettings& settings,
+TrainReport::TrainReport(bool writes, const std::filesystem::path& out_dir, const TrainKeys& settings,
                          int64_t start_step, int64_t total_steps)
     : total_steps_(total_steps), log_every_(settings.log_every), reported_(start_step) {
   if (!writes) return;

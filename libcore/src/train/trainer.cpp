@@ -452,7 +452,7 @@ int Trainer::Impl::loop() {
   return kExitOk;
 }
 
-Trainer::Trainer(World& world, const Config& config, Task& task, TrainSettings settings)
+Trainer::Trainer(World& world, const Config& config, Task& task, TrainKeys settings)
     : impl_(std::make_unique<Impl>(world, config, task, std::move(settings))) {
   impl_->check_settings();
   impl_->set_up();

@@ -65,10 +65,10 @@ struct Trainer::Impl {
   World& world;
   const Config& config;
   Task& task;
-  const TrainSettings settings;
+  const TrainKeys settings;
 
   // Where and how this rank computes, from the settings (set_up).
-  DistSettings dist;
+  DistKeys dist;
   Placement placement;
   std::unique_ptr<Communicator> comm;
   Precision precision = Precision::FP32;
@@ -120,19 +120,19 @@ struct Trainer::Impl {
   std::vector<std::string> metric_names;  // the task's, prefixed as evaluate gives them
   int64_t buffers_averaged_at = -1;  // the step whose buffers were last averaged
 
-  Impl(World& w, const Config& c, Task& t, TrainSettings s)
+  Impl(World& w, const Config& c, Task& t, TrainKeys s)
       : world(w), config(c), task(t), settings(std::move(s)) {}
 
   void check_settings();
   void check_best_metric();
   void set_up();
   void plan_memory(const std::vector<std::string>& devices);
-  MemoryPlan plan_for(PlanSettings terms, int64_t micro_batch, const std::string& recompute);
-  std::string what_would_fit(const PlanSettings& terms, const MemoryPlan& smallest, double budget);
+  MemoryPlan plan_for(PlanOptions terms, int64_t micro_batch, const std::string& recompute);
+  std::string what_would_fit(const PlanOptions& terms, const MemoryPlan& smallest, double budget);
   void resplit(int64_t micro_batch);
   // The plan again after the batch split changed.
   void replan();
-  PlanSettings plan_settings() const;
+  PlanOptions plan_options() const;
   std::string oom_context() const;
   void back_off(int64_t step, int64_t failed_ranks, double hint_before);
   std::vector<std::string> gather_free_memory();

@@ -36,7 +36,7 @@ void Trainer::Impl::plan_memory(const std::vector<std::string>& devices) {
   const int64_t least_free = *std::min_element(free_bytes.begin(), free_bytes.end());
   const double budget = least_free < 0 ? INFINITY : kPlanShare * static_cast<double>(least_free);
   const int64_t share = batches->share();
-  const PlanSettings terms = plan_settings();
+  const PlanOptions terms = plan_options();
   const PlanAt plan_at = [&](int64_t m, const std::string& recompute) { return plan_for(terms, m, recompute); };
   const auto fits = [&](const MemoryPlan& p) { return p.activations < 0 || p.total() <= budget; };
   if (settings.micro_batch.automatic) {
@@ -73,8 +73,8 @@ void Trainer::Impl::plan_memory(const std::vector<std::string>& devices) {
   }
 }
 
-PlanSettings Trainer::Impl::plan_settings() const {
-  PlanSettings terms;
+PlanOptions Trainer::Impl::plan_options() const {
+  PlanOptions terms;
   terms.world_size = world.size();
   terms.half_precision = precision != Precision::FP32;
   terms.ema = settings.ema_decay > 0;
@@ -85,7 +85,7 @@ PlanSettings Trainer::Impl::plan_settings() const {
 
 // The plan of a step in micro-batches of `micro_batch`, a rank's share of the
 // global batch taking the accumulation that needs.
-MemoryPlan Trainer::Impl::plan_for(PlanSettings terms, int64_t micro_batch, const std::string& recompute) {
+MemoryPlan Trainer::Impl::plan_for(PlanOptions terms, int64_t micro_batch, const std::string& recompute) {
   terms.grad_accum = batches->share() / micro_batch;
   MemoryPlan p = plan_model_memory(*model, terms);
   p.micro_batch = micro_batch;
@@ -96,7 +96,7 @@ MemoryPlan Trainer::Impl::plan_for(PlanSettings terms, int64_t micro_batch, cons
 
 // Why micro-batch "auto" found nothing: the smallest plan's figures, and the
 // settings that each alone would make it fit.
-std::string Trainer::Impl::what_would_fit(const PlanSettings& terms, const MemoryPlan& smallest, double budget) {
+std::string Trainer::Impl::what_would_fit(const PlanOptions& terms, const MemoryPlan& smallest, double budget) {
   const auto mb = [](double bytes) { return std::to_string(static_cast<int64_t>(bytes) >> 20) + " MB"; };
   std::string text = settings.key("micro_batch") + " = \"auto\": the run does not fit even at micro-batch 1 (recompute " +
                      smallest.recompute + "): it plans " + mb(smallest.total()) + " per rank (weights " +
@@ -116,7 +116,7 @@ std::string Trainer::Impl::what_would_fit(const PlanSettings& terms, const Memor
   const std::vector<std::string> shards = {"none", "optimizer", "gradients"};
   const auto now = std::find(shards.begin(), shards.end(), terms.shard);
   for (auto more = now + 1; terms.world_size > 1 && now != shards.end() && more != shards.end(); ++more) {
-    PlanSettings sharded = terms;
+    PlanOptions sharded = terms;
     sharded.shard = *more;
     const MemoryPlan p = plan_for(sharded, 1, smallest.recompute);
     if (p.total() > budget) continue;
@@ -124,7 +124,7 @@ std::string Trainer::Impl::what_would_fit(const PlanSettings& terms, const Memor
     break;
   }
   if (!terms.half_precision) {
-    PlanSettings half = terms;
+    PlanOptions half = terms;
     half.half_precision = true;
     const MemoryPlan p = plan_for(half, 1, smallest.recompute);
     if (p.total() <= budget)
@@ -148,7 +148,7 @@ void Trainer::Impl::resplit(int64_t micro_batch) {
   replan();
 }
 
-void Trainer::Impl::replan() { plan = plan_for(plan_settings(), batches->micro_batch(), plan.recompute); }
+void Trainer::Impl::replan() { plan = plan_for(plan_options(), batches->micro_batch(), plan.recompute); }
 
 // A run that ran out of memory continues at the micro-batch it backed off to,
 // unless it now runs under other settings (oom_context: the micro-batch and

@@ -9,7 +9,7 @@ namespace tandem {
 
 struct KeyNames {
   std::string model_table = "train";
-  // The key of TrainSettings' field `field`; std::logic_error for no field.
+  // The key of TrainKeys' field `field`; std::logic_error for no field.
   std::string operator()(const std::string& field) const;
 };
 

@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tandem/config/config.h"
@@ -104,6 +105,17 @@ void declare_keys(Schema& schema, S defaults = {}) {
   S::each_key(defaults, [&](const std::string& key, const auto& field, const std::string& doc, const Check& check) {
     schema.add(key, default_of(field), doc, check.choices);
   });
+}
+
+// Each key of S with its field's value, in each_key's order: what a struct
+// of settings stands for as keys (summarize's demo overlay sets them).
+template <class S>
+std::vector<std::pair<std::string, Value>> key_values(S settings) {
+  std::vector<std::pair<std::string, Value>> values;
+  S::each_key(settings, [&](const std::string& key, const auto& field, const std::string&, const Check&) {
+    values.emplace_back(key, default_of(field));
+  });
+  return values;
 }
 
 // S's fields from the Config, unchecked: for the config a model file

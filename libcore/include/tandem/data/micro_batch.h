@@ -1,6 +1,7 @@
 #pragma once
 // The sample indices one rank feeds to one forward pass.
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 namespace tandem {
@@ -10,7 +11,7 @@ namespace tandem {
 struct MicroBatch {
   std::vector<int64_t> indices;
   std::vector<uint8_t> valid;
-  int64_t num_valid() const;
+  int64_t num_valid() const { return std::accumulate(valid.begin(), valid.end(), int64_t{0}); }
 };
 
 }  // namespace tandem

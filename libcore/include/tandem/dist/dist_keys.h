@@ -7,9 +7,7 @@
 
 namespace tandem {
 
-class Schema;
-
-struct DistSettings {
+struct DistKeys {
   std::string backend = "auto";  // auto | mpi | nccl
   std::string device = "auto";   // auto | cpu | cuda
   double timeout_s = 600;
@@ -65,8 +63,8 @@ struct DistSettings {
   }
 };
 
-void add_dist_keys(Schema& schema);
+inline void add_dist_keys(Schema& schema) { declare_keys<DistKeys>(schema); }
 // The dist.* keys, each checked (UsageError naming the key).
-DistSettings dist_settings(const Config& config);
+inline DistKeys dist_settings(const Config& config) { return read_keys<DistKeys>(config); }
 
 }  // namespace tandem

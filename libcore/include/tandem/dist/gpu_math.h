@@ -12,10 +12,10 @@ namespace tandem {
 // deterministic (dist.deterministic), cuDNN benchmark when `fixed_shapes`
 // and not deterministic. Only for a rank on a GPU: the flags mean nothing to
 // the CPU, whose results stay bitwise as before.
-void set_gpu_math(const DistSettings& dist, bool fixed_shapes);
+void set_gpu_math(const DistKeys& dist, bool fixed_shapes);
 
 // Whether fp32 matmuls run on TF32 tensor cores on a GPU of compute
 // capability `cc_major`: what MFU compares an fp32 run against.
-bool tf32_active(const DistSettings& dist, int cc_major);
+bool tf32_active(const DistKeys& dist, int cc_major);
 
 }  // namespace tandem

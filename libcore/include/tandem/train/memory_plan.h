@@ -75,7 +75,7 @@ struct MemoryPlan {
   MetricsWriter::Row row(int64_t free_bytes) const;
 };
 
-struct PlanSettings {
+struct PlanOptions {
   int world_size = 1;
   bool half_precision = false;  // autocast in fp16 or bf16
   bool ema = false;
@@ -86,7 +86,7 @@ struct PlanSettings {
 
 // The plan's figures that come from `model`'s tensors; the activations,
 // micro_batch and recompute are the caller's to fill in (set_activations).
-MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanSettings& settings);
+MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanOptions& settings);
 
 // What train.micro_batch = "auto" picks for a rank's `share` of a global
 // batch: the plan of the largest micro-batch dividing it whose total is at

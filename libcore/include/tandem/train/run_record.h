@@ -29,7 +29,7 @@ namespace tandem {
 class RunRecord {
  public:
   // `settings` must outlive the record.
-  explicit RunRecord(const TrainSettings& settings);
+  explicit RunRecord(const TrainKeys& settings);
 
   CheckpointDir& checkpoints() { return checkpoints_; }
   const std::optional<std::string>& resume_from() const { return resume_from_; }
@@ -60,7 +60,7 @@ class RunRecord {
  private:
   void restore_best(const Checkpoint& ckpt);
 
-  const TrainSettings& settings_;
+  const TrainKeys& settings_;
   CheckpointDir checkpoints_;
   std::optional<std::string> resume_from_;
   int64_t start_step_ = 0, saved_at_ = -1;

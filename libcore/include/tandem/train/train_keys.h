@@ -11,6 +11,7 @@
 // run itself (seed, precision, checkpoints, resume) stay under [train].
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tandem/config/key_names.h"
@@ -21,7 +22,7 @@ namespace tandem {
 // train.best_metric's value for "pick nothing": the final model is the run's.
 inline constexpr const char* kNoBestMetric = "none";
 
-struct TrainSettings {
+struct TrainKeys {
   // The run's keys, always under [train] (gpu_every_s is obs.gpu_every_s).
   std::string out_dir = "runs/run";
   int64_t seed = 1337;
@@ -134,26 +135,31 @@ struct TrainSettings {
 };
 
 // Every setting under [train], with the app's `defaults`.
-void add_train_keys(Schema& schema, const TrainSettings& defaults = {});
+void add_train_keys(Schema& schema, const TrainKeys& defaults = {});
 // For an app that trains several models: the run's keys under [train], none
 // of the model's; each model then adds its table with add_model_keys. The
 // model's keys under [train] are retired (Schema::retire): set there, they
 // are refused with the keys of `model_tables` to set instead.
-void add_run_keys(Schema& schema, const TrainSettings& defaults, const std::vector<std::string>& model_tables);
+void add_run_keys(Schema& schema, const TrainKeys& defaults, const std::vector<std::string>& model_tables);
 // The model's keys under [table]; `what` starts each doc ("train-dit").
 void add_model_keys(Schema& schema, const std::string& table, const std::string& what,
-                    const TrainSettings& defaults = {});
+                    const TrainKeys& defaults = {});
+
+// Each setting's key, the model's under [model_table], with its value: the
+// form of key_values (tandem/config/settings.h) for TrainKeys.
+std::vector<std::pair<std::string, Value>> train_key_values(const TrainKeys& keys,
+                                                            const std::string& model_table = "train");
 
 // The settings of the model whose keys are under [model_table], with the
 // run's from [train]. Throws UsageError naming the key for values no run
 // could use.
-TrainSettings train_settings(const Config& config, const std::string& model_table = "train");
+TrainKeys train_settings(const Config& config, const std::string& model_table = "train");
 // The run's settings alone (out_dir, seed, precision ...), each checked; the
 // model's keep their defaults. For commands that train nothing, and in apps
 // whose models' keys are not under [train].
-TrainSettings run_settings(const Config& config);
+TrainKeys run_settings(const Config& config);
 // The run's settings as a config.toml or model file stored them, unchecked:
 // the build that wrote it accepted them.
-TrainSettings run_fields(const Config& config);
+TrainKeys run_fields(const Config& config);
 
 }  // namespace tandem

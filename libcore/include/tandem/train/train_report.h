@@ -30,7 +30,7 @@ namespace tandem {
 
 class TrainReport {
  public:
-  TrainReport(bool writes, const std::filesystem::path& out_dir, const TrainSettings& settings, int64_t start_step,
+  TrainReport(bool writes, const std::filesystem::path& out_dir, const TrainKeys& settings, int64_t start_step,
               int64_t total_steps);
 
   void row(const MetricsWriter::Row& row);

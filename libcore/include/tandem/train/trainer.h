@@ -32,7 +32,7 @@ class Trainer {
   // app may adjust (apps/vavae gives each stage its own out_dir). Every check
   // of the settings and of the run directory happens here, before any work,
   // and throws UsageError.
-  Trainer(World& world, const Config& config, Task& task, TrainSettings settings);
+  Trainer(World& world, const Config& config, Task& task, TrainKeys settings);
   ~Trainer();
 
   // Trains to the last step and returns kExitOk, or stops at a step boundary

@@ -1,0 +1,277 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tandem/data/eval_shard.h"
+#include "tandem/data/sampler.h"
+#include "tandem/error.h"
+#include "../test_support.h"
+
+using tandem::MicroBatch;
+using tandem::Sampler;
+using tandem::SamplerOptions;
+using tandem::testing::message_of;
+
+namespace {
+
+SamplerOptions options(int64_t n, int64_t micro, int64_t accum, int world, int rank) {
+  SamplerOptions o;
+  o.dataset_size = n;
+  o.micro_batch = micro;
+  o.grad_accum = accum;
+  o.world_size = world;
+  o.rank = rank;
+  o.seed = 1234;
+  return o;
+}
+
+// Every rank's sampler for one configuration.
+std::vector<Sampler> world_of(SamplerOptions o) {
+  std::vector<Sampler> ranks;
+  for (int r = 0; r < o.world_size; ++r) {
+    o.rank = r;
+    ranks.emplace_back(o);
+  }
+  return ranks;
+}
+
+// Global micro-batch j of a step, asked of the rank that runs it.
+MicroBatch micro_batch_j(const std::vector<Sampler>& ranks, int64_t epoch, int64_t step, int64_t j) {
+  const int world = static_cast<int>(ranks.size());
+  return ranks[j % world].micro_batch(epoch, step, static_cast<int>(j / world));
+}
+
+// The whole epoch as one rank's sampler sees it, step by step, micro-step by micro-step.
+std::vector<int64_t> epoch_indices(const Sampler& s, int64_t epoch) {
+  std::vector<int64_t> all;
+  for (int64_t step = 0; step < s.steps_per_epoch(); ++step)
+    for (int a = 0; a < s.options().grad_accum; ++a) {
+      const MicroBatch b = s.micro_batch(epoch, step, a);
+      all.insert(all.end(), b.indices.begin(), b.indices.end());
+    }
+  return all;
+}
+
+TEST(Sampler, OrderDependsOnlyOnSeedAndEpoch) {
+  const Sampler a(options(100, 5, 2, 1, 0));
+  const Sampler b(options(100, 5, 2, 1, 0));
+  EXPECT_EQ(epoch_indices(a, 3), epoch_indices(b, 3));
+  EXPECT_EQ(epoch_indices(a, 3), epoch_indices(a, 3));
+  EXPECT_NE(epoch_indices(a, 3), epoch_indices(a, 4));
+
+  SamplerOptions other = options(100, 5, 2, 1, 0);
+  other.seed = 1235;
+  EXPECT_NE(epoch_indices(a, 3), epoch_indices(Sampler(other), 3));
+}
+
+// The order is part of what a checkpoint's cursor means, so it must not drift
+// with the standard library or LibTorch: a resumed run would see other samples.
+TEST(Sampler, OrderIsPinnedDown) {
+  SamplerOptions o = options(10, 10, 1, 1, 0);
+  o.seed = 42;
+  const Sampler s(o);
+  EXPECT_EQ(s.micro_batch(0, 0, 0).indices, (std::vector<int64_t>{2, 0, 4, 7, 8, 3, 5, 1, 9, 6}));
+  EXPECT_EQ(s.micro_batch(1, 0, 0).indices, (std::vector<int64_t>{2, 8, 7, 3, 6, 4, 0, 9, 5, 1}));
+}
+
+// A prefetch thread asks for the next epoch while the loop finishes this one.
+TEST(Sampler, ThreadsAskingForDifferentEpochsAgree) {
+  const Sampler s(options(1000, 10, 1, 1, 0));
+  const std::vector<std::vector<int64_t>> expected = {epoch_indices(s, 0), epoch_indices(s, 1), epoch_indices(s, 2)};
+  // Epochs 0 and 2 share a cache slot, so the threads keep replacing each other's order.
+  auto agree = [&s, &expected](int64_t first_epoch) {
+    for (int64_t epoch = first_epoch; epoch < first_epoch + 20; ++epoch)
+      for (int64_t step = 0; step < s.steps_per_epoch(); step += 7)
+        if (s.micro_batch(epoch % 3, step, 0).indices[3] != expected[epoch % 3][step * 10 + 3]) return false;
+    return true;
+  };
+  bool other_agrees = false;
+  std::thread other([&] { other_agrees = agree(1); });
+  EXPECT_TRUE(agree(0));
+  other.join();
+  EXPECT_TRUE(other_agrees);
+}
+
+TEST(Sampler, EverySampleOncePerEpoch) {
+  const Sampler s(options(96, 4, 3, 1, 0));
+  ASSERT_EQ(s.global_batch(), 12);
+  ASSERT_EQ(s.steps_per_epoch(), 8);
+  std::vector<int64_t> seen = epoch_indices(s, 0);
+  std::sort(seen.begin(), seen.end());
+  std::vector<int64_t> all(96);
+  for (int64_t i = 0; i < 96; ++i) all[i] = i;
+  EXPECT_EQ(seen, all);
+}
+
+TEST(Sampler, NoShuffleKeepsDatasetOrder) {
+  SamplerOptions o = options(12, 2, 1, 2, 1);
+  o.shuffle = false;
+  const Sampler s(o);
+  EXPECT_EQ(s.micro_batch(0, 1, 0).indices, (std::vector<int64_t>{6, 7}));
+  EXPECT_EQ(s.micro_batch(5, 1, 0).indices, (std::vector<int64_t>{6, 7}));
+}
+
+TEST(Sampler, GlobalBatchesAreTheSameOnAnyWorldSize) {
+  // G = 8 on 1, 2 and 4 ranks.
+  const std::vector<std::vector<Sampler>> worlds = {
+      world_of(options(50, 2, 4, 1, 0)), world_of(options(50, 2, 2, 2, 0)), world_of(options(50, 2, 1, 4, 0))};
+  for (const auto& ranks : worlds) ASSERT_EQ(ranks[0].steps_per_epoch(), 6);
+
+  for (int64_t epoch : {0, 7}) {
+    for (int64_t step = 0; step < 6; ++step) {
+      std::multiset<int64_t> reference;
+      for (size_t w = 0; w < worlds.size(); ++w) {
+        std::multiset<int64_t> samples;
+        for (const Sampler& rank : worlds[w])
+          for (int a = 0; a < rank.options().grad_accum; ++a) {
+            const MicroBatch b = rank.micro_batch(epoch, step, a);
+            samples.insert(b.indices.begin(), b.indices.end());
+          }
+        if (w == 0) reference = samples;
+        EXPECT_EQ(samples, reference) << "world " << worlds[w].size() << ", step " << step;
+        for (int64_t j = 0; j < 4; ++j)
+          EXPECT_EQ(micro_batch_j(worlds[w], epoch, step, j).indices, micro_batch_j(worlds[0], epoch, step, j).indices)
+              << "world " << worlds[w].size() << ", step " << step << ", micro-batch " << j;
+      }
+    }
+  }
+}
+
+TEST(Sampler, MicroStepSpansTheWorld) {
+  EXPECT_EQ(tandem::micro_batch_index(0, 4, 3), 3);
+  EXPECT_EQ(tandem::micro_batch_index(2, 4, 1), 9);
+  SamplerOptions o = options(16, 2, 2, 2, 0);
+  o.shuffle = false;
+  const auto ranks = world_of(o);
+  // Micro-step 0 covers the first half of the global batch on the two ranks together.
+  EXPECT_EQ(ranks[0].micro_batch(0, 0, 0).indices, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(ranks[1].micro_batch(0, 0, 0).indices, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(ranks[0].micro_batch(0, 0, 1).indices, (std::vector<int64_t>{4, 5}));
+}
+
+TEST(Sampler, DropLastDropsThePartialBatch) {
+  const Sampler s(options(21, 2, 1, 4, 0));
+  EXPECT_EQ(s.steps_per_epoch(), 2);
+  EXPECT_EQ(s.num_valid_in_step(1), 8);
+  EXPECT_THROW(s.micro_batch(0, 2, 0), std::out_of_range);
+}
+
+TEST(Sampler, PaddingIsMarkedAndTheSameOnEveryRank) {
+  SamplerOptions o = options(21, 2, 2, 2, 0);  // G = 8: 2 full steps, then 5 of 8
+  o.drop_last = false;
+  const auto ranks = world_of(o);
+  const int64_t steps = ranks[0].steps_per_epoch();
+  ASSERT_EQ(steps, 3);
+  EXPECT_EQ(ranks[1].num_valid_in_step(2), 5);
+
+  // The same global micro-batches (with validity) as one rank with G = 8.
+  SamplerOptions one = o;
+  one.grad_accum = 4;
+  one.world_size = 1;
+  const auto single = world_of(one);
+
+  int64_t valid = 0;
+  std::vector<int64_t> first_of_epoch;
+  for (int64_t step = 0; step < steps; ++step)
+    for (int64_t j = 0; j < 4; ++j) {
+      const MicroBatch b = micro_batch_j(ranks, 0, step, j);
+      const MicroBatch reference = micro_batch_j(single, 0, step, j);
+      EXPECT_EQ(b.indices, reference.indices);
+      EXPECT_EQ(b.valid, reference.valid);
+      valid += b.num_valid();
+      for (size_t t = 0; t < b.indices.size(); ++t) {
+        const int64_t position = step * 8 + j * 2 + static_cast<int64_t>(t);
+        EXPECT_EQ(b.valid[t], position < 21 ? 1 : 0) << "position " << position;
+        if (position < 3) first_of_epoch.push_back(b.indices[t]);
+        if (position >= 21) {
+          EXPECT_EQ(b.indices[t], first_of_epoch[position - 21]);
+        }
+      }
+    }
+  EXPECT_EQ(valid, 21);
+}
+
+TEST(Sampler, PaddingWrapsWhenTheDatasetIsSmallerThanAGlobalBatch) {
+  SamplerOptions o = options(3, 4, 1, 2, 1);
+  o.drop_last = false;
+  o.shuffle = false;
+  const Sampler s(o);
+  ASSERT_EQ(s.steps_per_epoch(), 1);
+  const MicroBatch b = s.micro_batch(0, 0, 0);
+  EXPECT_EQ(b.indices, (std::vector<int64_t>{1, 2, 0, 1}));
+  EXPECT_EQ(b.num_valid(), 0);
+}
+
+TEST(Sampler, DatasetSmallerThanAGlobalBatchWithDropLast) {
+  const std::string m = message_of<tandem::UsageError>([] { Sampler s(options(10, 4, 2, 2, 0)); });
+  EXPECT_NE(m.find("10 samples"), std::string::npos) << m;
+  EXPECT_NE(m.find("global batch of 16"), std::string::npos) << m;
+  EXPECT_NE(m.find("train.global_batch"), std::string::npos) << m;
+}
+
+TEST(Sampler, RejectsBadOptions) {
+  EXPECT_NE(message_of<tandem::UsageError>([] { Sampler s(options(10, 0, 1, 1, 0)); }).find("train.micro_batch"),
+            std::string::npos);
+  EXPECT_THROW(Sampler(options(0, 1, 1, 1, 0)), tandem::UsageError);
+  EXPECT_THROW(Sampler(options(10, 1, 1, 2, 2)), std::invalid_argument);
+  const Sampler s(options(10, 1, 2, 1, 0));
+  EXPECT_THROW(s.micro_batch(0, 0, 2), std::out_of_range);
+  EXPECT_THROW(s.micro_batch(-1, 0, 0), std::out_of_range);
+}
+
+TEST(DeriveGradAccum, DividesTheGlobalBatch) {
+  EXPECT_EQ(tandem::derive_grad_accum(64, 8, 2), 4);
+  EXPECT_EQ(tandem::derive_grad_accum(16, 8, 2), 1);
+}
+
+TEST(DeriveGradAccum, SuggestsTheNearestValidGlobalBatches) {
+  const std::string m = message_of<tandem::UsageError>([] { tandem::derive_grad_accum(100, 8, 2); });
+  EXPECT_NE(m.find("train.global_batch = 100"), std::string::npos) << m;
+  EXPECT_NE(m.find("train.micro_batch (8)"), std::string::npos) << m;
+  EXPECT_NE(m.find("world size (2)"), std::string::npos) << m;
+  EXPECT_NE(m.find("96 or 112"), std::string::npos) << m;
+
+  const std::string small = message_of<tandem::UsageError>([] { tandem::derive_grad_accum(4, 8, 2); });
+  EXPECT_NE(small.find("nearest valid: 16"), std::string::npos) << small;
+  EXPECT_NE(message_of<tandem::UsageError>([] { tandem::derive_grad_accum(0, 8, 2); }).find("train.global_batch"),
+            std::string::npos);
+}
+
+TEST(EvalShard, CoversEverySampleOnceWithEqualShares) {
+  for (int64_t n : {0, 1, 7, 8, 13}) {
+    for (int world : {1, 3, 4}) {
+      std::vector<int> count(n, 0);
+      std::vector<size_t> batches;
+      for (int r = 0; r < world; ++r) {
+        const tandem::EvalShard shard = tandem::eval_shard(n, world, r);
+        EXPECT_EQ(static_cast<int64_t>(shard.indices.size()), (n + world - 1) / world);
+        EXPECT_LE(static_cast<int64_t>(shard.indices.size()) - shard.num_valid(), 1);
+        for (size_t i = 0; i < shard.indices.size(); ++i) {
+          ASSERT_GE(shard.indices[i], 0);
+          ASSERT_LT(shard.indices[i], n);
+          if (shard.valid[i]) ++count[shard.indices[i]];
+        }
+        batches.push_back(shard.micro_batches(2).size());
+      }
+      EXPECT_EQ(count, std::vector<int>(n, 1)) << n << " samples on " << world << " ranks";
+      EXPECT_EQ(std::count(batches.begin(), batches.end(), batches[0]), world);
+    }
+  }
+}
+
+TEST(EvalShard, MicroBatchesCutTheShardInOrder) {
+  const tandem::EvalShard shard = tandem::eval_shard(10, 3, 2);  // 2, 5, 8, pad
+  ASSERT_EQ(shard.indices, (std::vector<int64_t>{2, 5, 8, 1}));
+  const auto parts = shard.micro_batches(3);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].indices, (std::vector<int64_t>{2, 5, 8}));
+  EXPECT_EQ(parts[0].num_valid(), 3);
+  EXPECT_EQ(parts[1].indices, (std::vector<int64_t>{1}));
+  EXPECT_EQ(parts[1].valid, (std::vector<uint8_t>{0}));
+}
+
+}  // namespace
