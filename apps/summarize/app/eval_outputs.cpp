@@ -6,6 +6,7 @@
 
 #include "app/commands.h"
 #include "app/inference.h"
+#include "data/synthetic.h"
 #include "rouge/rouge.h"
 #include "tandem/config/config.h"
 #include "tandem/data/csv.h"
