@@ -23,7 +23,8 @@ bool is_out_of_memory(const c10::Error& e) {
 }  // namespace
 
 // The settings against the task and the world, before anything is set up:
-// each refusal names the key.
+// each refusal names the key. It also reads the dist.* keys (and applies
+// dist.timeout_s) and the task's metric names, which the checks need.
 void Trainer::Impl::check_settings() {
   dist = dist_settings(config);
   world.watchdog().set_timeout(dist.timeout_s);

@@ -60,14 +60,14 @@ void Trainer::Impl::recompute_ema_bn_stats(int64_t steps_done) {
   const Sampler& sampler = batches->sampler();
   const int64_t spe = sampler.steps_per_epoch(), accum = batches->accum();
   const int64_t epoch = std::max<int64_t>(steps_done - 1, 0) / spe;
-  const int64_t batches = std::min(settings.ema_bn_batches, spe * accum);
+  const int64_t count = std::min(settings.ema_bn_batches, spe * accum);
   auto forward = [&](int64_t i) {
     const auto mb = sampler.micro_batch(epoch, i / accum, static_cast<int>(i % accum));
     auto batch = to_device(make_loop_batch(task, mb.indices, mb.valid, true, epoch_seed(seed, epoch)), device);
     AutocastGuard autocast(precision, placement.cuda);
     (void)task.loss(*model, batch);
   };
-  recompute_batch_norm_stats(*model, batches, forward, comm.get());
+  recompute_batch_norm_stats(*model, count, forward, comm.get());
 }
 
 }  // namespace tandem

@@ -17,7 +17,7 @@
 set -uo pipefail
 vavae=$1 fixture=$2 mpiexec=$3 job=$4 src=$5 work=$6 python=$7 tb_check=$8 form=${9:-ci}
 budget=()
-[ "$form" = learns ] || budget=(--set vae.epochs=3 --set dit.max_steps=150 --set dit.warmup_steps=20
+[ "$form" = learns ] || budget=(--set vae.epochs=3 --set dit.max_steps=200 --set dit.warmup_steps=20
   --set eval.epochs=5 --set sample.num_samples_per_user=4)
 rm -rf "$work"
 "$fixture" "$src" "$work/data_split" 10 60 10 32
@@ -49,19 +49,21 @@ if [ "$form" = learns ]; then
   # for the spread between runs and machines.
   awk -v a="$accuracy" 'BEGIN { exit !(a > 0.2) }' || fail "conditional accuracy $accuracy is not well above chance (0.1)"
 else
-  # The mean training loss of the last 5 logged steps against the first 5's.
-  # Measured: the VAE's 0.36 of its start after 54 steps, the DiT's 0.46
-  # after 150; the judge 0.7-0.8 on real images after 5 epochs (chance 0.1).
+  # The mean training loss of the last 10 logged steps against the first
+  # 10's; a model that learns nothing stays near 1. Measured (5 steps each):
+  # the VAE 0.48 of its start after 54 steps, the DiT 0.67 after 150 (its
+  # floor is high on the latents of a VAE trained 3 epochs); the judge 0.81
+  # on real images after 5 epochs (chance 0.1).
   fallen() {
     awk -v most="$2" -v what="$1" 'match($0, /"loss": *[0-9.e+-]+/) {
         v = substr($0, RSTART, RLENGTH); sub(/"loss": */, "", v); loss[n++] = v }
-      END { if (n < 10) { print what ": " n " training rows"; exit 1 }
-            for (i = 0; i < 5; i++) { a += loss[i]; b += loss[n - 1 - i] }
-            printf "%s: loss %.4g -> %.4g (%.2f of its start)\n", what, a / 5, b / 5, b / a
+      END { if (n < 20) { print what ": " n " training rows"; exit 1 }
+            for (i = 0; i < 10; i++) { a += loss[i]; b += loss[n - 1 - i] }
+            printf "%s: loss %.4g -> %.4g (%.2f of its start)\n", what, a / 10, b / 10, b / a
             exit !(b / a < most) }' "$3"
   }
   fallen VAE 0.6 "$out/vae/metrics.jsonl" || fail "the VAE's training loss did not fall below 0.6 of its start"
-  fallen DiT 0.7 "$out/dit/metrics.jsonl" || fail "the DiT's training loss did not fall below 0.7 of its start"
+  fallen DiT 0.8 "$out/dit/metrics.jsonl" || fail "the DiT's training loss did not fall below 0.8 of its start"
   awk -v a="$real" 'BEGIN { exit !(a > 0.4) }' || fail "the judge's real validation accuracy $real is not above 0.4"
 fi
 again=$("$mpiexec" -n 2 "$vavae" complete --config "$job" --data-root "$work/data_split" --run-dir "$out" \

@@ -8,9 +8,10 @@
 // - Made on every rank; only rank 0's writes anything, so callers need not
 //   ask which rank they are on. Made when the loop starts: a run with nothing
 //   left to do writes no row.
-// - row() is the one way a row reaches both metrics.jsonl and TensorBoard;
-//   step() is a training step's row, which also moves the progress line and
-//   becomes the step reported().
+// - row() is the one way a row reaches both metrics.jsonl and TensorBoard
+//   (an evaluation, the memory plan, an early stop); step() is a training
+//   step's row, which also moves the progress line and becomes the step the
+//   GPU monitor's samples are filed under.
 // - gpu_monitor() hands the caller a monitor whose samples are logged and
 //   filed here: the caller's scope bounds its thread, which must end before
 //   the report does.
