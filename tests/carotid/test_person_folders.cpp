@@ -24,8 +24,6 @@ using carotid::Person;
 using carotid::PersonFolder;
 using tandem::UsageError;
 
-std::string message_of(const std::function<void()>& fn) { return tandem::testing::message_of<UsageError>(fn); }
-
 LabelSheet sheet_of(const std::vector<std::string>& ids, const std::vector<int64_t>& labels) {
   LabelSheet sheet;
   sheet.path = "label.xlsx";
@@ -81,12 +79,12 @@ TEST_F(PersonFoldersTest, ScanFindsImagesInNestedFoldersSorted) {
 }
 
 TEST_F(PersonFoldersTest, AMissingRootIsAUsageError) {
-  EXPECT_EQ(message_of([&] { carotid::scan_person_folders(path("nowhere")); }),
+  EXPECT_EQ(tandem::testing::usage_error_of([&] { carotid::scan_person_folders(path("nowhere")); }),
             path("nowhere") +
                 ": no such folder (set data.root to the folder with one sub-folder of images per "
                 "person)");
   std::ofstream(path("file")) << "x";
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(tandem::testing::usage_error_of([&] {
               carotid::scan_person_folders(path("file"), "data.images");
             }).find("is not a folder (set data.images"),
             std::string::npos);
@@ -130,7 +128,7 @@ TEST_F(PersonFoldersTest, LeadingZerosMatchWhenUnambiguous) {
 
 TEST_F(PersonFoldersTest, NoMatchAtAllIsAUsageErrorShowingBothSides) {
   touch("p1/a.png");
-  const std::string message = message_of([&] {
+  const std::string message = tandem::testing::usage_error_of([&] {
     carotid::match_persons(sheet_of({"P1", "P2"}, {0, 1}), carotid::scan_person_folders(root()), root());
   });
   EXPECT_NE(message.find("no person has both a label in label.xlsx and images under " + root()), std::string::npos)

@@ -12,8 +12,8 @@
 
 namespace {
 
-struct Net : torch::nn::Module {
-  Net() {
+struct NormNet : torch::nn::Module {
+  NormNet() {
     bn2 = register_module("bn2", torch::nn::BatchNorm2d(3));
     bn1 = register_module("bn1", torch::nn::BatchNorm1d(torch::nn::BatchNormOptions(3).momentum(0.3)));
   }
@@ -35,7 +35,7 @@ TEST(BatchNormStats, MeanAndPooledVarianceOverEveryBatchOfEveryRank) {
   tandem::MpiComm comm(world);
   ASSERT_EQ(world.size(), 2);
   torch::manual_seed(1);
-  Net net;
+  NormNet net;
   net.to(torch::kDouble);
   net.eval();
   // Statistics from before the call must not survive it.
@@ -88,7 +88,7 @@ TEST(BatchNormStats, BitwiseAsLibTorchWithUnsetMomentum) {
   // num_batches_tracked on the host each forward) is what the recomputation
   // gives with its momentum set on the host, to the bit.
   torch::manual_seed(2);
-  Net net, reference;
+  NormNet net, reference;
   net.to(torch::kFloat);
   reference.to(torch::kFloat);
   torch::NoGradGuard no_grad;

@@ -7,18 +7,18 @@
 #include "tandem/dist/mpi_comm.h"
 #include "tandem/dist/world.h"
 #include "world_fixture.h"
+#include "rank_sums.h"
 
 using tandem::MpiComm;
 using tandem::ReduceOp;
 
 namespace {
 
+using tandem::testing::triangle;
+
 class Collectives : public ::testing::TestWithParam<c10::ScalarType> {};
 
 torch::Tensor base(int64_t n, c10::ScalarType type) { return (torch::arange(n, torch::kLong) % 7 + 1).to(type); }
-
-// 1 + 2 + ... + size: what (r + 1) sums to over the ranks.
-int64_t triangle(int size) { return static_cast<int64_t>(size) * (size + 1) / 2; }
 
 TEST_P(Collectives, AllreduceSumAvgMax) {
   auto& world = test_world();

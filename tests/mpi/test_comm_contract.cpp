@@ -21,6 +21,7 @@
 
 #if TANDEM_HAVE_NCCL
 #include "tandem/dist/nccl_comm.h"
+#include "rank_sums.h"
 #endif
 
 using tandem::MpiComm;
@@ -28,7 +29,7 @@ using tandem::ReduceOp;
 
 namespace {
 
-int64_t triangle(int size) { return static_cast<int64_t>(size) * (size + 1) / 2; }
+using tandem::testing::triangle;
 
 // Why `backend`'s cases cannot run here; "" when they can. The same answer
 // on every rank, so all skip alike.

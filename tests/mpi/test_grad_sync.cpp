@@ -11,8 +11,8 @@
 
 namespace {
 
-struct Net : torch::nn::Module {
-  Net() {
+struct SyncNet : torch::nn::Module {
+  SyncNet() {
     a = register_module("a", torch::nn::Linear(6, 16));
     b = register_module("b", torch::nn::Linear(16, 3));
     side = register_module("side", torch::nn::Linear(6, 3));
@@ -24,12 +24,12 @@ struct Net : torch::nn::Module {
   torch::nn::Linear a{nullptr}, b{nullptr}, side{nullptr};
 };
 
-std::shared_ptr<Net> make_net() {
+std::shared_ptr<SyncNet> make_net() {
   torch::manual_seed(7);  // identical weights on every rank and in the reference
-  return std::make_shared<Net>();
+  return std::make_shared<SyncNet>();
 }
 
-tandem::NamedTensors named(const std::shared_ptr<Net>& net) {
+tandem::NamedTensors named(const std::shared_ptr<SyncNet>& net) {
   tandem::NamedTensors out;
   for (const auto& p : net->named_parameters()) out.emplace_back(p.key(), p.value());
   return out;
@@ -42,11 +42,11 @@ torch::Tensor data(int64_t n) {
   return torch::sin(g * 0.37);
 }
 
-torch::Tensor loss_of(Net& net, const torch::Tensor& x, bool use_side = false) {
+torch::Tensor loss_of(SyncNet& net, const torch::Tensor& x, bool use_side = false) {
   return net.forward(x, use_side).pow(2).mean();
 }
 
-void expect_grads_close(const std::shared_ptr<Net>& got, const std::shared_ptr<Net>& want, const std::string& what) {
+void expect_grads_close(const std::shared_ptr<SyncNet>& got, const std::shared_ptr<SyncNet>& want, const std::string& what) {
   auto g = got->named_parameters();
   auto w = want->named_parameters();
   for (const auto& p : w) {
@@ -236,12 +236,12 @@ TEST(GradSync, BroadcastGivesEveryRankRankZerosWeights) {
   auto& world = test_world();
   tandem::MpiComm comm(world);
   torch::manual_seed(100 + world.rank());
-  auto net = std::make_shared<Net>();
+  auto net = std::make_shared<SyncNet>();
   std::vector<at::Tensor> ts;
   for (auto& p : net->parameters()) ts.push_back(p);
   tandem::broadcast_from_rank0(comm, ts);
   torch::manual_seed(100);
-  auto rank0 = std::make_shared<Net>();
+  auto rank0 = std::make_shared<SyncNet>();
   for (size_t i = 0; i < ts.size(); ++i) EXPECT_TRUE(torch::equal(ts[i], rank0->parameters()[i]));
 }
 

@@ -31,9 +31,7 @@ using tandem::UsageError;
 
 using LoraTest = tandem::testing::TempDirTest;
 
-std::string message_of(const std::function<void()>& fn) { return tandem::testing::message_of<UsageError>(fn); }
-
-GPTConfig small_config() {
+GPTConfig lora_test_config() {
   GPTConfig config = GPTConfig::preset("tiny");
   config.n_layer = 2;
   config.vocab_size = 500;
@@ -59,16 +57,16 @@ void draw_adapters(GPT& model) {
 }
 
 TEST(Lora, SettingsRefuseUnknownOrRepeatedTargetsAndRanksOutOfRange) {
-  const GPTConfig c = small_config();
+  const GPTConfig c = lora_test_config();
   LoraKeys s = all_targets();
   s.targets = {"attn.c_attn", "c_fc"};
-  EXPECT_EQ(message_of([&] { s.validate(c); }),
+  EXPECT_EQ(tandem::testing::usage_error_of([&] { s.validate(c); }),
             "model.lora.targets: unknown layer \"c_fc\" (GPT-2's are attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj)");
   s.targets = {"mlp.c_fc", "mlp.c_fc"};
-  EXPECT_EQ(message_of([&] { s.validate(c); }), "model.lora.targets names \"mlp.c_fc\" twice");
+  EXPECT_EQ(tandem::testing::usage_error_of([&] { s.validate(c); }), "model.lora.targets names \"mlp.c_fc\" twice");
   s.targets = {"mlp.c_fc"};
   s.rank = c.n_embd + 1;
-  EXPECT_EQ(message_of([&] { s.validate(c); }),
+  EXPECT_EQ(tandem::testing::usage_error_of([&] { s.validate(c); }),
             "model.lora.rank must be from 1 to the targeted layers' narrower side, n_embd = 128, got 129");
   s.rank = c.n_embd;
   EXPECT_NO_THROW(s.validate(c));
@@ -82,7 +80,7 @@ TEST(Lora, KeysAreCheckedWhereTheyAreRead) {
   const auto refused = [&](const std::string& assignment) {
     tandem::Config c = config;
     tandem::apply_set(c, assignment);
-    return message_of([&] { tandem::read_keys<LoraKeys>(c); });
+    return tandem::testing::usage_error_of([&] { tandem::read_keys<LoraKeys>(c); });
   };
   EXPECT_EQ(refused("model.lora.rank=0"), "model.lora.rank must be >= 1, got 0 (--set)");
   EXPECT_EQ(refused("model.lora.alpha=0"), "model.lora.alpha must be > 0, got 0 (--set)");
@@ -98,7 +96,7 @@ TEST(Lora, KeysAreCheckedWhereTheyAreRead) {
 // the base model exactly (B = 0).
 TEST(Lora, AdaptersArePeftsAloneTrainableAndStartAtTheBase) {
   torch::manual_seed(1);
-  GPT model(small_config());
+  GPT model(lora_test_config());
   model->eval();
   const at::Tensor idx = tokens();
   torch::NoGradGuard no_grad;
@@ -122,7 +120,7 @@ TEST(Lora, AdaptersArePeftsAloneTrainableAndStartAtTheBase) {
 // adapters get gradients.
 TEST(Lora, UpdateIsScaledLowRankProductAndOnlyAdaptersLearn) {
   torch::manual_seed(2);
-  GPT model(small_config());
+  GPT model(lora_test_config());
   summarize::add_lora(model, all_targets(/*rank=*/2, /*alpha=*/6));
   draw_adapters(model);
   auto& fc = model->transformer->h[0]->as<summarize::Block>()->mlp->c_fc;
@@ -150,7 +148,7 @@ TEST(Lora, UpdateIsScaledLowRankProductAndOnlyAdaptersLearn) {
 // as a fresh one, same logits as the adapted model.
 TEST(Lora, MergeGivesThePlainModelOfTheSameLogits) {
   torch::manual_seed(3);
-  GPT model(small_config());
+  GPT model(lora_test_config());
   model->eval();
   const at::Tensor idx = tokens();
   torch::NoGradGuard no_grad;
@@ -161,7 +159,7 @@ TEST(Lora, MergeGivesThePlainModelOfTheSameLogits) {
   summarize::merge_lora(model);
   std::set<std::string> names, plain;
   for (const auto& p : model->named_parameters()) names.insert(p.key());
-  for (const auto& p : GPT(small_config())->named_parameters()) plain.insert(p.key());
+  for (const auto& p : GPT(lora_test_config())->named_parameters()) plain.insert(p.key());
   EXPECT_EQ(names, plain);
   EXPECT_LT((model(idx) - adapted).abs().max().item<double>(), 1e-4);
   EXPECT_GT((adapted - base).abs().max().item<double>(), 1e-2) << "the adapters must move the logits";
@@ -170,7 +168,7 @@ TEST(Lora, MergeGivesThePlainModelOfTheSameLogits) {
 // PEFT's layout: its config and its tensor names, the adapters bitwise.
 TEST_F(LoraTest, PeftExportHoldsTheAdaptersUnderPeftsNames) {
   torch::manual_seed(4);
-  GPT model(small_config());
+  GPT model(lora_test_config());
   LoraKeys s = all_targets(/*rank=*/3, /*alpha=*/5);
   s.targets = {"attn.c_proj"};
   s.dropout = 0.1;

@@ -20,7 +20,7 @@ using summarize::TokenSet;
 
 constexpr int64_t kEot = 49;
 
-GPTConfig small_config() {
+GPTConfig task_test_config() {
   GPTConfig config;
   config.n_layer = 2;
   config.n_head = 2;
@@ -40,7 +40,7 @@ TokenSet two_examples() {
 }
 
 SummarizeTask make_task() {
-  return SummarizeTask(summarize::ModelOptions{small_config()}, two_examples(), TokenSet{}, kEot);
+  return SummarizeTask(summarize::ModelOptions{task_test_config()}, two_examples(), TokenSet{}, kEot);
 }
 
 tandem::Batch batch_of(SummarizeTask& task, std::vector<uint8_t> valid) {
@@ -125,7 +125,7 @@ TEST(SummarizeTask, GradientsDoNotDependOnHowTheBatchIsSplit) {
     all.push_back(i);
   }
   torch::manual_seed(0);
-  SummarizeTask task(summarize::ModelOptions{small_config()}, set, TokenSet{}, kEot);
+  SummarizeTask task(summarize::ModelOptions{task_test_config()}, set, TokenSet{}, kEot);
   auto model = task.build_model();
   const auto whole = tandem::testing::split_gradients(task, *model, all, 16);
   for (int64_t micro : {8, 4, 2})
@@ -140,7 +140,7 @@ TEST(SummarizeTask, GradientsDoNotDependOnHowTheBatchIsSplit) {
 // train.recompute = "blocks": each GPT-2 block runs again in backward, its
 // dropout drawing the same masks; the gradients are bitwise the same.
 TEST(SummarizeTask, RecomputedBlocksGiveBitwiseTheSameGradients) {
-  GPTConfig config = small_config();
+  GPTConfig config = task_test_config();
   config.dropout = 0.2;
   torch::manual_seed(0);
   SummarizeTask task(summarize::ModelOptions{config}, two_examples(), TokenSet{}, kEot);

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
+
+#include "tandem/error.h"
 
 namespace tandem::testing {
 
@@ -34,5 +37,8 @@ std::string message_of(Action action) {
   ADD_FAILURE() << "expected an exception";
   return "";
 }
+
+// The message of the UsageError `action` throws: how most refusals speak.
+inline std::string usage_error_of(const std::function<void()>& action) { return message_of<UsageError>(action); }
 
 }  // namespace tandem::testing

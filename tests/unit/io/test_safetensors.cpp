@@ -20,8 +20,6 @@ using tandem::UsageError;
 
 using SafetensorsTest = tandem::testing::TempDirTest;
 
-std::string message_of(const std::function<void()>& fn) { return tandem::testing::message_of<UsageError>(fn); }
-
 std::string le64(uint64_t n) {
   std::string out;
   for (int i = 0; i < 8; ++i) out += static_cast<char>((n >> (8 * i)) & 0xff);
@@ -175,7 +173,7 @@ TEST_F(SafetensorsTest, IndexAndOneAtATimeGiveWhatTheWholeReadGives) {
   const std::string header = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
   put_bytes(path("bad.safetensors"), le64(header.size()) + header + bytes_of<float>({1, 2}) + "xx");
   int taken = 0;
-  const std::string message = message_of([&] {
+  const std::string message = tandem::testing::usage_error_of([&] {
     tandem::for_each_safetensor(path("bad.safetensors"), [&](const std::string&, const at::Tensor&) { ++taken; });
   });
   EXPECT_NE(message.find("2 bytes after the last tensor"), std::string::npos) << message;
@@ -187,7 +185,7 @@ TEST_F(SafetensorsTest, CorruptFilesNameTheFileAndTheFault) {
   const std::string f32x2 = bytes_of<float>({1, 2});
   const auto fault = [&](const std::string& bytes) {
     put_bytes(file, bytes);
-    const std::string message = message_of([&] { tandem::read_safetensors(file); });
+    const std::string message = tandem::testing::usage_error_of([&] { tandem::read_safetensors(file); });
     EXPECT_NE(message.find(file), std::string::npos) << message;
     return message;
   };
@@ -227,7 +225,7 @@ TEST_F(SafetensorsTest, CorruptFilesNameTheFileAndTheFault) {
             std::string::npos);
   EXPECT_NE(header_fault(R"({"__metadata__":{"n":1}})", "").find("__metadata__ must map strings to strings"),
             std::string::npos);
-  EXPECT_NE(message_of([&] { tandem::read_safetensors(path("missing.safetensors")); }).find("cannot open"),
+  EXPECT_NE(tandem::testing::usage_error_of([&] { tandem::read_safetensors(path("missing.safetensors")); }).find("cannot open"),
             std::string::npos);
 }
 
