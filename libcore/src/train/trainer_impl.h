@@ -129,7 +129,6 @@ struct Trainer::Impl {
   void plan_memory(const std::vector<std::string>& devices);
   MemoryPlan plan_for(PlanOptions terms, int64_t micro_batch, const std::string& recompute);
   std::string what_would_fit(const PlanOptions& terms, const MemoryPlan& smallest, double budget);
-  void resplit(int64_t micro_batch);
   // The plan again after the batch split changed.
   void replan();
   PlanOptions plan_options() const;

@@ -46,7 +46,7 @@ void Trainer::Impl::plan_memory(const std::vector<std::string>& devices) {
     const auto chosen = fit_micro_batch(share, budget, settings.recompute, plan_at);
     if (!chosen) throw UsageError(what_would_fit(terms, plan_at(1, settings.recompute == "none" ? "none" : "blocks"), budget));
     plan = *chosen;
-    resplit(plan.micro_batch);
+    batches->resplit(plan.micro_batch);
     if (world.rank() == 0)
       log::info(settings.key("micro_batch"), " = \"auto\": ", plan.micro_batch, " x accumulation ", batches->accum(), " (a rank's ",
                 share, " samples per step), the largest whose plan fits in ", static_cast<int>(kPlanShare * 100),
@@ -137,15 +137,6 @@ std::string Trainer::Impl::what_would_fit(const PlanOptions& terms, const Memory
   std::string list;
   for (const std::string& w : would) list += (list.empty() ? "" : "; ") + w;
   return text + "It would fit with: " + list;
-}
-
-// Splits a rank's share of the global batch into micro-batches of
-// `micro_batch`: the same samples per step, through more or fewer forward
-// passes, and (the objective being a sum over the global batch divided by its
-// weight) the same training up to the order of float sums.
-void Trainer::Impl::resplit(int64_t micro_batch) {
-  batches->resplit(micro_batch);
-  replan();
 }
 
 void Trainer::Impl::replan() { plan = plan_for(plan_options(), batches->micro_batch(), plan.recompute); }
