@@ -29,7 +29,7 @@ using summarize::GenerateOptions;
 using summarize::GPT;
 using summarize::GPTConfig;
 using tandem::UsageError;
-using Tokens = std::vector<std::vector<int64_t>>;
+using TokenRows = std::vector<std::vector<int64_t>>;
 
 using Gpt2HfTest = tandem::testing::TempDirTest;
 
@@ -202,7 +202,7 @@ TEST(Gpt2, OneRowHeadFollowsTheEmbeddingAsItChanges) {
 TEST(Gpt2, GreedyGenerationEqualsRecomputingEveryStep) {
   GPT model = small_model();
   const std::vector<int64_t> prompt = {5, 17, 256, 3, 998, 40};
-  const Tokens generated = summarize::generate(model, {prompt}, greedy(12));
+  const TokenRows generated = summarize::generate(model, {prompt}, greedy(12));
   ASSERT_EQ(generated.size(), 1u);
 
   torch::NoGradGuard no_grad;
@@ -218,8 +218,8 @@ TEST(Gpt2, GreedyGenerationEqualsRecomputingEveryStep) {
 
 TEST(Gpt2, BatchedPromptsOfDifferentLengthsGenerateAsAlone) {
   GPT model = small_model(3);
-  const Tokens prompts = {{1, 2, 3}, {900, 45, 12, 7, 7, 300, 2, 81, 5}, {42}, {10, 20, 30, 40, 50}};
-  const Tokens together = summarize::generate(model, prompts, greedy(10));
+  const TokenRows prompts = {{1, 2, 3}, {900, 45, 12, 7, 7, 300, 2, 81, 5}, {42}, {10, 20, 30, 40, 50}};
+  const TokenRows together = summarize::generate(model, prompts, greedy(10));
   ASSERT_EQ(together.size(), prompts.size());
   for (size_t i = 0; i < prompts.size(); ++i)
     EXPECT_EQ(together[i], summarize::generate(model, {prompts[i]}, greedy(10))[0]) << i;
@@ -227,14 +227,14 @@ TEST(Gpt2, BatchedPromptsOfDifferentLengthsGenerateAsAlone) {
 
 TEST(Gpt2, StopsAtEndOfTextPerRowAndLeavesItOut) {
   GPT model = small_model(4);
-  const Tokens prompts = {{1, 2, 3}, {7, 8}};
-  const Tokens plain = summarize::generate(model, prompts, greedy(8));
+  const TokenRows prompts = {{1, 2, 3}, {7, 8}};
+  const TokenRows plain = summarize::generate(model, prompts, greedy(8));
   ASSERT_EQ(plain[0].size(), 8u);
 
   // Whatever row 0 says first becomes the end of text.
   GenerateOptions options = greedy(8);
   options.eot_token = plain[0][0];
-  const Tokens stopped = summarize::generate(model, prompts, options);
+  const TokenRows stopped = summarize::generate(model, prompts, options);
   EXPECT_TRUE(stopped[0].empty());
   const auto end = std::find(plain[1].begin(), plain[1].end(), options.eot_token);
   EXPECT_EQ(stopped[1], std::vector<int64_t>(plain[1].begin(), end));
@@ -251,17 +251,17 @@ TEST(Gpt2, LongPromptsKeepTheirLastTokens) {
 
 TEST(Gpt2, SamplingIsSeededAndNarrowsToGreedy) {
   GPT model = small_model(6);
-  const Tokens prompts = {{1, 2, 3}, {4, 5}};
+  const TokenRows prompts = {{1, 2, 3}, {4, 5}};
   GenerateOptions options = greedy(10);
   options.sample = true;
   options.temperature = 2.0;
   options.seed = 7;
-  const Tokens first = summarize::generate(model, prompts, options);
+  const TokenRows first = summarize::generate(model, prompts, options);
   EXPECT_EQ(summarize::generate(model, prompts, options), first);
   options.seed = 8;
   EXPECT_NE(summarize::generate(model, prompts, options), first);
 
-  const Tokens argmax = summarize::generate(model, prompts, greedy(10));
+  const TokenRows argmax = summarize::generate(model, prompts, greedy(10));
   GenerateOptions top1 = options;
   top1.top_k = 1;
   EXPECT_EQ(summarize::generate(model, prompts, top1), argmax);
@@ -284,15 +284,15 @@ TEST(Gpt2, RowsThatEndLeaveTheBatchWithoutChangingTheOthers) {
   // What a GPU does by default, forced on the CPU: every row's tokens are
   // those of the batch that keeps its ended rows.
   GPT model = small_model(4);
-  const Tokens prompts = {{1, 2, 3}, {7, 8}, {900, 45, 12, 7}, {42}};
-  const Tokens plain = summarize::generate(model, prompts, greedy(8));
+  const TokenRows prompts = {{1, 2, 3}, {7, 8}, {900, 45, 12, 7}, {42}};
+  const TokenRows plain = summarize::generate(model, prompts, greedy(8));
   ASSERT_EQ(plain[1].size(), 8u);
   GenerateOptions options = greedy(8);
   options.eot_token = plain[1][2];  // ends row 1 within three tokens, perhaps others
   options.drop_finished = false;
-  const Tokens kept = summarize::generate(model, prompts, options);
+  const TokenRows kept = summarize::generate(model, prompts, options);
   options.drop_finished = true;
-  const Tokens dropped = summarize::generate(model, prompts, options);
+  const TokenRows dropped = summarize::generate(model, prompts, options);
   EXPECT_LE(kept[1].size(), 2u);
   EXPECT_EQ(dropped, kept);
 }
