@@ -29,7 +29,7 @@ using carotid::testing::XSheet;
 using tandem::UsageError;
 using S = std::string;
 
-std::string message_of(const std::function<void()>& fn) { return tandem::testing::message_of<UsageError>(fn); }
+using tandem::testing::usage_error_of;
 
 class LabelSheetTest : public tandem::testing::TempDirTest {
  protected:
@@ -79,9 +79,9 @@ TEST_F(LabelSheetTest, XlsxReaderReadsSharedAndInlineStringsNumbersFormulasAndBo
 
 TEST_F(LabelSheetTest, XlsxReaderRejectsWhatIsNotAWorkbook) {
   const std::string fake = csv("ID,Label\n1,0\n", "fake.xlsx");
-  EXPECT_NE(message_of([&] { carotid::read_xlsx(fake); }).find("fake.xlsx: cannot read as an .xlsx"),
+  EXPECT_NE(usage_error_of([&] { carotid::read_xlsx(fake); }).find("fake.xlsx: cannot read as an .xlsx"),
             std::string::npos);
-  EXPECT_NE(message_of([&] { carotid::read_xlsx(path("none.xlsx")); }).find("none.xlsx: no such file"),
+  EXPECT_NE(usage_error_of([&] { carotid::read_xlsx(path("none.xlsx")); }).find("none.xlsx: no such file"),
             std::string::npos);
 }
 
@@ -100,7 +100,7 @@ TEST_F(LabelSheetTest, XlsxPartClaimingGigabytesIsRefusedBeforeItIsRead) {
   ASSERT_NE(name, std::string::npos);
   bytes.replace(name - 46 + 24, 4, std::string("\x00\x00\x00\x80", 4));
   std::ofstream(at, std::ios::binary | std::ios::trunc) << bytes;
-  const std::string message = message_of([&] { carotid::read_xlsx(at); });
+  const std::string message = usage_error_of([&] { carotid::read_xlsx(at); });
   EXPECT_NE(message.find(at + ": cannot read as an .xlsx workbook: part 'xl/workbook.xml' claims 2147483648 bytes, "
                               "more than a label sheet's part may hold (256 MiB)"),
             std::string::npos)
@@ -218,7 +218,7 @@ TEST_F(LabelSheetTest, RowsWithoutAnIdAreSkippedAndCounted) {
 
 TEST_F(LabelSheetTest, AnEmptyLabelNamesTheRowAndThePerson) {
   const std::string file = xlsx(XRows{{S("ID"), S("Label")}, {S("A"), 1.0}, {S("B"), XCell{}}});
-  const std::string message = message_of([&] { read_label_sheet(file); });
+  const std::string message = usage_error_of([&] { read_label_sheet(file); });
   EXPECT_NE(message.find("label.xlsx: row 3: person B has no label in column 'Label' (B)"), std::string::npos)
       << message;
 }
@@ -229,13 +229,13 @@ TEST_F(LabelSheetTest, DuplicateIdsNameTheirRows) {
   rows[4] = {12.0, 1.0};             // row 5
   rows.push_back({S("12.0"), 1.0});  // row 10: the same person as 12
   const std::string file = xlsx(rows);
-  EXPECT_EQ(message_of([&] { read_label_sheet(file); }), path("label.xlsx") + ": person 12 appears in rows 5 and 10");
+  EXPECT_EQ(usage_error_of([&] { read_label_sheet(file); }), path("label.xlsx") + ": person 12 appears in rows 5 and 10");
 }
 
 TEST_F(LabelSheetTest, DuplicateIdsTellHowManyMoreThereAre) {
   const std::string file =
       xlsx(XRows{{S("ID"), S("Label")}, {S("A"), 0.0}, {S("B"), 0.0}, {S("A"), 0.0}, {S("B"), 1.0}, {S("A"), 0.0}});
-  EXPECT_EQ(message_of([&] { read_label_sheet(file); }),
+  EXPECT_EQ(usage_error_of([&] { read_label_sheet(file); }),
             path("label.xlsx") + ": person A appears in rows 2, 4 and 6; 1 more person appears more than once: B");
 }
 
@@ -262,11 +262,11 @@ TEST_F(LabelSheetTest, IntegerLabelsAreUsedAsTheyAre) {
 }
 
 TEST_F(LabelSheetTest, NegativeOrHugeIntegerLabelsAreRefused) {
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(usage_error_of([&] {
               read_label_sheet(xlsx(XRows{{S("ID"), S("Label")}, {S("A"), -1.0}, {S("B"), 1.0}}));
             }).find("row 2: label -1 of person A is negative"),
             std::string::npos);
-  const std::string message = message_of([&] {
+  const std::string message = usage_error_of([&] {
     read_label_sheet(xlsx(XRows{{S("ID"), S("Age")}, {S("A"), 61.0}, {S("B"), 1961.0}}));
   });
   EXPECT_NE(message.find("row 3: label 1961 of person B is not a class number"), std::string::npos) << message;
@@ -287,7 +287,7 @@ TEST_F(LabelSheetTest, AMissingColumnListsTheColumns) {
   const std::string file = xlsx(XRows{{S("ID"), S("Label"), S("Diagnosis")}, {S("A"), 1.0}});
   LabelSheetOptions options;
   options.label_column = "label";
-  EXPECT_EQ(message_of([&] { read_label_sheet(file, options); }),
+  EXPECT_EQ(usage_error_of([&] { read_label_sheet(file, options); }),
             path("label.xlsx") +
                 ": no column 'label' in sheet 'labels' (did you mean 'Label'?) (set "
                 "data.label_column); columns: 'ID', 'Label', 'Diagnosis'");
@@ -297,7 +297,7 @@ TEST_F(LabelSheetTest, AMissingSheetListsTheSheets) {
   const std::string file = xlsx({{"Sheet1", {{S("ID"), S("Label")}}}, {"Notes", {}}});
   LabelSheetOptions options;
   options.sheet = "labels";
-  EXPECT_EQ(message_of([&] { read_label_sheet(file, options); }),
+  EXPECT_EQ(usage_error_of([&] { read_label_sheet(file, options); }),
             path("label.xlsx") +
                 ": no sheet named 'labels' (set data.label_sheet; empty reads the first sheet); "
                 "sheets: 'Sheet1', 'Notes'");
@@ -305,12 +305,12 @@ TEST_F(LabelSheetTest, AMissingSheetListsTheSheets) {
 
 TEST_F(LabelSheetTest, AnEmptySheetOrOneWithoutPersonsIsAnError) {
   const std::string empty = xlsx(std::vector<XSheet>{{"labels", {}}});
-  EXPECT_NE(message_of([&] { read_label_sheet(empty); }).find("sheet 'labels' is empty"), std::string::npos);
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(usage_error_of([&] { read_label_sheet(empty); }).find("sheet 'labels' is empty"), std::string::npos);
+  EXPECT_NE(usage_error_of([&] {
               read_label_sheet(xlsx(XRows{{S("ID"), S("Label")}}));
             }).find("no row below the header has a person id"),
             std::string::npos);
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(usage_error_of([&] {
               read_label_sheet(xlsx(XRows{{S("ID")}, {S("A")}}));
             }).find("needs two named columns"),
             std::string::npos);
@@ -326,21 +326,21 @@ TEST_F(LabelSheetTest, CsvLabels) {
 }
 
 TEST_F(LabelSheetTest, CsvErrorsNameLines) {
-  EXPECT_EQ(message_of([&] { read_label_sheet(csv("id,y\n12,1\n13,0\n12.0,1\n")); }),
+  EXPECT_EQ(usage_error_of([&] { read_label_sheet(csv("id,y\n12,1\n13,0\n12.0,1\n")); }),
             path("label.csv") + ": person 12 appears in lines 2 and 4");
-  EXPECT_EQ(message_of([&] { read_label_sheet(csv("id,y\n12,1\n13,\n")); }),
+  EXPECT_EQ(usage_error_of([&] { read_label_sheet(csv("id,y\n12,1\n13,\n")); }),
             path("label.csv") + ": line 3: person 13 has no label in column 'y'");
   LabelSheetOptions options;
   options.id_column = "ID";
-  EXPECT_EQ(message_of([&] { read_label_sheet(csv("id,y\n12,1\n"), options); }),
+  EXPECT_EQ(usage_error_of([&] { read_label_sheet(csv("id,y\n12,1\n"), options); }),
             path("label.csv") + ": no column 'ID' (did you mean 'id'?) (set data.id_column); columns: 'id', 'y'");
 }
 
 TEST_F(LabelSheetTest, OtherFilesAreRefused) {
-  EXPECT_NE(message_of([&] { read_label_sheet(csv("x", "labels.txt")); }).find("must be an .xlsx or .csv file"),
+  EXPECT_NE(usage_error_of([&] { read_label_sheet(csv("x", "labels.txt")); }).find("must be an .xlsx or .csv file"),
             std::string::npos);
-  EXPECT_NE(message_of([&] { read_label_sheet(path("missing.xlsx")); }).find("no such file"), std::string::npos);
-  EXPECT_NE(message_of([&] { read_label_sheet(path("missing.csv")); }).find("missing.csv"), std::string::npos);
+  EXPECT_NE(usage_error_of([&] { read_label_sheet(path("missing.xlsx")); }).find("no such file"), std::string::npos);
+  EXPECT_NE(usage_error_of([&] { read_label_sheet(path("missing.csv")); }).find("missing.csv"), std::string::npos);
 }
 
 // ---- the real data: written by openpyxl (absolute part names, inline strings) ----

@@ -24,7 +24,7 @@ using carotid::PersonMatch;
 using carotid::SplitRatios;
 using tandem::UsageError;
 
-std::string message_of(const std::function<void()>& fn) { return tandem::testing::message_of<UsageError>(fn); }
+using tandem::testing::usage_error_of;
 
 using carotid::testing::make_persons;
 
@@ -39,13 +39,13 @@ TEST(SplitRatios, MustSumToOne) {
   EXPECT_NO_THROW(carotid::check_ratios({0.7, 0.15, 0.15}));
   EXPECT_NO_THROW(carotid::check_ratios({1.0, 0.0, 0.0}));
   EXPECT_NO_THROW(carotid::check_ratios({0.6, 0.2, 0.2000005}));  // within 1e-6
-  const std::string message = message_of([] { carotid::check_ratios({0.7, 0.2, 0.2}); });
+  const std::string message = usage_error_of([] { carotid::check_ratios({0.7, 0.2, 0.2}); });
   EXPECT_NE(message.find("data.train_ratio, data.val_ratio and data.test_ratio must sum to 1"), std::string::npos)
       << message;
   EXPECT_NE(message.find("(data.train_ratio = 0.7, data.val_ratio = 0.2, data.test_ratio = 0.2, sum 1.1)"),
             std::string::npos)
       << message;
-  EXPECT_NE(message_of([] { carotid::check_ratios({1.2, -0.1, -0.1}); }).find(">= 0"), std::string::npos);
+  EXPECT_NE(usage_error_of([] { carotid::check_ratios({1.2, -0.1, -0.1}); }).find(">= 0"), std::string::npos);
   EXPECT_THROW(carotid::split_persons(make_persons(5, 5), {0.5, 0.5, 0.5}, 1), UsageError);
 }
 
@@ -182,15 +182,15 @@ TEST_F(SplitCsvTest, PersonsMissingNowOrRelabelledAreErrors) {
   PersonMatch match = match_of(persons);
   match.persons.erase(match.persons.begin() + 2);  // P002 lost its folder
   match.without_folder = {"P002"};
-  EXPECT_EQ(message_of([&] { carotid::parts_from_split(rows, "split.csv", match); }),
+  EXPECT_EQ(usage_error_of([&] { carotid::parts_from_split(rows, "split.csv", match); }),
             "split.csv: line 4: person P002 has no folder of images");
   match.without_folder.clear();
-  EXPECT_EQ(message_of([&] { carotid::parts_from_split(rows, "split.csv", match); }),
+  EXPECT_EQ(usage_error_of([&] { carotid::parts_from_split(rows, "split.csv", match); }),
             "split.csv: line 4: person P002 is neither in the label sheet nor among the folders");
 
   match = match_of(persons);
   match.persons[5].label = 0;
-  EXPECT_EQ(message_of([&] { carotid::parts_from_split(rows, "split.csv", match); }),
+  EXPECT_EQ(usage_error_of([&] { carotid::parts_from_split(rows, "split.csv", match); }),
             "split.csv: line 7: person P005 has label 1, but the label sheet (row 7) now says 0");
 
   // A person the file does not know is left out, not an error.
@@ -204,7 +204,7 @@ TEST_F(SplitCsvTest, PersonsMissingNowOrRelabelledAreErrors) {
 TEST_F(SplitCsvTest, MalformedFilesNameTheLine) {
   auto write = [&](const std::string& text) {
     std::ofstream(path("split.csv"), std::ios::binary) << text;
-    return message_of([&] { carotid::read_split_csv(path("split.csv")); });
+    return usage_error_of([&] { carotid::read_split_csv(path("split.csv")); });
   };
   EXPECT_EQ(write("person,label,split,images\nA,1,train,2\nB,0,holdout,1\n"),
             path("split.csv") + ": line 3: split 'holdout' is not train, val or test");
@@ -213,7 +213,7 @@ TEST_F(SplitCsvTest, MalformedFilesNameTheLine) {
   EXPECT_EQ(write("person,label,split,images\nA,x,train,2\n"),
             path("split.csv") + ": line 2: label 'x' is not a whole number >= 0");
   EXPECT_NE(write("person,label,split\nA,1,train\n").find("images"), std::string::npos);
-  EXPECT_NE(message_of([&] { carotid::read_split_csv(path("none.csv")); }).find("none.csv"), std::string::npos);
+  EXPECT_NE(usage_error_of([&] { carotid::read_split_csv(path("none.csv")); }).find("none.csv"), std::string::npos);
 }
 
 }  // namespace

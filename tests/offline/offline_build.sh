@@ -46,13 +46,13 @@ echo "hidden: $masked files of this machine's, and its header folders of $(grep 
 command -v mpirun >/dev/null && mpirun --version >/dev/null 2>&1 && fail "the machine's own mpirun still runs"
 
 # The bundle's question is where every header and library comes from, not
-# the code the compiler makes: a unity build without optimisation answers it
-# in a third of a release build's time (measured in docs/building.md), the
-# one compile of the suite that the checkout's ccache cannot serve (the
-# bundle's headers lie at other paths).
+# the code the compiler makes: each target compiled as one unit without
+# optimisation answers it in a fraction of a release build's time (measured
+# in docs/building.md), the one compile of the suite that the checkout's
+# ccache cannot serve (the bundle's headers lie at other paths).
 started=$(date +%s)
 TANDEM_BUILD=$work/build "$src/env/build.sh" --bundle "$bundle" --target summarize --target envcheck \
-  -DCMAKE_BUILD_TYPE=None -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=10 \
+  -DCMAKE_BUILD_TYPE=None -DCMAKE_UNITY_BUILD_BATCH_SIZE=0 \
   > >(tee "$work/build.log") 2>&1 || fail "env/build.sh --bundle failed (log: $work/build.log)"
 echo "offline build: $(($(date +%s) - started)) s"
 grep -q "libraries  from the offline bundle $bundle" "$work/build.log" ||

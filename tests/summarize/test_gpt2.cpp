@@ -33,7 +33,7 @@ using TokenRows = std::vector<std::vector<int64_t>>;
 
 using Gpt2HfTest = tandem::testing::TempDirTest;
 
-std::string message_of(const std::function<void()>& fn) { return tandem::testing::message_of<UsageError>(fn); }
+using tandem::testing::usage_error_of;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -89,11 +89,11 @@ TEST(Gpt2, PresetsAndParameterCounts) {
   const GPTConfig tiny = GPTConfig::preset("tiny");
   EXPECT_EQ(std::make_tuple(tiny.n_layer, tiny.n_head, tiny.n_embd, tiny.block_size, tiny.vocab_size),
             std::make_tuple(4, 4, 128, 256, 50257));
-  EXPECT_TRUE(contains(message_of([] { GPTConfig::preset("gpt5"); }), "gpt2-medium"));
+  EXPECT_TRUE(contains(usage_error_of([] { GPTConfig::preset("gpt5"); }), "gpt2-medium"));
 
   GPTConfig odd = tiny;
   odd.n_head = 3;
-  EXPECT_TRUE(contains(message_of([&] { odd.validate(); }), "multiple of n_head"));
+  EXPECT_TRUE(contains(usage_error_of([&] { odd.validate(); }), "multiple of n_head"));
 }
 
 TEST(Gpt2, FormulaCountsWhatTheModelHas) {
@@ -246,7 +246,7 @@ TEST(Gpt2, LongPromptsKeepTheirLastTokens) {
   for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int64_t>(i * 7 % 1000);
   const std::vector<int64_t> tail(prompt.end() - (64 - 6), prompt.end());
   EXPECT_EQ(summarize::generate(model, {prompt}, greedy(6)), summarize::generate(model, {tail}, greedy(6)));
-  EXPECT_TRUE(contains(message_of([&] { summarize::generate(model, {prompt}, greedy(64)); }), "no room for a prompt"));
+  EXPECT_TRUE(contains(usage_error_of([&] { summarize::generate(model, {prompt}, greedy(64)); }), "no room for a prompt"));
 }
 
 TEST(Gpt2, SamplingIsSeededAndNarrowsToGreedy) {
@@ -271,7 +271,7 @@ TEST(Gpt2, SamplingIsSeededAndNarrowsToGreedy) {
 
   GenerateOptions bad = options;
   bad.top_p = 1.5;
-  EXPECT_TRUE(contains(message_of([&] { summarize::generate(model, prompts, bad); }), "top_p"));
+  EXPECT_TRUE(contains(usage_error_of([&] { summarize::generate(model, prompts, bad); }), "top_p"));
 }
 
 TEST(Gpt2, TokensUntilEndEachRowAtItsFirstEot) {
@@ -301,7 +301,7 @@ TEST(Gpt2, GenerationKeysStopABadValueAtTheDoor) {
   const auto refused = [](const std::string& assignment) {
     tandem::Config c(summarize::summarize_schema());
     tandem::apply_set(c, assignment);
-    return message_of([&] { tandem::read_keys<summarize::GenKeys>(c); });
+    return usage_error_of([&] { tandem::read_keys<summarize::GenKeys>(c); });
   };
   EXPECT_EQ(refused("gen.top_p=0"), "gen.top_p must be in (0, 1], got 0 (--set)");
   EXPECT_EQ(refused("gen.batch=0"), "gen.batch must be >= 1, got 0 (--set)");
@@ -407,7 +407,7 @@ TEST_F(Gpt2HfTest, ExportsABiaslessModelWithZeroBiases) {
 
 TEST_F(Gpt2HfTest, ImportErrorsNameTheFileAndTheTensor) {
   fs::create_directories(path("empty"));
-  EXPECT_TRUE(contains(message_of([&] { summarize::load_hf(path("empty")); }), path("empty/config.json")));
+  EXPECT_TRUE(contains(usage_error_of([&] { summarize::load_hf(path("empty")); }), path("empty/config.json")));
 
   GPT model = small_model();
   summarize::export_hf(model, path("hf"));
@@ -419,7 +419,7 @@ TEST_F(Gpt2HfTest, ImportErrorsNameTheFileAndTheTensor) {
                 tensors.end());
   tensors.emplace_back("transformer.h.9.attn.c_attn.weight", torch::zeros({2}));
   tandem::write_safetensors(path("hf/model.safetensors"), tensors);
-  const std::string message = message_of([&] { summarize::load_hf(path("hf")); });
+  const std::string message = usage_error_of([&] { summarize::load_hf(path("hf")); });
   EXPECT_TRUE(contains(message, path("hf/model.safetensors"))) << message;
   EXPECT_TRUE(contains(message, "reshaped h.1.mlp.c_fc.weight [128,256] in the file, [128,512] for this model"))
       << message;
@@ -427,23 +427,23 @@ TEST_F(Gpt2HfTest, ImportErrorsNameTheFileAndTheTensor) {
   EXPECT_TRUE(contains(message, "unexpected h.9.attn.c_attn.weight")) << message;
 
   fs::remove(path("hf/model.safetensors"));
-  EXPECT_TRUE(contains(message_of([&] { summarize::load_hf(path("hf")); }), "no model.safetensors"));
+  EXPECT_TRUE(contains(usage_error_of([&] { summarize::load_hf(path("hf")); }), "no model.safetensors"));
 
   std::ofstream(path("hf/config.json"))
       << R"({"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 8, "n_positions": 16})";
-  EXPECT_TRUE(contains(message_of([&] { summarize::read_hf_config(path("hf")); }), "no \"vocab_size\""));
+  EXPECT_TRUE(contains(usage_error_of([&] { summarize::read_hf_config(path("hf")); }), "no \"vocab_size\""));
   std::ofstream(path("hf/config.json"))
       << R"({"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 8, "n_ctx": 16,
                                              "vocab_size": 10, "activation_function": "relu"})";
   EXPECT_TRUE(
-      contains(message_of([&] { summarize::read_hf_config(path("hf")); }), "\"activation_function\" is \"relu\""));
+      contains(usage_error_of([&] { summarize::read_hf_config(path("hf")); }), "\"activation_function\" is \"relu\""));
   std::ofstream(path("hf/config.json")) << R"({"n_layer": 2, "n_head": 2, "n_embd": 8, "n_ctx": 16, "vocab_size": 10})";
   EXPECT_EQ(summarize::read_hf_config(path("hf")).block_size, 16);
   // A size written as a fraction, or past any integer, is refused, not cut.
   for (const auto& [written, shown] : {std::pair{"2.5", "2.5"}, std::pair{"8.7e32", "8.7e+32"}}) {
     std::ofstream(path("hf/config.json"))
         << R"({"n_layer": )" << written << R"(, "n_head": 2, "n_embd": 8, "n_ctx": 16, "vocab_size": 10})";
-    EXPECT_TRUE(contains(message_of([&] { summarize::read_hf_config(path("hf")); }),
+    EXPECT_TRUE(contains(usage_error_of([&] { summarize::read_hf_config(path("hf")); }),
                          std::string("\"n_layer\" is ") + shown + ", not a whole number"))
         << written;
   }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -12,17 +11,12 @@
 #include "tandem/data/csv.h"
 #include "tandem/error.h"
 #include "tandem/random.h"
+#include "tandem/text/message_text.h"
 
 namespace carotid {
 namespace {
 
 using tandem::UsageError;
-
-std::string number(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", x);
-  return text;
-}
 
 int64_t round_half_up(double x) { return static_cast<int64_t>(std::floor(x + 0.5 + 1e-9)); }
 
@@ -48,14 +42,15 @@ const char* part_name(Part part) {
 }
 
 void check_ratios(const SplitRatios& ratios) {
-  const std::string values = "data.train_ratio = " + number(ratios.train) + ", data.val_ratio = " + number(ratios.val) +
-                             ", data.test_ratio = " + number(ratios.test);
+  const std::string values = "data.train_ratio = " + tandem::number_text(ratios.train) +
+                             ", data.val_ratio = " + tandem::number_text(ratios.val) +
+                             ", data.test_ratio = " + tandem::number_text(ratios.test);
   for (double r : {ratios.train, ratios.val, ratios.test})
     if (!std::isfinite(r) || r < 0) throw UsageError("split ratios must be numbers >= 0 (" + values + ")");
   const double sum = ratios.train + ratios.val + ratios.test;
   if (std::fabs(sum - 1.0) > 1e-6)
     throw UsageError("data.train_ratio, data.val_ratio and data.test_ratio must sum to 1 (" + values + ", sum " +
-                     number(sum) + ")");
+                     tandem::number_text(sum) + ")");
 }
 
 std::array<int64_t, 3> split_counts(int64_t n, const SplitRatios& ratios) {

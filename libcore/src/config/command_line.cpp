@@ -11,14 +11,10 @@
 #include "nearest.h"
 #include "tandem/config/load.h"
 #include "tandem/error.h"
+#include "tandem/text/message_text.h"
 
 namespace tandem {
 namespace {
-
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string column(const std::string& text, size_t width) {
   return text + std::string(width > text.size() ? width - text.size() : 0, ' ') + "  ";
@@ -98,7 +94,7 @@ CommandLine parse_command_line(int argc, const char* const* argv, const Schema& 
     const CLI::Option* option =
         spec.type() == KeyType::Bool
             ? app.add_flag(alias.flag, doc)
-            : app.add_option(alias.flag, doc)->type_name(upper(type_name(spec.type())))->expected(1)->take_all();
+            : app.add_option(alias.flag, doc)->type_name(upper_text(type_name(spec.type())))->expected(1)->take_all();
     aliases[option] = &alias;
     flags.push_back(alias.flag);
   }

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "tandem/text/message_text.h"
+
 namespace tandem {
 namespace {
 
@@ -44,11 +46,6 @@ constexpr Peak kPeaks[] = {
     {"RTX 3090", 35.6, 35.6, 71, 71},
 };
 
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
 // `needle` occurs in `text` with no letter or digit directly before or after it.
@@ -74,9 +71,9 @@ std::optional<double> peak_flops(const std::string& gpu_name, const std::string&
     rate = &Peak::bf16;
   else
     throw std::invalid_argument("peak_flops: precision must be fp32, tf32, fp16 or bf16, got '" + precision + "'");
-  const std::string name = upper(gpu_name);
+  const std::string name = upper_text(gpu_name);
   for (const Peak& peak : kPeaks) {
-    if (!contains_word(name, upper(peak.name))) continue;
+    if (!contains_word(name, upper_text(peak.name))) continue;
     const double tflops = peak.*rate;
     if (tflops <= 0) return std::nullopt;
     if (!contains_word(name, "MIG")) return tflops * 1e12;

@@ -20,7 +20,7 @@ using tandem::CsvTable;
 using tandem::UsageError;
 using Rows = std::vector<std::vector<std::string>>;
 
-std::string message_of(const std::function<void()>& fn) { return tandem::testing::message_of<UsageError>(fn); }
+using tandem::testing::usage_error_of;
 
 class CsvTest : public tandem::testing::TempDirTest {
  protected:
@@ -37,7 +37,7 @@ class CsvTest : public tandem::testing::TempDirTest {
 
   std::string error(const std::string& bytes, const CsvOptions& options = {}) {
     const std::string at = file(bytes);
-    return message_of([&] { tandem::read_csv(at, options); });
+    return usage_error_of([&] { tandem::read_csv(at, options); });
   }
 
   std::string slurp(const std::string& at) {
@@ -127,15 +127,15 @@ TEST_F(CsvTest, FindsColumnsOrSaysWhichThereAre) {
   const CsvTable table = read("id,dialogue,summary\n");
   EXPECT_EQ(table.column("summary"), 2u);
   EXPECT_TRUE(table.rows.empty());
-  EXPECT_EQ(message_of([&] { table.column("dialog", "data.text_column"); }),
+  EXPECT_EQ(usage_error_of([&] { table.column("dialog", "data.text_column"); }),
             train() + ": no column 'dialog' (columns: id, dialogue, summary); set data.text_column");
-  EXPECT_EQ(message_of([&] { table.column("Summary"); }),
+  EXPECT_EQ(usage_error_of([&] { table.column("Summary"); }),
             train() + ": no column 'Summary' (columns: id, dialogue, summary)");
 }
 
 TEST_F(CsvTest, MissingFile) {
-  EXPECT_EQ(message_of([&] { tandem::read_csv(path("nope.csv")); }), path("nope.csv") + ": no such file");
-  EXPECT_EQ(message_of([&] { tandem::read_csv(dir_.string()); }),
+  EXPECT_EQ(usage_error_of([&] { tandem::read_csv(path("nope.csv")); }), path("nope.csv") + ": no such file");
+  EXPECT_EQ(usage_error_of([&] { tandem::read_csv(dir_.string()); }),
             dir_.string() + ": is a directory, expected a CSV file");
 }
 

@@ -28,7 +28,7 @@ using tandem::UsageError;
 
 using CheckpointTest = tandem::testing::TempDirTest;
 
-std::string message_of(const std::function<void()>& fn) { return tandem::testing::message_of<UsageError>(fn); }
+using tandem::testing::usage_error_of;
 
 void expect_same(const NamedTensors& actual, const NamedTensors& expected) {
   ASSERT_EQ(actual.size(), expected.size());
@@ -80,15 +80,15 @@ TEST_F(CheckpointTest, RoundTripsSetsAndState) {
   EXPECT_EQ(loaded.get_double("loss_scale"), 65536.0);
   EXPECT_EQ(loaded.get_double("step"), 100.0);
   EXPECT_EQ(loaded.get_string("config"), "[train]\nlr = 0.1\n");
-  EXPECT_NE(message_of([&] { loaded.set("teacher"); }).find(path("ckpt.h5") + ": no tensor set 'teacher'"),
+  EXPECT_NE(usage_error_of([&] { loaded.set("teacher"); }).find(path("ckpt.h5") + ": no tensor set 'teacher'"),
             std::string::npos);
-  EXPECT_NE(message_of([&] { loaded.get_int("epoch"); }).find("'epoch'"), std::string::npos);
-  EXPECT_NE(message_of([&] { loaded.get_int("config"); }).find("'config' is not an int64"), std::string::npos);
+  EXPECT_NE(usage_error_of([&] { loaded.get_int("epoch"); }).find("'epoch'"), std::string::npos);
+  EXPECT_NE(usage_error_of([&] { loaded.get_int("config"); }).find("'config' is not an int64"), std::string::npos);
   EXPECT_EQ(fs::directory_iterator(dir_)->path().filename(), "ckpt.h5");  // no temporary left behind
 }
 
 TEST_F(CheckpointTest, MissingCheckpointIsAUsageError) {
-  EXPECT_NE(message_of([&] { tandem::load_checkpoint(path("nope.h5")); }).find(path("nope.h5")), std::string::npos);
+  EXPECT_NE(usage_error_of([&] { tandem::load_checkpoint(path("nope.h5")); }).find(path("nope.h5")), std::string::npos);
 }
 
 // Found by fuzz_h5: a copy cut short opened as a fault of the machine (exit 1).
@@ -96,7 +96,7 @@ TEST_F(CheckpointTest, MissingCheckpointIsAUsageError) {
 TEST_F(CheckpointTest, TruncatedCheckpointIsAUsageErrorNamingTheFile) {
   tandem::save_checkpoint(path("ckpt.h5"), {{"model", {{"w", torch::ones({64, 64})}}}}, {{"step", int64_t{3}}});
   fs::resize_file(path("ckpt.h5"), fs::file_size(path("ckpt.h5")) / 2);
-  const std::string message = message_of([&] { tandem::load_checkpoint(path("ckpt.h5")); });
+  const std::string message = usage_error_of([&] { tandem::load_checkpoint(path("ckpt.h5")); });
   EXPECT_NE(message.find(path("ckpt.h5") + ": cannot open as HDF5 (damaged or truncated?)"), std::string::npos)
       << message;
 }
@@ -107,7 +107,7 @@ TEST_F(CheckpointTest, FlippedBitInATensorIsAUsageErrorNamingTheTensor) {
   tandem::save_checkpoint(path("ckpt.h5"), {{"model", {{"fc.weight", torch::full({16, 16}, 1234.5f)}}}},
                           {{"step", int64_t{3}}});
   flip_a_bit_of(path("ckpt.h5"), 1234.5f);
-  const std::string message = message_of([&] { tandem::load_checkpoint(path("ckpt.h5")); });
+  const std::string message = usage_error_of([&] { tandem::load_checkpoint(path("ckpt.h5")); });
   EXPECT_NE(message.find(path("ckpt.h5") + ": dataset 'model/fc.weight': "), std::string::npos) << message;
   EXPECT_NE(message.find("Fletcher32 checksum"), std::string::npos) << message;
 }
@@ -144,7 +144,7 @@ TEST_F(CheckpointTest, MismatchListsDifferencesAndChangesNothing) {
   std::vector<torch::Tensor> before;
   for (const auto& [name, tensor] : targets) before.push_back(tensor.clone());
 
-  const std::string message = message_of([&] { tandem::restore(checkpoint, "model", targets); });
+  const std::string message = usage_error_of([&] { tandem::restore(checkpoint, "model", targets); });
   for (const std::string& part :
        {path("ckpt.h5"), std::string("'model'"), std::string("1 missing from the checkpoint: scale"),
         std::string("7 in the checkpoint only: extra.0, extra.1"), std::string("(2 more)"),
@@ -195,7 +195,7 @@ TEST_F(CheckpointTest, LoadLatestPassesOverDamagedCheckpoints) {
 
   flip_a_bit_of(checkpoints.path_for(1), 1001.0f);
   passed_over.clear();
-  const std::string message = message_of([&] { checkpoints.load_latest(passed(&passed_over)); });
+  const std::string message = usage_error_of([&] { checkpoints.load_latest(passed(&passed_over)); });
   EXPECT_EQ(message.rfind("none of the 3 checkpoints in " + path("checkpoints") + " reads back whole; the newest: " +
                               checkpoints.path_for(3),
                           0),

@@ -1,6 +1,8 @@
 #pragma once
 // Values as messages write them: numbers as a stream prints them, shapes as
-// torch prints sizes, and the first few items of a list too long to show.
+// torch prints sizes, the first few items of a list too long to show, and
+// names upper-cased (a flag's type in --help, a GPU's name matched without case).
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -32,6 +34,12 @@ inline std::string first_few(const std::vector<std::string>& items, size_t shown
   for (size_t i = 0; i < items.size() && i < shown; ++i) out += (i ? ", " : "") + items[i];
   if (items.size() > shown) out += before_more + "(" + std::to_string(items.size() - shown) + " more)";
   return out;
+}
+
+// "NVIDIA H100": ASCII letters upper-cased, the rest as it was.
+inline std::string upper_text(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return text;
 }
 
 }  // namespace tandem
