@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 env/setup.sh
 env/build.sh --target summarize
 source env/mpi_env.sh
-# The README's figures, on any x86-64 CPU with AVX2: one LibTorch thread per
+# The same figures run to run, and as near the README's as another x86-64 CPU
+# allows (docs/running.md has the figures seen): one LibTorch thread per
 # rank (what a 2-core machine gets anyway; more threads split sums
 # differently), and ATen's and MKL's AVX2 kernels even where the CPU has
 # AVX-512, whose kernels round in another order. Set any of them to override.

@@ -27,9 +27,11 @@ env/setup.sh --tests --clang
 source env/python.sh
 if [ ! -f $build/CMakeCache.txt ]; then
   # No CUDA kernels: nothing here runs them, and nvcc does not take clang's
-  # sanitizer flags.
+  # sanitizer flags. File by file, not the default unity build: each file
+  # then compiles with only its own includes, so a missing one shows here.
   CC=clang CXX=clang++ cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DTANDEM_PYTHON="$TANDEM_PYTHON" -DTANDEM_SANITIZE="$sanitizers" -DTANDEM_CUDA=OFF
+    -DTANDEM_PYTHON="$TANDEM_PYTHON" -DTANDEM_SANITIZE="$sanitizers" -DTANDEM_CUDA=OFF \
+    -DCMAKE_UNITY_BUILD=OFF
 fi
 cmake --build $build --parallel "${TANDEM_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}" \
   --target "${targets[@]}"

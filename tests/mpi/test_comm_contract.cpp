@@ -217,6 +217,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+#undef SKIP_WITHOUT
+
 TEST(ContractTeardown, TheErrorComesOutBeforeATeardownThatDoesNotWait) {
   testing::internal::CaptureStderr();
   const auto t0 = std::chrono::steady_clock::now();

@@ -17,7 +17,7 @@ set(SCITLDR ${CMAKE_SOURCE_DIR}/../shared/data/scitldr)
 # at once from the first one's last checkpoint.
 add_test(NAME summarize_demo_fresh
          COMMAND ${CMAKE_COMMAND} -E rm -rf ${CMAKE_CURRENT_BINARY_DIR}/summarize-demo)
-set_tests_properties(summarize_demo_fresh PROPERTIES FIXTURES_SETUP summarize_demo_dir)
+set_tests_properties(summarize_demo_fresh PROPERTIES FIXTURES_SETUP summarize_demo_dir LABELS e2e)
 tandem_e2e_test(summarize_demo_beats_baseline STATUS 0 TIMEOUT 900
   MATCH "rouge1 beats the first-line baseline" "submission: 100 rows"
   COMMAND ${MPIRUN2} $<TARGET_FILE:summarize> --set train.max_steps=90

@@ -43,11 +43,7 @@ Schema test_schema() {
   return schema;
 }
 
-// The message of the UsageError `action` throws.
-template <class Action>
-std::string usage_error(Action action) {
-  return tandem::testing::message_of<UsageError>(action);
-}
+using tandem::testing::usage_error_of;
 
 class ConfigTest : public tandem::testing::TempDirTest {
  protected:
@@ -67,11 +63,11 @@ class ConfigTest : public tandem::testing::TempDirTest {
     return parse(args, help_out);
   }
   std::string set_error(const std::string& assignment) const {
-    return usage_error([&] { load_config(schema_, "", {assignment}); });
+    return usage_error_of([&] { load_config(schema_, "", {assignment}); });
   }
   std::string file_error(const std::string& text) const {
     const std::string path = write_file("job.toml", text);
-    return usage_error([&] { load_config(schema_, path, {}); });
+    return usage_error_of([&] { load_config(schema_, path, {}); });
   }
 
   Schema schema_ = test_schema();
@@ -186,19 +182,19 @@ TEST_F(ConfigTest, NumbersConvertOnlyWithoutLoss) {
 
 TEST_F(ConfigTest, UnknownKeyInFileSuggestsTheNearest) {
   const std::string path = write_file("job.toml", "seed = 1\n\n[train]\nlrr = 0.1\n");
-  EXPECT_EQ(usage_error([&] { load_config(schema_, path, {}); }),
+  EXPECT_EQ(usage_error_of([&] { load_config(schema_, path, {}); }),
             path + ":4: unknown key 'train.lrr' (did you mean 'train.lr'?)");
 }
 
 TEST_F(ConfigTest, FirstProblemInFileOrderIsReported) {
   const std::string path = write_file("job.toml", "[train]\nzeta = 1\nalpha = 2\n");
-  const std::string message = usage_error([&] { load_config(schema_, path, {}); });
+  const std::string message = usage_error_of([&] { load_config(schema_, path, {}); });
   EXPECT_EQ(message.rfind(path + ":2: unknown key 'train.zeta'", 0), 0u) << message;
 }
 
 TEST_F(ConfigTest, WrongTypeInFileNamesLineKeyAndValue) {
   const std::string path = write_file("job.toml", "seed = 1\n\n\n\n[train]\nlr = 0.1\nmicro_batch = \"eight\"\n");
-  EXPECT_EQ(usage_error([&] { load_config(schema_, path, {}); }),
+  EXPECT_EQ(usage_error_of([&] { load_config(schema_, path, {}); }),
             path + ":7: train.micro_batch must be an integer, got string \"eight\"");
 }
 
@@ -225,7 +221,7 @@ TEST_F(ConfigTest, StringOutsideChoicesListsThem) {
 
 TEST_F(ConfigTest, MissingFileIsNamed) {
   const std::string path = (dir_ / "x.toml").string();
-  EXPECT_EQ(usage_error([&] { load_config(schema_, path, {}); }), "config file '" + path + "' not found");
+  EXPECT_EQ(usage_error_of([&] { load_config(schema_, path, {}); }), "config file '" + path + "' not found");
 }
 
 TEST_F(ConfigTest, SyntaxErrorGivesLineAndColumn) {
@@ -285,7 +281,7 @@ TEST_F(ConfigTest, AliasFlagsAreSugarForKeys) {
   EXPECT_TRUE(parse({"--amp"}).config.get_bool("train.amp"));
   EXPECT_FALSE(parse({"--amp", "--amp=false"}).config.get_bool("train.amp"));
   EXPECT_EQ(parse({"--amp"}).config.source("train.amp"), "--amp");
-  EXPECT_EQ(usage_error([&] {
+  EXPECT_EQ(usage_error_of([&] {
               parse({"--batch-size", "eight"});
             }),
             "--batch-size eight: train.micro_batch must be an integer, got 'eight'");
@@ -298,22 +294,22 @@ TEST_F(ConfigTest, PositionalsKeepTheirOrder) {
 }
 
 TEST_F(ConfigTest, UnknownFlagNamesTheNearest) {
-  EXPECT_EQ(usage_error([&] {
+  EXPECT_EQ(usage_error_of([&] {
               parse({"--bacth-size", "4"});
             }),
             "unknown option '--bacth-size' (did you mean '--batch-size'?)");
-  EXPECT_EQ(usage_error([&] { parse({"--confg=job.toml"}); }), "unknown option '--confg' (did you mean '--config'?)");
-  EXPECT_EQ(usage_error([&] { parse({"--train.lr=1"}); }),
+  EXPECT_EQ(usage_error_of([&] { parse({"--confg=job.toml"}); }), "unknown option '--confg' (did you mean '--config'?)");
+  EXPECT_EQ(usage_error_of([&] { parse({"--train.lr=1"}); }),
             "unknown option '--train.lr' (to set that key, use --set train.lr=VALUE)");
-  EXPECT_EQ(usage_error([&] { parse({"--frobnicate"}); }), "unknown option '--frobnicate' (see --help)");
+  EXPECT_EQ(usage_error_of([&] { parse({"--frobnicate"}); }), "unknown option '--frobnicate' (see --help)");
 }
 
 TEST_F(ConfigTest, CommandLineUsageErrors) {
-  EXPECT_EQ(usage_error([&] { parse({"--set"}); }), "option '--set' needs a value");
-  EXPECT_EQ(usage_error([&] { parse({"--batch-size"}); }), "option '--batch-size' needs a value");
-  EXPECT_EQ(usage_error([&] { parse({"--config", "a.toml", "--config", "b.toml"}); }), "--config given more than once");
-  EXPECT_EQ(usage_error([&] { parse({"--config", "nowhere.toml"}); }), "config file 'nowhere.toml' not found");
-  EXPECT_EQ(usage_error([&] {
+  EXPECT_EQ(usage_error_of([&] { parse({"--set"}); }), "option '--set' needs a value");
+  EXPECT_EQ(usage_error_of([&] { parse({"--batch-size"}); }), "option '--batch-size' needs a value");
+  EXPECT_EQ(usage_error_of([&] { parse({"--config", "a.toml", "--config", "b.toml"}); }), "--config given more than once");
+  EXPECT_EQ(usage_error_of([&] { parse({"--config", "nowhere.toml"}); }), "config file 'nowhere.toml' not found");
+  EXPECT_EQ(usage_error_of([&] {
               parse({"--set", "train.lrr=1"});
             }),
             "--set train.lrr=1: unknown key 'train.lrr' (did you mean 'train.lr'?)");
@@ -387,9 +383,9 @@ TEST_F(ConfigTest, ProgramSetIsValidated) {
   config.set("train.lr", int64_t{1});
   EXPECT_DOUBLE_EQ(config.get_double("train.lr"), 1.0);
   EXPECT_EQ(config.source("train.lr"), "program");
-  EXPECT_EQ(usage_error([&] { config.set("train.micro_bach", int64_t{1}); }),
+  EXPECT_EQ(usage_error_of([&] { config.set("train.micro_bach", int64_t{1}); }),
             "program: unknown key 'train.micro_bach' (did you mean 'train.micro_batch'?)");
-  EXPECT_EQ(usage_error([&] { config.set("train.amp", std::string("yes")); }),
+  EXPECT_EQ(usage_error_of([&] { config.set("train.amp", std::string("yes")); }),
             "program: train.amp must be a boolean, got string \"yes\"");
 }
 

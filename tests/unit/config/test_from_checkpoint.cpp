@@ -34,7 +34,7 @@ void save_model(const std::string& path, const CheckpointState& state) {
   save_checkpoint(path, {{"model", {{"fc.weight", torch::ones({2, 3})}}}}, state);
 }
 
-std::string usage_error(const std::function<void()>& action) { return tandem::testing::message_of<UsageError>(action); }
+using tandem::testing::usage_error_of;
 
 TEST_F(ConfigFromCheckpointTest, RoundTripsTheTrainedValues) {
   Config trained(model_schema());
@@ -67,29 +67,29 @@ TEST_F(ConfigFromCheckpointTest, KeysTheConfigLeavesOutKeepTheirDefaults) {
 TEST_F(ConfigFromCheckpointTest, AFileWithoutConfigIsNamed) {
   save_model(path("weights.h5"), {{"step", int64_t{10}}});
   const std::string expected = path("weights.h5") + ": carries no config";
-  EXPECT_NE(usage_error([&] { config_from_checkpoint(model_schema(), path("weights.h5")); }).find(expected),
+  EXPECT_NE(usage_error_of([&] { config_from_checkpoint(model_schema(), path("weights.h5")); }).find(expected),
             std::string::npos);
   const Checkpoint checkpoint = load_checkpoint(path("weights.h5"));
   EXPECT_FALSE(has_config(checkpoint));
-  EXPECT_NE(usage_error([&] { config_from_checkpoint(model_schema(), checkpoint); }).find(expected), std::string::npos);
+  EXPECT_NE(usage_error_of([&] { config_from_checkpoint(model_schema(), checkpoint); }).find(expected), std::string::npos);
 }
 
 TEST_F(ConfigFromCheckpointTest, AKeyTheSchemaLacksIsNamedWithFileAndLine) {
   // As a model of another program, or of an older version, would carry.
   save_model(path("other.h5"), {{"config", std::string("[model]\ndepth = 34\nwidth = 2\n")}});
-  const std::string message = usage_error([&] { config_from_checkpoint(model_schema(), path("other.h5")); });
+  const std::string message = usage_error_of([&] { config_from_checkpoint(model_schema(), path("other.h5")); });
   EXPECT_EQ(message.rfind(path("other.h5") + " (its config):3: unknown key 'model.width'", 0), 0u) << message;
 }
 
 TEST_F(ConfigFromCheckpointTest, AValueOfTheWrongTypeIsNamed) {
   save_model(path("model.h5"), {{"config", std::string("[model]\ndepth = \"deep\"\n")}});
-  const std::string message = usage_error([&] { config_from_checkpoint(model_schema(), path("model.h5")); });
+  const std::string message = usage_error_of([&] { config_from_checkpoint(model_schema(), path("model.h5")); });
   EXPECT_EQ(message.rfind(path("model.h5") + " (its config):2:", 0), 0u) << message;
   EXPECT_NE(message.find("model.depth"), std::string::npos) << message;
 }
 
 TEST_F(ConfigFromCheckpointTest, AMissingFileIsNamed) {
-  EXPECT_EQ(usage_error([&] { config_from_checkpoint(model_schema(), path("gone.h5")); }),
+  EXPECT_EQ(usage_error_of([&] { config_from_checkpoint(model_schema(), path("gone.h5")); }),
             path("gone.h5") + ": no such file");
 }
 
