@@ -92,10 +92,10 @@ with open("train.csv", "w") as f:
         f.write(f'{i},"#Person1#: {said}","{" ".join(said.split()[:5])}"\n')
 PY
 cp train.csv train.orig.csv
-sum_args() {  # sum_args OUT_DIR
+sum_args() {  # sum_args OUT_DIR: 30 steps of 16 rows, not the competition's 512 (27 s a run, against 6)
   echo --set data.train_csv="$work/train.csv" --set data.cache_dir="$work/cache-$1" --set model.preset=tiny \
-    --set model.n_layer=1 --set train.max_steps=30 --set train.warmup_steps=0 --set train.out_dir="$work/$1" \
-    --set obs.gpu_every_s=0
+    --set model.n_layer=1 --set train.max_steps=30 --set train.micro_batch=8 --set train.grad_accum=1 \
+    --set train.warmup_steps=0 --set eval.rouge_samples=0 --set train.out_dir="$work/$1" --set obs.gpu_every_s=0
 }
 "$mpiexec" -n 2 "$summarize" train $(sum_args sum-straight) >sum-straight.log 2>&1 || { tail -20 sum-straight.log; exit 1; }
 while_running sum-rewritten sum-rewritten/metrics.jsonl 'head -5 train.orig.csv | sed "s/cat/bird/g" >train.csv' \
