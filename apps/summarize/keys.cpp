@@ -3,6 +3,7 @@
 #include "app/commands.h"
 #include "app/inference.h"
 #include "app/prepare.h"
+#include "app/summarize_task.h"
 #include "data/load.h"
 #include "tandem/config/config.h"
 #include "tandem/config/load.h"
@@ -72,6 +73,7 @@ tandem::Schema summarize_schema() {
   tandem::add_train_keys(s, competition_train());
   tandem::declare_keys<CorpusKeys>(s);
   tandem::declare_keys<PrepareKeys>(s);
+  tandem::declare_keys<BatchingKeys>(s);
   tandem::declare_keys<ModelKeys>(s);
   tandem::declare_keys<LoraKeys>(s);
   tandem::declare_keys<GenKeys>(s);

@@ -5,6 +5,7 @@ the seeds' Python recipe under torchrun + DDP and under Accelerate.
     bench_gpt2_ddp.py SUMMARIZE [--presets tiny,gpt2] [--data ../shared/data/scitldr]
         [--steps N] [--warmup N] [--rounds 2] [--json OUT]
         [--only tandem,torchrun,accelerate,torchrun+summary-head] [--results FILE]
+        [--only tandem,tandem-grouped --accum 4 --block 512]    # data.batching's modes side by side
 
 All three train the same model shape on the same token sequences (SciTLDR's
 training set as tandem tokenizes and caches it; gpt2_ddp_peer.py reads that
@@ -23,6 +24,9 @@ side, torchrun+summary-head, runs the recipe with the head cut as tandem's:
 the runtimes compared alone. With tandem-1rank in --only, tandem also trains
 the same global batch on one rank (two micro-batches a step), and the scaling
 efficiency, (2-rank tokens/s / 1-rank tokens/s) / 2, is printed.
+The side tandem-grouped trains with data.batching = "grouped" (the side
+tandem is "random"): the same steps with less padding; tandem's rows give
+the pad fraction, the share of computed tokens that were padding.
 --results appends the figures to env/bench.sh's table (results.py).
 Exit 77 when torch, accelerate or h5py is missing (env/setup.sh --bench).
 """
@@ -58,15 +62,18 @@ def run_tandem(a, side, preset, micro, steps, warmup, work, env):
     # tandem-1rank: the same global batch on one rank, in WORLD micro-batches
     # per step, for the scaling figure.
     ranks = 1 if side == "tandem-1rank" else WORLD
+    batching = side.partition("-")[2] if side in BATCHING_SIDES else "random"
     out = os.path.join(work, f"{side}-{preset}")
     shutil.rmtree(out, ignore_errors=True)
     t0 = time.time()
     run(["mpirun", "-np", str(ranks), a.summarize, "train",
-         "--set", f"model.preset={preset}", "--set", f"data.train_csv={a.data}/train.csv",
+         "--set", f"model.preset={preset}", "--set", f"model.block_size={a.block or SHAPES[preset][3]}",
+         "--set", f"data.train_csv={a.data}/train.csv",
          "--set", f"data.val_csv={work}/val.csv", "--set", f"data.cache_dir={work}/cache-{preset}",
-         "--set", f"train.micro_batch={micro}", "--set", f"train.grad_accum={WORLD // ranks}",
+         "--set", f"train.micro_batch={micro}", "--set", f"train.grad_accum={a.accum * WORLD // ranks}",
          "--set", f"train.max_steps={warmup + steps}", "--set", "train.warmup_steps=1",
-         "--set", "train.lr=2e-3", "--set", "train.log_every=1", "--set", f"train.out_dir={out}"],
+         "--set", "train.lr=2e-3", "--set", "train.log_every=1", "--set", f"data.batching={batching}",
+         "--set", f"train.out_dir={out}"],
         env, os.path.join(work, f"{side}-{preset}.log"))
     return tandem_summary(side, "tokens", out, warmup, t0, "tokens_per_s")
 
@@ -81,6 +88,7 @@ def token_cache(work, preset):
 def run_peer(a, side, preset, micro, steps, warmup, work, env):
     launcher, _, variant = side.partition("+")
     layers, heads, width, block = SHAPES[preset]
+    block = a.block or block
     args = ["--head", "summary" if variant == "summary-head" else "full", "--launcher", launcher, "--tokens", token_cache(work, preset), "--n-layer", str(layers),
             "--n-head", str(heads), "--n-embd", str(width), "--block", str(block), "--micro-batch", str(micro),
             "--steps", str(steps), "--warmup", str(warmup)]
@@ -100,10 +108,13 @@ def run_peer(a, side, preset, micro, steps, warmup, work, env):
     return peer_summary(side, "tokens", log)
 
 
+# tandem with data.batching other than "random" (the side "tandem").
+BATCHING_SIDES = ("tandem-grouped",)
 # The issue's goals: tandem's tokens/s over the faster of torchrun + DDP and Accelerate.
 GOALS = {"tiny": 1.15, "gpt2": 1.05}
 NAMES = {"torchrun": "torchrun + DDP", "accelerate": "Accelerate",
-         "torchrun+summary-head": "torchrun + DDP, head cut as tandem's", "tandem-1rank": "tandem on 1 rank"}
+         "torchrun+summary-head": "torchrun + DDP, head cut as tandem's", "tandem-1rank": "tandem on 1 rank",
+         "tandem-grouped": "tandem, micro-batches grouped by length"}
 
 
 def waited(ours):
@@ -141,6 +152,9 @@ def main():
     p.add_argument("--warmup", type=int, default=-1)
     p.add_argument("--micro-batch", type=int, default=0)
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--block", type=int, default=0, help="positions (default: the preset's)")
+    p.add_argument("--accum", type=int, default=1,
+                   help="micro-batches a rank accumulates a step (tandem's sides alone: the peers do not)")
     p.add_argument("--only", default="tandem,torchrun,accelerate,torchrun+summary-head")
     p.add_argument("--python", default=sys.executable, help="the venv's Python: torchrun and accelerate beside it")
     p.add_argument("--json", help="also write the figures here")
@@ -154,6 +168,8 @@ def main():
 
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=HERE, PYTHONDONTWRITEBYTECODE="1")
     sides = a.only.split(",")
+    if a.accum > 1 and not all(side.startswith("tandem") for side in sides):
+        sys.exit("--accum is for tandem's sides: the peers do not accumulate, so their global batch would differ")
     figures = []
     with tempfile.TemporaryDirectory(prefix="bench-gpt2-ddp.") as work:
         # Validation is not what is timed: a few rows keep the end-of-run evaluation short.
@@ -179,18 +195,19 @@ def main():
                           f"{r['ms_per_step']:.0f} ms/step", flush=True)
                     keep_best(best, r, "tokens_per_s")
             for side in sides:
-                figures.append(dict(best[side], preset=preset, micro_batch=micro, global_batch=micro * WORLD,
+                figures.append(dict(best[side], preset=preset, micro_batch=micro, global_batch=micro * WORLD * a.accum,
                                     steps=steps, warmup=warmup))
 
     print(f"\nGPT-2 fine-tuning, {WORLD} ranks x 1 thread, torch {torch.__version__}, best of {a.rounds}:\n")
-    print("| model | side | tokens/s | ms/step | first step (s) | peak RSS rank 0 (MB) | tandem / side |")
-    print("|---|---|---|---|---|---|---|")
+    print("| model | side | tokens/s | pad fraction | ms/step | first step (s) | peak RSS rank 0 (MB) | tandem / side |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in figures:
         ours = next(x for x in figures if x["preset"] == r["preset"] and x["side"] == "tandem") \
             if "tandem" in sides else None
         ratio = f"{ours['tokens_per_s'] / r['tokens_per_s']:.2f}x" if ours else "n/a"
+        pad = f"{r['pad_fraction']:.3f}" if "pad_fraction" in r else "n/a"
         print(f"| {r['preset']} (micro {r['micro_batch']}, global {r['global_batch']}) | {r['side']} | "
-              f"{r['tokens_per_s']:.0f} | {r['ms_per_step']:.0f} | {r['first_step_s']:.1f} | "
+              f"{r['tokens_per_s']:.0f} | {pad} | {r['ms_per_step']:.0f} | {r['first_step_s']:.1f} | "
               f"{r['peak_rss_mb']:.0f} | {ratio} |")
     for preset in a.presets.split(","):
         by = {r["side"]: r for r in figures if r["preset"] == preset}

@@ -67,6 +67,9 @@ def tandem_summary(side, unit, out_dir, warmup, t0, rate_key="samples_per_s"):
             break
     result = summary(side, unit, [r["ms"] for r in rows], [r[rate_key] * r["ms"] / 1000 for r in rows], first,
                      max(r["peak_mem_mb"] for r in rows))
+    if all("tokens_computed" in r for r in rows):
+        real = sum(r["tokens_computed"] * (1 - r["pad_fraction"]) for r in rows)
+        result["pad_fraction"] = 1 - real / sum(r["tokens_computed"] for r in rows)
     waits = [r["sync_wait_ms"] for r in rows if "sync_wait_ms" in r]
     if waits:  # 2 ranks or more: the all-reduce time backward did not hide
         result["sync_wait_ms"] = sum(waits) / len(waits)

@@ -74,6 +74,24 @@ TEST(SummarizeTask, CountsTheTokensAndFlopsOfValidRowsOnly) {
   EXPECT_DOUBLE_EQ(task.flops_in(batch_of(task, {1, 0})), 66528.0);
 }
 
+TEST(SummarizeTask, CountsEveryComputedPositionPaddingIncluded) {
+  SummarizeTask task = make_task();
+  // Both rows at the longer's 6 positions: 10 real tokens of 12 computed
+  // (pad_fraction 1/6); a padding row is computed in full.
+  EXPECT_EQ(task.tokens_computed_in(batch_of(task, {1, 1})), 12);
+  EXPECT_EQ(task.tokens_computed_in(batch_of(task, {1, 0})), 12);
+}
+
+TEST(SummarizeTask, GroupsByLengthOnlyWhenAsked) {
+  EXPECT_EQ(make_task().group_lengths(), nullptr);
+  summarize::BatchingKeys grouped;
+  grouped.batching = "grouped";
+  const SummarizeTask task(summarize::ModelOptions{task_test_config()}, two_examples(), TokenSet{}, kEot, std::nullopt,
+                           grouped);
+  ASSERT_NE(task.group_lengths(), nullptr);
+  EXPECT_EQ(*task.group_lengths(), (std::vector<int64_t>{6, 4}));
+}
+
 TEST(SummarizeTask, LossIsTheSummaryCrossEntropyOfTheFullLogits) {
   torch::manual_seed(0);
   SummarizeTask task = make_task();

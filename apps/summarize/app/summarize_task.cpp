@@ -35,8 +35,13 @@ std::string base_checksum(const ModelOptions& spec) {
 }
 
 SummarizeTask::SummarizeTask(ModelOptions spec, TokenSet train, TokenSet val, int64_t pad,
-                             std::optional<RougeDuringTraining> rouge)
-    : spec_(std::move(spec)), train_(std::move(train)), val_(std::move(val)), pad_(pad), rouge_(std::move(rouge)) {}
+                             std::optional<RougeDuringTraining> rouge, BatchingKeys batching)
+    : spec_(std::move(spec)), train_(std::move(train)), val_(std::move(val)), pad_(pad), rouge_(std::move(rouge)) {
+  if (batching.batching != "grouped") return;
+  auto lengths = std::make_shared<std::vector<int64_t>>(train_.size());
+  for (int64_t i = 0; i < train_.size(); ++i) (*lengths)[i] = train_.length(i);
+  group_lengths_ = std::move(lengths);
+}
 
 std::shared_ptr<torch::nn::Module> SummarizeTask::build_model() {
   GPT model = make_model(spec_);
@@ -177,5 +182,7 @@ int64_t SummarizeTask::tokens_in(const tandem::Batch& batch) const {
   for (const RowWork& row : row_work(batch)) tokens += row.length;
   return tokens;
 }
+
+int64_t SummarizeTask::tokens_computed_in(const tandem::Batch& batch) const { return batch.at("idx").numel(); }
 
 }  // namespace summarize

@@ -3,12 +3,16 @@
 // prompt + summary sequences, loss on the summary and its <|endoftext|> only;
 // evaluation gives that loss and, optionally, the ROUGE of summaries it
 // generates.
+#include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "app/inference.h"
 #include "app/prepare.h"
 #include "data/tokens.h"
 #include "model/gpt2.h"
+#include "tandem/config/settings.h"
 #include "tandem/train/task.h"
 
 namespace summarize {
@@ -22,11 +26,24 @@ struct RougeDuringTraining {
   bool stemmer = false;
 };
 
+// How a step's sequences are cut into micro-batches, each declared once.
+struct BatchingKeys {
+  std::string batching = "random";
+
+  template <class Self, class Visit>
+  static void each_key(Self& k, Visit&& visit) {
+    visit("data.batching", k.batching,
+          "how a step's sequences are cut into micro-batches: \"random\" as drawn, or \"grouped\" by length "
+          "(the same step, less padding)",
+          tandem::one_of({"random", "grouped"}));
+  }
+};
+
 class SummarizeTask : public tandem::Task {
  public:
   // Without `rouge`, evaluation gives the loss alone.
   SummarizeTask(ModelOptions spec, TokenSet train, TokenSet val, int64_t pad,
-                std::optional<RougeDuringTraining> rouge = std::nullopt);
+                std::optional<RougeDuringTraining> rouge = std::nullopt, BatchingKeys batching = {});
 
   std::shared_ptr<torch::nn::Module> build_model() override;
   // Under LoRA, the base's weights file by its checksum (base_checksum);
@@ -49,6 +66,10 @@ class SummarizeTask : public tandem::Task {
   // sequence, with as many summary tokens as the longest summary.
   tandem::Activations activation_bytes(const tandem::ActivationQuery& query) const override;
   int64_t tokens_in(const tandem::Batch& batch) const override;
+  // Every row at the batch's padded length.
+  int64_t tokens_computed_in(const tandem::Batch& batch) const override;
+  // The training sequences' lengths under data.batching = "grouped".
+  std::shared_ptr<const std::vector<int64_t>> group_lengths() const override { return group_lengths_; }
   double flops_in(const tandem::Batch& batch) const override;
   // The loss honours batch["valid"], so no example is left out of an epoch.
   bool drop_last() const override { return false; }
@@ -59,6 +80,7 @@ class SummarizeTask : public tandem::Task {
   TokenSet train_, val_;
   int64_t pad_;
   std::optional<RougeDuringTraining> rouge_;
+  std::shared_ptr<const std::vector<int64_t>> group_lengths_;
 };
 
 // Builds the model a run asks for: a preset or explicit sizes, from scratch

@@ -41,7 +41,7 @@ std::optional<RougeDuringTraining> rouge_during_training(tandem::World& world, c
 
 SummarizeTask make_task(tandem::World& world, const tandem::Config& config, const Setup& s, Prepared& data) {
   return SummarizeTask(s.spec, std::move(data.train), std::move(data.val), s.tok.eot(),
-                       rouge_during_training(world, config, s, data.corpus));
+                       rouge_during_training(world, config, s, data.corpus), tandem::read_keys<BatchingKeys>(config));
 }
 
 // Trains `task` with `c`, its shape recorded in the config every checkpoint

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <numeric>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -62,6 +63,8 @@ Sampler::Sampler(const SamplerOptions& options) : options_(options), cache_(std:
   if (o.grad_accum <= 0 || o.world_size <= 0 || o.rank < 0 || o.rank >= o.world_size)
     throw std::invalid_argument(
         log::cat("sampler: grad_accum ", o.grad_accum, ", rank ", o.rank, " of ", o.world_size));
+  if (o.lengths && static_cast<int64_t>(o.lengths->size()) != o.dataset_size)
+    throw std::invalid_argument(log::cat("sampler: ", o.lengths->size(), " lengths for ", o.dataset_size, " samples"));
   global_batch_ = o.micro_batch * o.grad_accum * o.world_size;
   if (o.drop_last && o.dataset_size < global_batch_)
     throw UsageError(log::cat(
@@ -96,16 +99,34 @@ MicroBatch Sampler::micro_batch(int64_t epoch, int64_t step_in_epoch, int accum_
     order = cache_->order[slot];
   }
 
-  const int64_t first =
-      step_in_epoch * global_batch_ + micro_batch_index(accum_step, o.world_size, o.rank) * o.micro_batch;
+  // Position p of the epoch's order, past the end wrapped to its start: a pad
+  // is a real sample, so the forward pass is ordinary, and only its weight is
+  // zero.
+  const auto sample = [&](int64_t p) { return order ? (*order)[p % o.dataset_size] : p % o.dataset_size; };
+  // The micro-batch's positions in the epoch's order: the j-th run of
+  // micro_batch of the step's; or, grouped, micro-step a's run of
+  // world_size x micro_batch of the step's sorted by length, dealt to the
+  // ranks in turn, so that each rank's micro-batch spans the same lengths.
+  const int64_t first = step_in_epoch * global_batch_;
+  std::vector<int64_t> positions(o.lengths ? global_batch_ : o.micro_batch);
+  std::iota(positions.begin(), positions.end(),
+            o.lengths ? first : first + micro_batch_index(accum_step, o.world_size, o.rank) * o.micro_batch);
+  if (o.lengths) {
+    const std::vector<int64_t>& length = *o.lengths;
+    std::stable_sort(positions.begin(), positions.end(), [&](int64_t a, int64_t b) {
+      const bool valid_a = a < o.dataset_size, valid_b = b < o.dataset_size;
+      return valid_a != valid_b ? valid_a : length[sample(a)] > length[sample(b)];
+    });
+    std::vector<int64_t> dealt(o.micro_batch);
+    const int64_t run = accum_step * o.world_size * o.micro_batch;
+    for (int64_t k = 0; k < o.micro_batch; ++k) dealt[k] = positions[run + o.rank + k * o.world_size];
+    positions = std::move(dealt);
+  }
   MicroBatch batch;
   batch.indices.reserve(o.micro_batch);
   batch.valid.reserve(o.micro_batch);
-  for (int64_t p = first; p < first + o.micro_batch; ++p) {
-    // Past the end, wrap to the start of this epoch's order: a pad is a real
-    // sample, so the forward pass is ordinary, and only its weight is zero.
-    const int64_t at = p % o.dataset_size;
-    batch.indices.push_back(order ? (*order)[at] : at);
+  for (const int64_t p : positions) {
+    batch.indices.push_back(sample(p));
     batch.valid.push_back(p < o.dataset_size ? 1 : 0);
   }
   return batch;

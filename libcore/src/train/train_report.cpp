@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "tandem/obs/log.h"
+#include "tandem/text/message_text.h"
 
 namespace tandem {
 
@@ -29,8 +30,17 @@ void TrainReport::step(int64_t done, const MetricsWriter::Row& row, const std::s
     log::write(log::Level::Debug, "step " + std::to_string(done) + " " + line);
 }
 
+void TrainReport::count_tokens(double real, double computed) {
+  real_tokens_ += real;
+  computed_tokens_ += computed;
+}
+
 void TrainReport::finish() {
-  if (progress_) progress_->finish();
+  if (!progress_) return;
+  progress_->finish();
+  if (computed_tokens_ > 0)
+    log::info("tokens: ", static_cast<int64_t>(computed_tokens_), " computed, ", static_cast<int64_t>(real_tokens_),
+              " of them real: pad_fraction ", number_text(1.0 - real_tokens_ / computed_tokens_));
 }
 
 std::unique_ptr<GpuMonitor> TrainReport::gpu_monitor(double every_s) {

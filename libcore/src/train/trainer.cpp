@@ -68,6 +68,7 @@ void Trainer::Impl::set_up() {
   seed = shared_seed(world, settings.seed);
   so.seed = seed;
   so.drop_last = task.drop_last();
+  so.lengths = task.group_lengths();
   so.key = settings.key;
   batches.emplace(so);
   total_steps = settings.max_steps > 0 ? settings.max_steps : settings.epochs * batches->sampler().steps_per_epoch();
@@ -247,6 +248,7 @@ void Trainer::Impl::micro_step(DeviceFeed& feed, StepFigures& f, bool last) {
   auto [host_batch, batch] = feed.next();
   // Counted on the host copy: on a GPU the count would wait for the device.
   f.tokens += task.tokens_in(host_batch);
+  f.computed += task.tokens_computed_in(host_batch);
   f.flops += task.flops_in(host_batch);
   Loss loss;
   {
@@ -301,10 +303,10 @@ void Trainer::Impl::reduce(StepFigures& f, const std::vector<at::Tensor>& grads)
   // when any gradient is.
   const at::Tensor squares = grad_sum_of_squares(grads).to(options);
   auto reduced =
-      torch::stack({f.loss_sum, f.weight_sum, torch::full({}, f.tokens, options), torch::full({}, f.flops, options),
-                    torch::full({}, f.out_of_memory, options), squares});
+      torch::stack({f.loss_sum, f.weight_sum, torch::full({}, f.tokens, options), torch::full({}, f.computed, options),
+                    torch::full({}, f.flops, options), torch::full({}, f.out_of_memory, options), squares});
   if (world.size() > 1) {
-    auto summed = reduced.narrow(0, 0, grads_sharded() ? 6 : 5);
+    auto summed = reduced.narrow(0, 0, grads_sharded() ? 7 : 6);
     comm->allreduce(summed, ReduceOp::Sum);
   }
   // The copy waits for the device, and with it for the collectives: one the
@@ -313,8 +315,9 @@ void Trainer::Impl::reduce(StepFigures& f, const std::vector<at::Tensor>& grads)
   world.watchdog().require_running("the optimizer step");
   f.weight = host[1].item<double>();
   f.tokens = host[2].item<double>();
-  f.flops = host[3].item<double>();
-  f.out_of_memory = host[4].item<double>();
+  f.computed = host[3].item<double>();
+  f.flops = host[4].item<double>();
+  f.out_of_memory = host[5].item<double>();
   // GradSync averages over the ranks: the gradients hold
   // sum_r grad(loss_sum_r) * scale / (hint * world), the step wants
   // sum_r grad(loss_sum_r) / weight. A global batch of no weight (padding
@@ -322,7 +325,7 @@ void Trainer::Impl::reduce(StepFigures& f, const std::vector<at::Tensor>& grads)
   const bool weighed = f.weight > 0;
   f.loss = weighed ? host[0].item<double>() / f.weight : 0.0;
   f.grad_factor = weighed ? world.size() * weight_hint / (scaler->scale() * f.weight) : 0.0;
-  f.grad_norm = std::sqrt(host[5].item<double>()) * f.grad_factor;
+  f.grad_norm = std::sqrt(host[6].item<double>()) * f.grad_factor;
 }
 
 // Clips, then steps the optimizer, or skips a step whose gradients are not
@@ -373,6 +376,11 @@ void Trainer::Impl::report_step(int64_t done, const StepFigures& f, double lr, d
   if (const int64_t peak = tensor_memory(device).peak; peak >= 0)
     row.emplace_back("peak_mem_mb", static_cast<double>(peak) / (1024.0 * 1024.0));
   if (f.tokens > 0) row.emplace_back("tokens_per_s", f.tokens * 1000.0 / ms);
+  if (f.computed > 0) {
+    row.emplace_back("tokens_computed", f.computed);
+    row.emplace_back("pad_fraction", 1.0 - f.tokens / f.computed);
+    report->count_tokens(f.tokens, f.computed);
+  }
   // After reduce()'s copy to the host, so on a GPU the events asked are done.
   if (sync) row.emplace_back("sync_wait_ms", sync->last_wait_ms());
   if (f.flops > 0) {

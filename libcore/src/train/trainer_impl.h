@@ -185,7 +185,8 @@ struct Trainer::Impl {
   struct StepFigures {
     // On the device, until the step's one copy to the host.
     at::Tensor loss_sum, weight_sum;
-    double loss = 0, weight = 0, tokens = 0, flops = 0, grad_norm = 0;
+    // tokens: real ones (Task::tokens_in); computed: padding included.
+    double loss = 0, weight = 0, tokens = 0, computed = 0, flops = 0, grad_norm = 0;
     // What turns the synchronised gradients into those of the step's
     // objective: undoes the loss scale and the hint, divides by the weight.
     double grad_factor = 0;

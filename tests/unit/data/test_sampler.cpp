@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -151,6 +152,73 @@ TEST(Sampler, MicroStepSpansTheWorld) {
   EXPECT_EQ(ranks[0].micro_batch(0, 0, 0).indices, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(ranks[1].micro_batch(0, 0, 0).indices, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(ranks[0].micro_batch(0, 0, 1).indices, (std::vector<int64_t>{4, 5}));
+}
+
+// Lengths 0 .. n-1 scrambled, so that a sample's length says nothing of its index.
+std::shared_ptr<const std::vector<int64_t>> scrambled_lengths(int64_t n) {
+  auto lengths = std::make_shared<std::vector<int64_t>>(n);
+  for (int64_t i = 0; i < n; ++i) (*lengths)[i] = (i * 7) % n;
+  return lengths;
+}
+
+TEST(Sampler, GroupedByLengthTheSameStepsLongestFirstDealtInTurn) {
+  const int64_t n = 50;
+  SamplerOptions o = options(n, 2, 2, 2, 0);  // G = 8: 2 ranks x 2 micro-steps of 2
+  const auto drawn = world_of(o);
+  o.lengths = scrambled_lengths(n);
+  const auto grouped = world_of(o);
+  const auto& length = *o.lengths;
+  for (int64_t step = 0; step < drawn[0].steps_per_epoch(); ++step) {
+    std::multiset<int64_t> as_drawn;
+    std::vector<int64_t> by_length;  // micro-step by micro-step, the ranks' rows in turn
+    for (int a = 0; a < 2; ++a) {
+      for (int r = 0; r < 2; ++r) {
+        const MicroBatch d = drawn[r].micro_batch(3, step, a);
+        as_drawn.insert(d.indices.begin(), d.indices.end());
+      }
+      const MicroBatch g0 = grouped[0].micro_batch(3, step, a), g1 = grouped[1].micro_batch(3, step, a);
+      by_length.insert(by_length.end(), {g0.indices[0], g1.indices[0], g0.indices[1], g1.indices[1]});
+    }
+    // The step learns from the same samples; micro-step 0 holds the 4
+    // longest, rank 0 the 1st and 3rd of them, rank 1 the 2nd and 4th.
+    EXPECT_EQ(std::multiset<int64_t>(by_length.begin(), by_length.end()), as_drawn) << "step " << step;
+    for (size_t k = 1; k < by_length.size(); ++k)
+      EXPECT_GT(length[by_length[k - 1]], length[by_length[k]]) << "step " << step << ", position " << k;
+  }
+}
+
+TEST(Sampler, GroupedMicroStepsHoldTheSameRowsOnAnyWorldSize) {
+  // G = 8 as 2 micro-steps of 1 rank x 4 and of 2 ranks x 2: micro-step a
+  // holds the same 4 rows either way.
+  SamplerOptions one = options(40, 4, 2, 1, 0), two = options(40, 2, 2, 2, 0);
+  one.lengths = two.lengths = scrambled_lengths(40);
+  const auto one_rank = world_of(one), two_ranks = world_of(two);
+  for (int64_t step = 0; step < 5; ++step)
+    for (int a = 0; a < 2; ++a) {
+      const MicroBatch whole = one_rank[0].micro_batch(1, step, a);
+      std::multiset<int64_t> split;
+      for (const Sampler& rank : two_ranks) {
+        const MicroBatch b = rank.micro_batch(1, step, a);
+        split.insert(b.indices.begin(), b.indices.end());
+      }
+      EXPECT_EQ(split, std::multiset<int64_t>(whole.indices.begin(), whole.indices.end()))
+          << "step " << step << ", micro-step " << a;
+    }
+}
+
+TEST(Sampler, GroupedPaddingComesLastWhateverItsLength) {
+  SamplerOptions o = options(5, 2, 2, 1, 0);  // G = 4: a full step, then 1 of 4
+  o.drop_last = false;
+  o.shuffle = false;
+  o.lengths = std::make_shared<const std::vector<int64_t>>(std::vector<int64_t>{9, 3, 8, 1, 2});
+  const Sampler s(o);
+  // Step 0 is samples 0-3 longest first; step 1 holds sample 4 and, as
+  // padding, samples 0-2 again, which stay behind it though longer.
+  EXPECT_EQ(s.micro_batch(0, 0, 0).indices, (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(s.micro_batch(0, 0, 1).indices, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(s.micro_batch(0, 1, 0).indices, (std::vector<int64_t>{4, 0}));
+  EXPECT_EQ(s.micro_batch(0, 1, 0).valid, (std::vector<uint8_t>{1, 0}));
+  EXPECT_EQ(s.micro_batch(0, 1, 1).indices, (std::vector<int64_t>{2, 1}));
 }
 
 TEST(Sampler, DropLastDropsThePartialBatch) {

@@ -123,6 +123,10 @@ class Task {
   // Tokens in a batch's valid samples (its host tensors, before the copy to
   // the device), for tokens_per_s; 0 when the task does not count tokens.
   virtual int64_t tokens_in(const Batch& batch) const { return 0; }
+  // Token positions the forward pass computes for a batch, padding and
+  // padding samples included (summarize: rows x the longest row), for
+  // tokens_computed and pad_fraction; 0 when the task does not count tokens.
+  virtual int64_t tokens_computed_in(const Batch& batch) const { return 0; }
   // Training FLOPs (forward + backward) of the work a batch's valid samples
   // need, not of padding, for flops_per_s and MFU; 0 if unknown. Host tensors.
   virtual double flops_in(const Batch& batch) const { return 0; }
@@ -130,6 +134,10 @@ class Task {
   // (activations.h, memory_plan.h), for the largest inputs the task makes (its
   // longest sequence, its image size); {-1, 0} when the task cannot say.
   virtual Activations activation_bytes(const ActivationQuery& query) const { return {}; }
+  // The training samples' lengths when each global batch is to be cut into
+  // micro-batches by length (SamplerOptions::lengths: the same step, less
+  // padding); null (the default): micro-batches as the samples were drawn.
+  virtual std::shared_ptr<const std::vector<int64_t>> group_lengths() const { return nullptr; }
   // What happens to the epoch's last, partial global batch: dropped (true), or
   // filled up with samples marked invalid in batch["valid"], identically on
   // every rank, for tasks whose loss honours that mask.

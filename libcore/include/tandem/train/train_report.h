@@ -12,6 +12,8 @@
 //   (an evaluation, the memory plan, an early stop); step() is a training
 //   step's row, which also moves the progress line and becomes the step the
 //   GPU monitor's samples are filed under.
+// - finish() ends the progress line and logs the tokens the steps of this
+//   run (since its start or resume) computed and how many were padding.
 // - gpu_monitor() hands the caller a monitor whose samples are logged and
 //   filed here: the caller's scope bounds its thread, which must end before
 //   the report does.
@@ -37,6 +39,9 @@ class TrainReport {
   void row(const MetricsWriter::Row& row);
   // `line` follows the step count on the progress line and in the log.
   void step(int64_t done, const MetricsWriter::Row& row, const std::string& line);
+  // A step's real and computed tokens (padding included), summed over the
+  // ranks; finish() logs the run's totals and their pad fraction.
+  void count_tokens(double real, double computed);
   void finish();
   std::unique_ptr<GpuMonitor> gpu_monitor(double every_s);
 
@@ -45,6 +50,7 @@ class TrainReport {
   std::unique_ptr<MetricsWriter> metrics_;
   std::unique_ptr<TensorBoardWriter> tensorboard_;
   std::unique_ptr<Progress> progress_;
+  double real_tokens_ = 0, computed_tokens_ = 0;
   // Read by the GPU monitor's thread.
   std::atomic<int64_t> reported_{0};
 };
