@@ -26,6 +26,7 @@ while_running() {
     sleep 0.2
   done
   eval "$action"
+  kill -0 $pid 2>/dev/null || fail "ended before its input changed: the check would prove nothing"
   wait $pid && echo 0 >"$name.status" || echo $? >"$name.status"
   [ "$(cat "$name.status")" != 124 ] || fail "still running 300 s after its input changed: hung"
 }

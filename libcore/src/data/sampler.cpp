@@ -106,7 +106,8 @@ MicroBatch Sampler::micro_batch(int64_t epoch, int64_t step_in_epoch, int accum_
   // The micro-batch's positions in the epoch's order: the j-th run of
   // micro_batch of the step's; or, grouped, micro-step a's run of
   // world_size x micro_batch of the step's sorted by length, dealt to the
-  // ranks in turn, so that each rank's micro-batch spans the same lengths.
+  // ranks in turn, every other round backwards (0 1 1 0 0 1 ...), so that
+  // each rank's micro-batch spans the same lengths and none is always first.
   const int64_t first = step_in_epoch * global_batch_;
   std::vector<int64_t> positions(o.lengths ? global_batch_ : o.micro_batch);
   std::iota(positions.begin(), positions.end(),
@@ -119,7 +120,8 @@ MicroBatch Sampler::micro_batch(int64_t epoch, int64_t step_in_epoch, int accum_
     });
     std::vector<int64_t> dealt(o.micro_batch);
     const int64_t run = accum_step * o.world_size * o.micro_batch;
-    for (int64_t k = 0; k < o.micro_batch; ++k) dealt[k] = positions[run + o.rank + k * o.world_size];
+    for (int64_t k = 0; k < o.micro_batch; ++k)
+      dealt[k] = positions[run + k * o.world_size + (k % 2 == 0 ? o.rank : o.world_size - 1 - o.rank)];
     positions = std::move(dealt);
   }
   MicroBatch batch;

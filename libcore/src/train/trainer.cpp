@@ -419,6 +419,7 @@ int Trainer::Impl::loop() {
       log::warn("signal ", preemption_signal(), " received: checkpointing at step ", step, " and exiting with status ",
                 int(kExitRequeue), " so the job can be requeued");
       save(step);
+      report->finish();
       return kExitRequeue;
     }
     // Dropout and other in-model randomness: a function of (seed, rank, step),

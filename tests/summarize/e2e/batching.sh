@@ -5,8 +5,8 @@
 # cut short) with dropout 0, fp32: 1 rank x 16 "random" against 2 ranks x
 # (4 x 2) "grouped". Every step's loss and gradient norm agree within 1e-6
 # relative (they do to 1e-7), the final weights within 1e-4 of each tensor's
-# largest value; "grouped" computes fewer padding tokens than the
-# micro-batches of 16 as drawn; every step's pad_fraction is
+# largest value; "grouped" computes fewer tokens than "random" cut the same
+# way (2 x 4 x 2); every step's pad_fraction is
 # 1 - real tokens / tokens_computed of its own row.
 # The weights' bound is AdamW's, not the batching's: it moves a weight by
 # about lr whatever the size of its gradient, so where the true gradient is
@@ -30,24 +30,25 @@ fi
 run() { # run NAME RANKS MICRO ACCUM BATCHING
   local name=$1 ranks=$2 micro=$3 accum=$4 batching=$5
   "$mpiexec" -n "$ranks" "$summarize" train ${corpus[@]+"${corpus[@]}"} --set model.preset=tiny \
-    --set model.block_size=512 --set train.max_steps=4 --set train.micro_batch="$micro" \
+    --set model.block_size=512 --set train.lr=3e-5 --set train.min_lr=3e-6 --set train.max_steps=4 --set train.micro_batch="$micro" \
     --set train.grad_accum="$accum" --set train.warmup_steps=1 --set train.eval_every=0 --set train.ckpt_every=0 \
     --set eval.rouge_samples=0 --set dist.device=cpu --set train.precision=fp32 --set data.batching="$batching" \
     --set "train.out_dir=$work/$name" --set "data.cache_dir=$work/cache" >"$work/$name.log" 2>&1 ||
     { rc=$?; tail -n 20 "$work/$name.log"; fail "$name exited with $rc"; }
 }
 run random 1 16 1 random
+run random-2x4x2 2 4 2 random
 run grouped 2 4 2 grouped
 grep -q "tokens: [0-9]* computed, [0-9]* of them real: pad_fraction" "$work/grouped/logs/rank-0.log" ||
   fail "the run's end does not say its tokens and pad_fraction"
 # Debian's Python, which has h5py (env/setup.sh --tests), whatever python3 is first on PATH.
 py=/usr/bin/python3
 "$py" -c 'import h5py' 2>/dev/null || fail "needs h5py for $py (apt-get install python3-h5py)"
-"$py" - "$work/random" "$work/grouped" <<'PY' || fail "see above"
+"$py" - "$work/random" "$work/grouped" "$work/random-2x4x2" <<'PY' || fail "see above"
 import json, sys
 import h5py
 import numpy as np
-random, grouped = sys.argv[1:]
+random, grouped, split = sys.argv[1:]
 ok = True
 def steps(run):
     return [r for r in map(json.loads, open(run + "/metrics.jsonl")) if "pad_fraction" in r]
@@ -57,11 +58,12 @@ for run in (random, grouped):
         if abs(1 - real / r["tokens_computed"] - r["pad_fraction"]) > 1e-6:
             print(f"{run} step {r['step']}: pad_fraction {r['pad_fraction']} is not 1 - {real} / {r['tokens_computed']}")
             ok = False
-computed = {run: sum(r["tokens_computed"] for r in steps(run)) for run in (random, grouped)}
+computed = {run: sum(r["tokens_computed"] for r in steps(run)) for run in (random, grouped, split)}
 pads = {run: sum(r["pad_fraction"] * r["tokens_computed"] for r in steps(run)) / computed[run] for run in computed}
-print(f"pad fraction over 4 steps: random (micro-batch 16) {pads[random]:.3f}, grouped (4) {pads[grouped]:.3f}")
-if not computed[grouped] < computed[random]:
-    print(f"grouped computed {computed[grouped]} tokens, random {computed[random]}: grouping saved nothing")
+print(f"pad fraction over 4 steps: random 1 x 16 {pads[random]:.3f}, random 2 x 4 x 2 {pads[split]:.3f}, "
+      f"grouped 2 x 4 x 2 {pads[grouped]:.3f}")
+if not computed[grouped] < computed[split]:
+    print(f"grouped computed {computed[grouped]} tokens, random in the same cut {computed[split]}: grouping saved nothing")
     ok = False
 for a, b in zip(steps(random), steps(grouped), strict=True):
     for key in ("loss", "grad_norm"):

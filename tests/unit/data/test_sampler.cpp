@@ -177,10 +177,10 @@ TEST(Sampler, GroupedByLengthTheSameStepsLongestFirstDealtInTurn) {
         as_drawn.insert(d.indices.begin(), d.indices.end());
       }
       const MicroBatch g0 = grouped[0].micro_batch(3, step, a), g1 = grouped[1].micro_batch(3, step, a);
-      by_length.insert(by_length.end(), {g0.indices[0], g1.indices[0], g0.indices[1], g1.indices[1]});
+      by_length.insert(by_length.end(), {g0.indices[0], g1.indices[0], g1.indices[1], g0.indices[1]});
     }
     // The step learns from the same samples; micro-step 0 holds the 4
-    // longest, rank 0 the 1st and 3rd of them, rank 1 the 2nd and 4th.
+    // longest, rank 0 the 1st and 4th of them, rank 1 the 2nd and 3rd.
     EXPECT_EQ(std::multiset<int64_t>(by_length.begin(), by_length.end()), as_drawn) << "step " << step;
     for (size_t k = 1; k < by_length.size(); ++k)
       EXPECT_GT(length[by_length[k - 1]], length[by_length[k]]) << "step " << step << ", position " << k;

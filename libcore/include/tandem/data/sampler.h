@@ -2,8 +2,8 @@
 // Which samples each rank trains on at each step, chosen so that the world
 // size changes how the work is split but never what is learned from: the
 // epoch's order depends only on (seed, epoch), and every global batch holds the
-// same samples, cut into the same micro-batches (grouped by length: see
-// SamplerOptions::lengths), on any number of ranks. A run
+// same samples, cut into the same micro-batches, on any number of ranks
+// (grouped by length, the same samples per step: see SamplerOptions::lengths). A run
 // can therefore resume from a cursor (epoch, step in epoch) on a different
 // world size, provided the global batch stays the same.
 #include <cstdint>
@@ -29,11 +29,12 @@ struct SamplerOptions {
   // Each sample's length (the dataset's size of them), or null. Given, every
   // global batch is sorted by it, longest first (padding slots last, ties in
   // drawn order), and micro-step a takes the a-th run of world_size x
-  // micro_batch of that order, dealt to the ranks in turn: the same samples
-  // in the same steps as without, but each micro-batch holds samples of
-  // about one length, so it pads little, and every rank gets about the same
-  // tokens, so the ranks finish together. The micro-batches are then the
-  // same on any world size only where micro-step and rank counts are.
+  // micro_batch of that order, dealt to the ranks in turn (every other round
+  // backwards): the same samples in the same steps as without, but each
+  // micro-batch holds samples of about one length, so it pads little, and
+  // every rank gets about the same tokens, so the ranks finish together. A
+  // micro-step then holds the same samples on any world size with the same
+  // world_size x micro_batch; which rank gets which depends on the world size.
   std::shared_ptr<const std::vector<int64_t>> lengths;
   KeyNames key;  // the keys that messages name: train.micro_batch, or dit.micro_batch ...
 };
