@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "future_work.h"
+#include "idle_barrier.h"
 #include "mpi_check.h"
 #include "tandem/dist/mpi_deadline.h"
 #include "tandem/obs/log.h"
@@ -140,7 +141,7 @@ void World::set_limits(double timeout_s, double setup_timeout_s) {
 void World::setup_barrier(const std::string& what) {
   log::info("waiting up to ", number_text(setup_timeout_s_), " s (dist.setup_timeout_s) for ", what);
   submit(
-      "the wait for " + what, [] { mpi_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }, {}, /*setup=*/true)
+      "the wait for " + what, [] { idle_barrier(); }, {}, /*setup=*/true)
       ->wait();
 }
 
@@ -159,7 +160,7 @@ void World::allgather_bytes(const void* in, size_t bytes, void* out) {
 }
 
 void World::barrier() {
-  submit("barrier", [] { mpi_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); })->wait();
+  submit("barrier", [] { idle_barrier(); })->wait();
 }
 
 bool World::any(bool flag) {
