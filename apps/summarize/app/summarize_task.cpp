@@ -34,13 +34,22 @@ std::string base_checksum(const ModelOptions& spec) {
   return tandem::file_crc64((std::filesystem::path(spec.init_from.substr(3)) / "model.safetensors").string());
 }
 
+namespace {
+
+std::shared_ptr<const std::vector<int64_t>> lengths_of(const TokenSet& set) {
+  auto lengths = std::make_shared<std::vector<int64_t>>(set.size());
+  for (int64_t i = 0; i < set.size(); ++i) (*lengths)[i] = set.length(i);
+  return lengths;
+}
+
+}  // namespace
+
 SummarizeTask::SummarizeTask(ModelOptions spec, TokenSet train, TokenSet val, int64_t pad,
                              std::optional<RougeDuringTraining> rouge, BatchingKeys batching)
     : spec_(std::move(spec)), train_(std::move(train)), val_(std::move(val)), pad_(pad), rouge_(std::move(rouge)) {
   if (batching.batching != "grouped") return;
-  auto lengths = std::make_shared<std::vector<int64_t>>(train_.size());
-  for (int64_t i = 0; i < train_.size(); ++i) (*lengths)[i] = train_.length(i);
-  group_lengths_ = std::move(lengths);
+  group_lengths_ = lengths_of(train_);
+  eval_group_lengths_ = lengths_of(val_);
 }
 
 std::shared_ptr<torch::nn::Module> SummarizeTask::build_model() {

@@ -68,8 +68,10 @@ class SummarizeTask : public tandem::Task {
   int64_t tokens_in(const tandem::Batch& batch) const override;
   // Every row at the batch's padded length.
   int64_t tokens_computed_in(const tandem::Batch& batch) const override;
-  // The training sequences' lengths under data.batching = "grouped".
+  // The training and the validation sequences' lengths under
+  // data.batching = "grouped".
   std::shared_ptr<const std::vector<int64_t>> group_lengths() const override { return group_lengths_; }
+  std::shared_ptr<const std::vector<int64_t>> eval_group_lengths() const override { return eval_group_lengths_; }
   double flops_in(const tandem::Batch& batch) const override;
   // The loss honours batch["valid"], so no example is left out of an epoch.
   bool drop_last() const override { return false; }
@@ -80,7 +82,7 @@ class SummarizeTask : public tandem::Task {
   TokenSet train_, val_;
   int64_t pad_;
   std::optional<RougeDuringTraining> rouge_;
-  std::shared_ptr<const std::vector<int64_t>> group_lengths_;
+  std::shared_ptr<const std::vector<int64_t>> group_lengths_, eval_group_lengths_;
 };
 
 // Builds the model a run asks for: a preset or explicit sizes, from scratch

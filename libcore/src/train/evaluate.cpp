@@ -2,6 +2,10 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
 #include "tandem/data/eval_shard.h"
 #include "tandem/data/loader.h"
 #include "tandem/dist/gather_in_order.h"
@@ -9,13 +13,36 @@
 #include "tandem/train/autocast_guard.h"
 
 namespace tandem {
+namespace {
+
+// The shard's slots longest first (ties in slot order): where the shard's
+// slot order[k] goes, so that its micro-batches pad little.
+std::vector<int64_t> slots_longest_first(const EvalShard& shard, const std::vector<int64_t>& lengths) {
+  std::vector<int64_t> order(shard.indices.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return lengths[shard.indices[a]] > lengths[shard.indices[b]];
+  });
+  return order;
+}
+
+}  // namespace
 
 EvalRows gather_eval_rows(Task& task, torch::nn::Module& model, const EvalContext& ctx) {
   const int64_t n = task.eval_size();
   if (n == 0) return {};
   World& world = *ctx.world;
   const int size = world.size();
-  const auto shard = eval_shard(n, size, world.rank());
+  auto shard = eval_shard(n, size, world.rank());
+  std::vector<int64_t> order;
+  if (const auto lengths = task.eval_group_lengths()) {
+    order = slots_longest_first(shard, *lengths);
+    const EvalShard in_order = shard;
+    for (size_t k = 0; k < order.size(); ++k) {
+      shard.indices[k] = in_order.indices[order[k]];
+      shard.valid[k] = in_order.valid[order[k]];
+    }
+  }
 
   // As in training: batches made and pinned on a thread, each copied to the
   // GPU on a stream of its own while the one before computes (DeviceFeed),
@@ -53,7 +80,12 @@ EvalRows gather_eval_rows(Task& task, torch::nn::Module& model, const EvalContex
   model.train(was_training);
 
   EvalRows gathered;
-  for (auto& [key, list] : pieces) gathered[key] = gather_in_order(world, n, torch::cat(list).cpu());
+  for (auto& [key, list] : pieces) {
+    at::Tensor mine = torch::cat(list).cpu();
+    // Sorted by length: each row back to its slot.
+    if (!order.empty()) mine = torch::empty_like(mine).index_copy_(0, torch::tensor(order, torch::kLong), mine);
+    gathered[key] = gather_in_order(world, n, mine);
+  }
   return gathered;
 }
 

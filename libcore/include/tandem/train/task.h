@@ -138,6 +138,10 @@ class Task {
   // micro-batches by length (SamplerOptions::lengths: the same step, less
   // padding); null (the default): micro-batches as the samples were drawn.
   virtual std::shared_ptr<const std::vector<int64_t>> group_lengths() const { return nullptr; }
+  // The evaluation samples' lengths when evaluation is to batch them by
+  // length (each rank's share longest first: less padding, the same rows,
+  // back in dataset order); null (the default): in order.
+  virtual std::shared_ptr<const std::vector<int64_t>> eval_group_lengths() const { return nullptr; }
   // What happens to the epoch's last, partial global batch: dropped (true), or
   // filled up with samples marked invalid in batch["valid"], identically on
   // every rank, for tasks whose loss honours that mask.
