@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <numeric>
 
 #include "app/prepare.h"
 #include "tandem/config/config.h"
@@ -89,17 +90,25 @@ std::vector<std::string> summarize_all(tandem::World& world, GPT& model, const G
   if (prompts.size() != static_cast<int64_t>(mine.size()))
     throw std::logic_error("prompts were dropped although check_prompt_room passed");
 
-  std::vector<std::vector<int64_t>> outputs;
+  // Longest prompts first, so that a batch's prompts are of about one length
+  // and little of its prompt pass is left padding; each output goes back to
+  // its prompt's slot.
+  std::vector<int64_t> order(mine.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&prompts](int64_t a, int64_t b) { return prompts.length(a) > prompts.length(b); });
+  std::vector<std::vector<int64_t>> outputs(mine.size());
   const bool show = s.progress && world.rank() == 0;
   tandem::Progress progress("generate", static_cast<int64_t>(mine.size()), std::cerr, tandem::console_redraws(), 10.0);
   for (size_t begin = 0; begin < mine.size(); begin += s.batch) {
     const size_t end = std::min(mine.size(), begin + static_cast<size_t>(s.batch));
     std::vector<std::vector<int64_t>> batch;
-    for (size_t i = begin; i < end; ++i) {
-      const auto* first = prompts.ids.data() + prompts.offsets[i];
-      batch.emplace_back(first, first + prompts.length(i));
+    for (size_t k = begin; k < end; ++k) {
+      const auto* first = prompts.ids.data() + prompts.offsets[order[k]];
+      batch.emplace_back(first, first + prompts.length(order[k]));
     }
-    for (auto& o : generate(model, batch, s.generate)) outputs.push_back(std::move(o));
+    auto made = generate(model, batch, s.generate);
+    for (size_t k = begin; k < end; ++k) outputs[order[k]] = std::move(made[k - begin]);
     if (show) progress.update(static_cast<int64_t>(end));
   }
   if (show) progress.finish();
