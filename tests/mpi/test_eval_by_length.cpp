@@ -1,4 +1,4 @@
-// gather_eval_rows on two real ranks with Task::eval_group_lengths: each
+// gather_eval_rows on two real ranks with Task::group_lengths(false): each
 // rank's share is batched longest first, so its batches pad less, and every
 // row still comes back in dataset order.
 #include <gtest/gtest.h>
@@ -35,7 +35,9 @@ class WidthTask : public tandem::Task {
   tandem::EvalRows eval_rows(torch::nn::Module&, const tandem::Batch& batch) override {
     return {{"index", batch.at("index")}, {"width", batch.at("width")}};
   }
-  std::shared_ptr<const std::vector<int64_t>> eval_group_lengths() const override { return lengths_; }
+  std::shared_ptr<const std::vector<int64_t>> group_lengths(bool train) const override {
+    return train ? nullptr : lengths_;
+  }
 
   inline static const std::vector<int64_t> kLengths = {1, 1, 9, 9, 2, 2, 8, 8, 3, 3, 7, 7};
 

@@ -83,18 +83,18 @@ TEST(SummarizeTask, CountsEveryComputedPositionPaddingIncluded) {
 }
 
 TEST(SummarizeTask, GroupsByLengthOnlyWhenAsked) {
-  EXPECT_EQ(make_task().group_lengths(), nullptr);
-  EXPECT_EQ(make_task().eval_group_lengths(), nullptr);
+  EXPECT_EQ(make_task().group_lengths(true), nullptr);
+  EXPECT_EQ(make_task().group_lengths(false), nullptr);
   summarize::BatchingKeys grouped;
   grouped.batching = "grouped";
   TokenSet val;
   val.add({5, 12, kEot}, 1, 0);
   const SummarizeTask task(summarize::ModelOptions{task_test_config()}, two_examples(), val, kEot, std::nullopt,
                            grouped);
-  ASSERT_NE(task.group_lengths(), nullptr);
-  EXPECT_EQ(*task.group_lengths(), (std::vector<int64_t>{6, 4}));
-  ASSERT_NE(task.eval_group_lengths(), nullptr);
-  EXPECT_EQ(*task.eval_group_lengths(), (std::vector<int64_t>{3}));
+  ASSERT_NE(task.group_lengths(true), nullptr);
+  EXPECT_EQ(*task.group_lengths(true), (std::vector<int64_t>{6, 4}));
+  ASSERT_NE(task.group_lengths(false), nullptr);
+  EXPECT_EQ(*task.group_lengths(false), (std::vector<int64_t>{3}));
 }
 
 TEST(SummarizeTask, LossIsTheSummaryCrossEntropyOfTheFullLogits) {

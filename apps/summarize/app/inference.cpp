@@ -3,11 +3,11 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <numeric>
 
 #include "app/prepare.h"
 #include "tandem/config/config.h"
 #include "tandem/data/eval_shard.h"
+#include "tandem/data/longest_first.h"
 #include "tandem/dist/gather_in_order.h"
 #include "tandem/dist/mpi_comm.h"
 #include "tandem/dist/world.h"
@@ -93,10 +93,8 @@ std::vector<std::string> summarize_all(tandem::World& world, GPT& model, const G
   // Longest prompts first, so that a batch's prompts are of about one length
   // and little of its prompt pass is left padding; each output goes back to
   // its prompt's slot.
-  std::vector<int64_t> order(mine.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&prompts](int64_t a, int64_t b) { return prompts.length(a) > prompts.length(b); });
+  const std::vector<int64_t> order =
+      tandem::longest_first(prompts.size(), [&prompts](int64_t i) { return prompts.length(i); });
   std::vector<std::vector<int64_t>> outputs(mine.size());
   const bool show = s.progress && world.rank() == 0;
   tandem::Progress progress("generate", static_cast<int64_t>(mine.size()), std::cerr, tandem::console_redraws(), 10.0);

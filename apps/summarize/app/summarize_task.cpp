@@ -48,8 +48,8 @@ SummarizeTask::SummarizeTask(ModelOptions spec, TokenSet train, TokenSet val, in
                              std::optional<RougeDuringTraining> rouge, BatchingKeys batching)
     : spec_(std::move(spec)), train_(std::move(train)), val_(std::move(val)), pad_(pad), rouge_(std::move(rouge)) {
   if (batching.batching != "grouped") return;
-  group_lengths_ = lengths_of(train_);
-  eval_group_lengths_ = lengths_of(val_);
+  train_lengths_ = lengths_of(train_);
+  val_lengths_ = lengths_of(val_);
 }
 
 std::shared_ptr<torch::nn::Module> SummarizeTask::build_model() {

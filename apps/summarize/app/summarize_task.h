@@ -70,8 +70,9 @@ class SummarizeTask : public tandem::Task {
   int64_t tokens_computed_in(const tandem::Batch& batch) const override;
   // The training and the validation sequences' lengths under
   // data.batching = "grouped".
-  std::shared_ptr<const std::vector<int64_t>> group_lengths() const override { return group_lengths_; }
-  std::shared_ptr<const std::vector<int64_t>> eval_group_lengths() const override { return eval_group_lengths_; }
+  std::shared_ptr<const std::vector<int64_t>> group_lengths(bool train) const override {
+    return train ? train_lengths_ : val_lengths_;
+  }
   double flops_in(const tandem::Batch& batch) const override;
   // The loss honours batch["valid"], so no example is left out of an epoch.
   bool drop_last() const override { return false; }
@@ -82,7 +83,7 @@ class SummarizeTask : public tandem::Task {
   TokenSet train_, val_;
   int64_t pad_;
   std::optional<RougeDuringTraining> rouge_;
-  std::shared_ptr<const std::vector<int64_t>> group_lengths_, eval_group_lengths_;
+  std::shared_ptr<const std::vector<int64_t>> train_lengths_, val_lengths_;  // under "grouped"
 };
 
 // Builds the model a run asks for: a preset or explicit sizes, from scratch

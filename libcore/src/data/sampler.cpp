@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "tandem/data/longest_first.h"
 #include "tandem/error.h"
 #include "tandem/obs/log.h"
 #include "tandem/random.h"
@@ -109,20 +110,19 @@ MicroBatch Sampler::micro_batch(int64_t epoch, int64_t step_in_epoch, int accum_
   // ranks in turn, every other round backwards (0 1 1 0 0 1 ...), so that
   // each rank's micro-batch spans the same lengths and none is always first.
   const int64_t first = step_in_epoch * global_batch_;
-  std::vector<int64_t> positions(o.lengths ? global_batch_ : o.micro_batch);
-  std::iota(positions.begin(), positions.end(),
-            o.lengths ? first : first + micro_batch_index(accum_step, o.world_size, o.rank) * o.micro_batch);
-  if (o.lengths) {
-    const std::vector<int64_t>& length = *o.lengths;
-    std::stable_sort(positions.begin(), positions.end(), [&](int64_t a, int64_t b) {
-      const bool valid_a = a < o.dataset_size, valid_b = b < o.dataset_size;
-      return valid_a != valid_b ? valid_a : length[sample(a)] > length[sample(b)];
+  std::vector<int64_t> positions(o.micro_batch);
+  if (!o.lengths) {
+    std::iota(positions.begin(), positions.end(),
+              first + micro_batch_index(accum_step, o.world_size, o.rank) * o.micro_batch);
+  } else {
+    // Padding slots after every real sample, by length among themselves.
+    const std::vector<int64_t> sorted = longest_first(global_batch_, [&](int64_t k) {
+      const int64_t length = (*o.lengths)[sample(first + k)];
+      return first + k < o.dataset_size ? length : length - (int64_t{1} << 62);
     });
-    std::vector<int64_t> dealt(o.micro_batch);
     const int64_t run = accum_step * o.world_size * o.micro_batch;
     for (int64_t k = 0; k < o.micro_batch; ++k)
-      dealt[k] = positions[run + k * o.world_size + (k % 2 == 0 ? o.rank : o.world_size - 1 - o.rank)];
-    positions = std::move(dealt);
+      positions[k] = first + sorted[run + k * o.world_size + (k % 2 == 0 ? o.rank : o.world_size - 1 - o.rank)];
   }
   MicroBatch batch;
   batch.indices.reserve(o.micro_batch);

@@ -2,31 +2,16 @@
 
 #include <torch/torch.h>
 
-#include <algorithm>
-#include <numeric>
 #include <vector>
 
 #include "tandem/data/eval_shard.h"
+#include "tandem/data/longest_first.h"
 #include "tandem/data/loader.h"
 #include "tandem/dist/gather_in_order.h"
 #include "tandem/dist/world.h"
 #include "tandem/train/autocast_guard.h"
 
 namespace tandem {
-namespace {
-
-// The shard's slots longest first (ties in slot order): where the shard's
-// slot order[k] goes, so that its micro-batches pad little.
-std::vector<int64_t> slots_longest_first(const EvalShard& shard, const std::vector<int64_t>& lengths) {
-  std::vector<int64_t> order(shard.indices.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return lengths[shard.indices[a]] > lengths[shard.indices[b]];
-  });
-  return order;
-}
-
-}  // namespace
 
 EvalRows gather_eval_rows(Task& task, torch::nn::Module& model, const EvalContext& ctx) {
   const int64_t n = task.eval_size();
@@ -34,9 +19,11 @@ EvalRows gather_eval_rows(Task& task, torch::nn::Module& model, const EvalContex
   World& world = *ctx.world;
   const int size = world.size();
   auto shard = eval_shard(n, size, world.rank());
+  // By length: slot order[k] of the shard is evaluated k-th.
   std::vector<int64_t> order;
-  if (const auto lengths = task.eval_group_lengths()) {
-    order = slots_longest_first(shard, *lengths);
+  if (const auto lengths = task.group_lengths(/*train=*/false)) {
+    order = longest_first(static_cast<int64_t>(shard.indices.size()),
+                          [&](int64_t k) { return (*lengths)[shard.indices[k]]; });
     const EvalShard in_order = shard;
     for (size_t k = 0; k < order.size(); ++k) {
       shard.indices[k] = in_order.indices[order[k]];

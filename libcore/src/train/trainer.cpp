@@ -68,7 +68,7 @@ void Trainer::Impl::set_up() {
   seed = shared_seed(world, settings.seed);
   so.seed = seed;
   so.drop_last = task.drop_last();
-  so.lengths = task.group_lengths();
+  so.lengths = task.group_lengths(/*train=*/true);
   so.key = settings.key;
   batches.emplace(so);
   total_steps = settings.max_steps > 0 ? settings.max_steps : settings.epochs * batches->sampler().steps_per_epoch();

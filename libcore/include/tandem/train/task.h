@@ -134,14 +134,12 @@ class Task {
   // (activations.h, memory_plan.h), for the largest inputs the task makes (its
   // longest sequence, its image size); {-1, 0} when the task cannot say.
   virtual Activations activation_bytes(const ActivationQuery& query) const { return {}; }
-  // The training samples' lengths when each global batch is to be cut into
-  // micro-batches by length (SamplerOptions::lengths: the same step, less
-  // padding); null (the default): micro-batches as the samples were drawn.
-  virtual std::shared_ptr<const std::vector<int64_t>> group_lengths() const { return nullptr; }
-  // The evaluation samples' lengths when evaluation is to batch them by
-  // length (each rank's share longest first: less padding, the same rows,
-  // back in dataset order); null (the default): in order.
-  virtual std::shared_ptr<const std::vector<int64_t>> eval_group_lengths() const { return nullptr; }
+  // The training (`train`) or evaluation samples' lengths when batches are
+  // to be made by length: training cuts each global batch into micro-batches
+  // by length (SamplerOptions::lengths: the same step, less padding),
+  // evaluation batches each rank's share longest first (the same rows, back
+  // in dataset order). Null (the default): batches as the samples come.
+  virtual std::shared_ptr<const std::vector<int64_t>> group_lengths(bool train) const { return nullptr; }
   // What happens to the epoch's last, partial global batch: dropped (true), or
   // filled up with samples marked invalid in batch["valid"], identically on
   // every rank, for tasks whose loss honours that mask.
