@@ -5,7 +5,8 @@ the seeds' Python recipe under torchrun + DDP and under Accelerate.
     bench_gpt2_ddp.py SUMMARIZE [--presets tiny,gpt2] [--data ../shared/data/scitldr]
         [--steps N] [--warmup N] [--rounds 2] [--json OUT]
         [--only tandem,torchrun,accelerate,torchrun+summary-head] [--results FILE]
-        [--only tandem,tandem-grouped --accum 4 --block 512]    # data.batching's modes side by side
+        [--only tandem,tandem-grouped,tandem-packed --accum 4 --block 512]    # data.batching's modes
+        [--packed-micro-batch N]
 
 All three train the same model shape on the same token sequences (SciTLDR's
 training set as tandem tokenizes and caches it; gpt2_ddp_peer.py reads that
@@ -26,7 +27,10 @@ the same global batch on one rank (two micro-batches a step), and the scaling
 efficiency, (2-rank tokens/s / 1-rank tokens/s) / 2, is printed.
 The side tandem-grouped trains with data.batching = "grouped" (the side
 tandem is "random"): the same steps with less padding; tandem's rows give
-the pad fraction, the share of computed tokens that were padding.
+the pad fraction, the share of computed tokens that were padding. The side
+tandem-packed trains with data.batching = "packed": the same global batch
+of rows, packed into sequences of the block, --packed-micro-batch of them a
+micro-batch (default: half the micro-batch's rows, at least 1).
 --results appends the figures to env/bench.sh's table (results.py).
 Exit 77 when torch, accelerate or h5py is missing (env/setup.sh --bench).
 """
@@ -63,6 +67,11 @@ def run_tandem(a, side, preset, micro, steps, warmup, work, env):
     # per step, for the scaling figure.
     ranks = 1 if side == "tandem-1rank" else WORLD
     batching = side.partition("-")[2] if side in BATCHING_SIDES else "random"
+    # Packed, the micro-batch counts sequences and the global batch stays in rows.
+    split = ["--set", f"train.micro_batch={micro}", "--set", f"train.grad_accum={a.accum * WORLD // ranks}"]
+    if batching == "packed":
+        split = ["--set", f"train.micro_batch={a.packed_micro_batch or max(1, micro // 2)}",
+                 "--set", f"train.global_batch={micro * WORLD * a.accum}"]
     out = os.path.join(work, f"{side}-{preset}")
     shutil.rmtree(out, ignore_errors=True)
     t0 = time.time()
@@ -70,8 +79,7 @@ def run_tandem(a, side, preset, micro, steps, warmup, work, env):
          "--set", f"model.preset={preset}", "--set", f"model.block_size={a.block or SHAPES[preset][3]}",
          "--set", f"data.train_csv={a.data}/train.csv",
          "--set", f"data.val_csv={work}/val.csv", "--set", f"data.cache_dir={work}/cache-{preset}",
-         "--set", f"train.micro_batch={micro}", "--set", f"train.grad_accum={a.accum * WORLD // ranks}",
-         "--set", f"train.max_steps={warmup + steps}", "--set", "train.warmup_steps=1",
+         *split, "--set", f"train.max_steps={warmup + steps}", "--set", "train.warmup_steps=1",
          "--set", "train.lr=2e-3", "--set", "train.log_every=1", "--set", f"data.batching={batching}",
          "--set", f"train.out_dir={out}"],
         env, os.path.join(work, f"{side}-{preset}.log"))
@@ -109,12 +117,13 @@ def run_peer(a, side, preset, micro, steps, warmup, work, env):
 
 
 # tandem with data.batching other than "random" (the side "tandem").
-BATCHING_SIDES = ("tandem-grouped",)
+BATCHING_SIDES = ("tandem-grouped", "tandem-packed")
 # The issue's goals: tandem's tokens/s over the faster of torchrun + DDP and Accelerate.
 GOALS = {"tiny": 1.15, "gpt2": 1.05}
 NAMES = {"torchrun": "torchrun + DDP", "accelerate": "Accelerate",
          "torchrun+summary-head": "torchrun + DDP, head cut as tandem's", "tandem-1rank": "tandem on 1 rank",
-         "tandem-grouped": "tandem, micro-batches grouped by length"}
+         "tandem-grouped": "tandem, micro-batches grouped by length",
+         "tandem-packed": "tandem, rows packed into sequences"}
 
 
 def waited(ours):
@@ -155,6 +164,8 @@ def main():
     p.add_argument("--block", type=int, default=0, help="positions (default: the preset's)")
     p.add_argument("--accum", type=int, default=1,
                    help="micro-batches a rank accumulates a step (tandem's sides alone: the peers do not)")
+    p.add_argument("--packed-micro-batch", type=int, default=0,
+                   help="packed sequences a micro-batch on tandem-packed (default: half --micro-batch, at least 1)")
     p.add_argument("--only", default="tandem,torchrun,accelerate,torchrun+summary-head")
     p.add_argument("--python", default=sys.executable, help="the venv's Python: torchrun and accelerate beside it")
     p.add_argument("--json", help="also write the figures here")

@@ -146,7 +146,7 @@ TEST(TrainerObjective, GradientsAndLossDoNotDependOnTheSplit) {
     EXPECT_LT(diff, 1e-6) << world.size() << " rank(s) x micro-batch " << micro;
     if (world.rank() != 0) continue;
     const double objective =
-        task.loss(*model, tandem::make_loop_batch(task, all, std::vector<uint8_t>(kSamples, 1), true, 0))
+        task.loss(*model, tandem::make_loop_batch(task, tandem::MicroBatch{all, std::vector<uint8_t>(kSamples, 1), {}}, true, 0))
             .mean()
             .item<double>();
     EXPECT_NEAR(step.logged_loss, objective, 1e-6 * objective);

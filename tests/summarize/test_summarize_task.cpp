@@ -44,7 +44,7 @@ SummarizeTask make_task() {
 }
 
 tandem::Batch batch_of(SummarizeTask& task, std::vector<uint8_t> valid) {
-  return tandem::make_loop_batch(task, {0, 1}, valid, true, 0);
+  return tandem::make_loop_batch(task, tandem::MicroBatch{{0, 1}, valid, {}}, true, 0);
 }
 
 TEST(SummarizeTask, BatchesPadWithTheEndTokenAndMaskTheSummary) {
@@ -95,6 +95,64 @@ TEST(SummarizeTask, GroupsByLengthOnlyWhenAsked) {
   EXPECT_EQ(*task.group_lengths(true), (std::vector<int64_t>{6, 4}));
   ASSERT_NE(task.group_lengths(false), nullptr);
   EXPECT_EQ(*task.group_lengths(false), (std::vector<int64_t>{3}));
+}
+
+SummarizeTask packed_task() {
+  summarize::BatchingKeys packed;
+  packed.batching = "packed";
+  return SummarizeTask(summarize::ModelOptions{task_test_config()}, two_examples(), TokenSet{}, kEot, std::nullopt,
+                       packed);
+}
+
+tandem::Batch packed_batch(SummarizeTask& task, std::vector<int64_t> sequence) {
+  return tandem::make_loop_batch(task, tandem::MicroBatch{{0, 1}, {1, 1}, std::move(sequence)}, true, 0);
+}
+
+// Rows 0 (6 tokens) and 1 (4) end to end in one sequence of the block's 16.
+TEST(SummarizeTask, PacksRowsEndToEndWithTheirOwnPositions) {
+  SummarizeTask task = packed_task();
+  EXPECT_EQ(task.pack_tokens(), 16);
+  const tandem::Batch batch = packed_batch(task, {0, 0});
+  EXPECT_TRUE(torch::equal(batch.at("idx"), torch::tensor({5, 6, 7, 10, 11, 49, 8, 9, 12, 49, 49, 49, 49, 49, 49, 49})
+                                                 .view({1, 16})));
+  EXPECT_TRUE(torch::equal(batch.at("positions"),
+                           torch::tensor({0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 0, 0, 0, 0, 0, 0}).view({1, 16})));
+  EXPECT_TRUE(torch::equal(batch.at("segments"),
+                           torch::tensor({0, 0, 0, 0, 0, 0, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1}).view({1, 16})));
+  // Predicting the summaries' tokens from the positions before them, as
+  // unpacked: 2, 3, 4 of row 0; 1, 2 of row 1, at 6 + 1, 6 + 2.
+  EXPECT_TRUE(torch::equal(batch.at("predict_at"), torch::tensor({2, 3, 4, 7, 8}, torch::kLong)));
+  EXPECT_TRUE(torch::equal(batch.at("valid"), torch::tensor({true})));
+  // The counts of the same rows unpacked, and 16 positions computed.
+  EXPECT_EQ(task.tokens_in(batch), 10);
+  EXPECT_DOUBLE_EQ(task.flops_in(batch), 66528.0 + 43584.0);
+  EXPECT_EQ(task.tokens_computed_in(batch), 16);
+  // A row to a sequence needs no mask: the fused causal path, widths a
+  // multiple of 8.
+  const tandem::Batch alone = packed_batch(task, {0, 1});
+  EXPECT_EQ(alone.count("segments"), 0u);
+  EXPECT_EQ(alone.at("idx").sizes(), (std::vector<int64_t>{2, 8}));
+  EXPECT_DOUBLE_EQ(task.flops_in(alone), 66528.0 + 43584.0);
+}
+
+TEST(SummarizeTask, APackedRowComputesWhatItWouldAlone) {
+  torch::manual_seed(0);
+  SummarizeTask task = packed_task();
+  auto module = task.build_model();
+  module->eval();
+  auto& model = dynamic_cast<summarize::GPTImpl&>(*module);
+  const tandem::Batch batch = packed_batch(task, {0, 0});
+  const at::Tensor packed =
+      model.forward(batch.at("idx"), nullptr, batch.at("positions"), {}, batch.at("segments"))[0];
+  const at::Tensor row0 = model.forward(torch::tensor({5, 6, 7, 10, 11, 49}).view({1, 6}))[0];
+  const at::Tensor row1 = model.forward(torch::tensor({8, 9, 12, 49}).view({1, 4}))[0];
+  EXPECT_TRUE(torch::allclose(packed.narrow(0, 0, 6), row0, 1e-5, 1e-5));
+  EXPECT_TRUE(torch::allclose(packed.narrow(0, 6, 4), row1, 1e-5, 1e-5));
+  // And the loss is the unpacked batch's.
+  const tandem::Loss unpacked = task.loss(model, batch_of(task, {1, 1}));
+  const tandem::Loss loss = task.loss(model, batch);
+  EXPECT_NEAR(loss.sum.item<double>(), unpacked.sum.item<double>(), 1e-5);
+  EXPECT_EQ(loss.weight.item<double>(), 5.0);
 }
 
 TEST(SummarizeTask, LossIsTheSummaryCrossEntropyOfTheFullLogits) {

@@ -28,7 +28,7 @@ inline std::vector<at::Tensor> split_gradients(Task& task, torch::nn::Module& mo
   for (int64_t begin = 0; begin < n; begin += micro) {
     const std::vector<int64_t> part(indices.begin() + begin, indices.begin() + std::min(n, begin + micro));
     const Loss loss =
-        task.loss(model, make_loop_batch(task, part, std::vector<uint8_t>(part.size(), 1), true, seed));
+        task.loss(model, make_loop_batch(task, MicroBatch{part, std::vector<uint8_t>(part.size(), 1), {}}, true, seed));
     weight += loss.weight.item<double>();
     (mean_of_means ? loss.mean() / static_cast<double>(pieces) : loss.sum).backward();
   }

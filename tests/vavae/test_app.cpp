@@ -275,7 +275,7 @@ TEST(VavaeDitTask, GradientsDoNotDependOnHowTheBatchIsSplit) {
 TEST(VavaeDitTask, RecomputedBlocksGiveBitwiseTheSameGradients) {
   auto task = tiny_task(0.0, 4);
   auto model = trainable_dit(task);
-  const auto batch = tandem::make_loop_batch(task, {0, 1, 2, 3}, {1, 1, 1, 1}, true, 5);
+  const auto batch = tandem::make_loop_batch(task, tandem::MicroBatch{{0, 1, 2, 3}, {1, 1, 1, 1}, {}}, true, 5);
   const auto gradients = [&](bool recompute) {
     model->zero_grad();
     {

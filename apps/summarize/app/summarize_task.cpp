@@ -47,9 +47,10 @@ std::shared_ptr<const std::vector<int64_t>> lengths_of(const TokenSet& set) {
 SummarizeTask::SummarizeTask(ModelOptions spec, TokenSet train, TokenSet val, int64_t pad,
                              std::optional<RougeDuringTraining> rouge, BatchingKeys batching)
     : spec_(std::move(spec)), train_(std::move(train)), val_(std::move(val)), pad_(pad), rouge_(std::move(rouge)) {
-  if (batching.batching != "grouped") return;
+  if (batching.batching == "random") return;
   train_lengths_ = lengths_of(train_);
   val_lengths_ = lengths_of(val_);
+  if (batching.batching == "packed") pack_tokens_ = spec_.shape.block_size;
 }
 
 std::shared_ptr<torch::nn::Module> SummarizeTask::build_model() {
@@ -77,6 +78,44 @@ tandem::Batch SummarizeTask::make_batch(const std::vector<int64_t>& indices, boo
   return {{"idx", idx}, {"loss_mask", mask}};
 }
 
+tandem::Batch SummarizeTask::make_packed_batch(const tandem::MicroBatch& mb, bool train, uint64_t) {
+  const TokenSet& set = train ? train_ : val_;
+  const int64_t n = mb.sequence.back() + 1;
+  std::vector<int64_t> fill(static_cast<size_t>(n), 0), rows(static_cast<size_t>(n), 0);
+  for (size_t k = 0; k < mb.indices.size(); ++k) {
+    fill[mb.sequence[k]] += set.length(mb.indices[k]);
+    ++rows[mb.sequence[k]];
+  }
+  const int64_t width = (*std::max_element(fill.begin(), fill.end()) + 7) / 8 * 8;
+  auto idx = torch::full({n, width}, pad_, torch::kLong);
+  auto mask = torch::zeros({n, width}, torch::kBool);
+  auto positions = torch::zeros({n, width}, torch::kLong);
+  auto segments = torch::full({n, width}, -1, torch::kLong);
+  auto idx_a = idx.accessor<int64_t, 2>();
+  auto mask_a = mask.accessor<bool, 2>();
+  auto pos_a = positions.accessor<int64_t, 2>();
+  auto seg_a = segments.accessor<int64_t, 2>();
+  std::fill(fill.begin(), fill.end(), 0);
+  std::vector<int64_t> row_in(static_cast<size_t>(n), 0);
+  for (size_t k = 0; k < mb.indices.size(); ++k) {
+    const int64_t r = mb.sequence[k], i = mb.indices[k];
+    const int64_t begin = set.offsets[i], length = set.length(i), at = fill[r];
+    // A summary token is never a row's first (every prompt has tokens), so
+    // the position before each predicted token is in its own row.
+    for (int64_t t = 0; t < length; ++t) {
+      idx_a[r][at + t] = set.ids[begin + t];
+      pos_a[r][at + t] = t;
+      seg_a[r][at + t] = row_in[r];
+      mask_a[r][at + t] = t >= set.prompt_len[i];
+    }
+    fill[r] += length;
+    ++row_in[r];
+  }
+  if (*std::max_element(rows.begin(), rows.end()) == 1)
+    return {{"idx", idx}, {"loss_mask", mask}};
+  return {{"idx", idx}, {"loss_mask", mask}, {"positions", positions}, {"segments", segments}};
+}
+
 // Where the loss predicts, as indices into the [n, len - 1] positions that
 // predict a next token: the summary's, in valid rows. Made here on the host,
 // since a boolean mask index on the device waits for it (a nonzero per
@@ -100,7 +139,9 @@ tandem::Loss SummarizeTask::loss(torch::nn::Module& module, const tandem::Batch&
   const auto& at = batch.at("predict_at");
   // The head runs only where a summary token is predicted: with GPT-2's 50257
   // outputs it is most of the work, and the prompt's logits are never used.
-  auto hidden = model.features(idx);
+  const auto packed = batch.find("segments");
+  auto hidden = packed == batch.end() ? model.features(idx)
+                                      : model.features(idx, nullptr, batch.at("positions"), {}, packed->second);
   const auto count = torch::full({}, static_cast<double>(at.numel()), hidden.options().dtype(torch::kFloat));
   if (at.numel() == 0) return {hidden.sum().to(torch::kFloat) * 0, count};
   auto h = hidden.narrow(1, 0, hidden.size(1) - 1).reshape({-1, hidden.size(2)}).index_select(0, at);
@@ -143,11 +184,23 @@ std::string SummarizeTask::metric_mode(const std::string& name) const {
 
 tandem::Activations SummarizeTask::activation_bytes(const tandem::ActivationQuery& query) const {
   int64_t length = 0, predicted = 0;
+  double share = 0;  // of a row's tokens that are summary
   for (int64_t i = 0; i < train_.size(); ++i) {
+    const int64_t summary = train_.length(i) - train_.prompt_len[i];
     length = std::max(length, train_.length(i));
-    predicted = std::max(predicted, train_.length(i) - train_.prompt_len[i]);
+    predicted = std::max(predicted, summary);
+    share = std::max(share, static_cast<double>(summary) / static_cast<double>(std::max<int64_t>(train_.length(i), 1)));
   }
-  return spec_.shape.activation_bytes(query, length, predicted, !spec_.lora.enabled());
+  if (pack_tokens_ == 0) return spec_.shape.activation_bytes(query, length, predicted, !spec_.lora.enabled());
+  // Packed: rows of at most that share fill a sequence with at most that
+  // share of summary. Each layer's attention keeps its mask, made in the
+  // compute dtype, for backward.
+  tandem::Activations bytes = spec_.shape.activation_bytes(
+      query, pack_tokens_, static_cast<int64_t>(std::ceil(share * static_cast<double>(pack_tokens_))),
+      !spec_.lora.enabled());
+  if (bytes.start >= 0)
+    bytes.start += query.micro_batch * pack_tokens_ * pack_tokens_ * (1 + spec_.shape.n_layer * query.element_bytes);
+  return bytes;
 }
 
 namespace {
@@ -163,16 +216,31 @@ struct RowWork {
 std::vector<RowWork> row_work(const tandem::Batch& batch) {
   const auto mask = batch.at("loss_mask").accessor<bool, 2>();
   const auto valid = batch.at("valid").accessor<bool, 1>();
+  const auto packed = batch.find("segments");
+  const at::Tensor segments =
+      packed == batch.end() ? torch::zeros({mask.size(0), mask.size(1)}, torch::kLong) : packed->second;
+  const auto seg = segments.accessor<int64_t, 2>();
   std::vector<RowWork> rows;
   for (int64_t r = 0; r < mask.size(0); ++r) {
     if (!valid[r]) continue;
+    // Packed, each segment is a row of its own, starting at `start`;
+    // unpacked, the whole is segment 0.
+    int64_t segment = 0, start = 0;
     RowWork row{0, 0};
     for (int64_t t = 0; t < mask.size(1); ++t) {
+      const int64_t s = seg[r][t];
+      if (s != segment) {
+        rows.push_back(row);
+        row = {0, 0};
+        segment = s;
+        start = t;
+      }
+      if (s < 0) break;
       if (!mask[r][t]) continue;
-      row.length = t + 1;
-      if (t > 0) ++row.predicted;
+      row.length = t - start + 1;
+      if (t > start) ++row.predicted;
     }
-    rows.push_back(row);
+    if (segment >= 0) rows.push_back(row);
   }
   return rows;
 }

@@ -33,9 +33,11 @@ struct BatchingKeys {
   template <class Self, class Visit>
   static void each_key(Self& k, Visit&& visit) {
     visit("data.batching", k.batching,
-          "how a step's sequences are cut into micro-batches: \"random\" as drawn, or \"grouped\" by length "
-          "(the same step, less padding)",
-          tandem::one_of({"random", "grouped"}));
+          "how a step's sequences are cut into micro-batches: \"random\" as drawn, \"grouped\" by length "
+          "(the same step, less padding), or \"packed\" end to end into sequences of model.block_size tokens, "
+          "each attending to itself alone (the same step, almost no padding; train.micro_batch then counts "
+          "packed sequences)",
+          tandem::one_of({"random", "grouped", "packed"}));
   }
 };
 
@@ -52,6 +54,15 @@ class SummarizeTask : public tandem::Task {
   int64_t train_size() const override { return train_.size(); }
   int64_t eval_size() const override { return val_.size(); }
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
+  // model.block_size under data.batching = "packed", else 0.
+  int64_t pack_tokens() const override { return pack_tokens_; }
+  // Packed sequences [n, T], T the fullest's fill (a multiple of 8, which the
+  // GPU's masked attention kernel wants): "idx" and "loss_mask" as
+  // make_batch's, and, where a sequence holds more than one row, "positions"
+  // (restarting at 0 for each row) and "segments" (the row, -1 after the
+  // last) for GPT::features. A micro-batch of single rows stays on the fused
+  // causal path, as make_batch's.
+  tandem::Batch make_packed_batch(const tandem::MicroBatch& micro_batch, bool train, uint64_t seed) override;
   void complete_batch(tandem::Batch& batch) const override;
   // The cross-entropy summed over the summary tokens the batch predicts, and
   // their number.
@@ -63,13 +74,15 @@ class SummarizeTask : public tandem::Task {
   std::vector<std::string> metric_names() const override;
   std::string metric_mode(const std::string& name) const override;
   // For the worst micro-batch: every row as long as the longest training
-  // sequence, with as many summary tokens as the longest summary.
+  // sequence, with as many summary tokens as the longest summary; packed,
+  // every sequence full, with the largest share of summary tokens any row
+  // has, and each layer's attention mask.
   tandem::Activations activation_bytes(const tandem::ActivationQuery& query) const override;
   int64_t tokens_in(const tandem::Batch& batch) const override;
   // Every row at the batch's padded length.
   int64_t tokens_computed_in(const tandem::Batch& batch) const override;
   // The training and the validation sequences' lengths under
-  // data.batching = "grouped".
+  // data.batching = "grouped" or "packed" (evaluation is grouped under both).
   std::shared_ptr<const std::vector<int64_t>> group_lengths(bool train) const override {
     return train ? train_lengths_ : val_lengths_;
   }
@@ -83,7 +96,8 @@ class SummarizeTask : public tandem::Task {
   TokenSet train_, val_;
   int64_t pad_;
   std::optional<RougeDuringTraining> rouge_;
-  std::shared_ptr<const std::vector<int64_t>> train_lengths_, val_lengths_;  // under "grouped"
+  std::shared_ptr<const std::vector<int64_t>> train_lengths_, val_lengths_;  // under "grouped" or "packed"
+  int64_t pack_tokens_ = 0;
 };
 
 // Builds the model a run asks for: a preset or explicit sizes, from scratch

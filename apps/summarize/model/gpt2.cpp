@@ -231,7 +231,7 @@ GPTImpl::GPTImpl(const GPTConfig& config) : config_(config) {
 }
 
 at::Tensor GPTImpl::features(const at::Tensor& idx, KVCache* cache, const at::Tensor& positions,
-                             const at::Tensor& key_mask) {
+                             const at::Tensor& key_mask, const at::Tensor& segments) {
   const int64_t past = cache != nullptr ? cache->length() : 0, t = idx.size(1);
   if (past + t > config_.block_size) {
     throw std::invalid_argument("GPT: " + std::to_string(past + t) + " positions exceed block_size " +
@@ -245,7 +245,9 @@ at::Tensor GPTImpl::features(const at::Tensor& idx, KVCache* cache, const at::Te
   // to ask for one, or recomputation (which needs an input that does) would pass the first block by.
   if (x.scalar_type() != torch::kFloat) x = x.to(torch::kFloat);
   if (torch::GradMode::is_enabled() && !x.requires_grad()) x.requires_grad_();
-  const at::Tensor mask = tandem::nn::attention_mask(t, past + t, /*causal=*/true, key_mask, idx.device());
+  const at::Tensor mask = segments.defined()
+                              ? tandem::nn::segment_mask(segments)
+                              : tandem::nn::attention_mask(t, past + t, /*causal=*/true, key_mask, idx.device());
   for (auto& block : *transformer->h) {
     auto* b = block->as<Block>();
     if (cache != nullptr) {
@@ -275,8 +277,8 @@ at::Tensor GPTImpl::head(const at::Tensor& features) {
 }
 
 at::Tensor GPTImpl::forward(const at::Tensor& idx, KVCache* cache, const at::Tensor& positions,
-                            const at::Tensor& key_mask) {
-  return head(features(idx, cache, positions, key_mask));
+                            const at::Tensor& key_mask, const at::Tensor& segments) {
+  return head(features(idx, cache, positions, key_mask, segments));
 }
 
 at::Tensor next_token_losses(const at::Tensor& logits, const at::Tensor& idx) {

@@ -186,9 +186,14 @@ class GPTImpl : public torch::nn::Module {
   //   first real token position 0).
   // - key_mask, bool [B, cached + T]: false marks padding, which no real token
   //   attends to.
+  // - segments, int64 [B, T], for rows packed end to end (no cache): the row
+  //   each token belongs to, -1 for padding after the last; a token attends
+  //   to the earlier tokens of its own row alone (nn::segment_mask), so with
+  //   positions restarting at 0 for each row, each row computes what it
+  //   would alone.
   // Throws std::invalid_argument past block_size positions.
   at::Tensor forward(const at::Tensor& idx, KVCache* cache = nullptr, const at::Tensor& positions = {},
-                     const at::Tensor& key_mask = {});
+                     const at::Tensor& key_mask = {}, const at::Tensor& segments = {});
   // The final hidden states [B,T,C]: forward without the head. Generation
   // needs only the last position's logits, which head() gives for a fraction
   // of the memory. Without gradients on the CPU, head() keeps a copy of the
@@ -196,7 +201,7 @@ class GPTImpl : public torch::nn::Module {
   // packed for 2 to 32 (model/linear.h); so do the blocks' Linear layers for
   // 2 to 32 rows.
   at::Tensor features(const at::Tensor& idx, KVCache* cache = nullptr, const at::Tensor& positions = {},
-                      const at::Tensor& key_mask = {});
+                      const at::Tensor& key_mask = {}, const at::Tensor& segments = {});
   at::Tensor head(const at::Tensor& features);
 
   const GPTConfig& config() const { return config_; }

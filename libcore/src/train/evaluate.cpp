@@ -39,7 +39,7 @@ EvalRows gather_eval_rows(Task& task, torch::nn::Module& model, const EvalContex
   Loader loader(pinned_for(
                     [&](int64_t i) {
                       const MicroBatch& mb = mbs[static_cast<size_t>(i)];
-                      return make_loop_batch(task, mb.indices, mb.valid, false, ctx.seed);
+                      return make_loop_batch(task, mb, false, ctx.seed);
                     },
                     ctx.device),
                 0, static_cast<int64_t>(mbs.size()), /*depth=*/2);

@@ -2,14 +2,30 @@
 
 #include <torch/torch.h>
 
+#include <stdexcept>
+
 namespace tandem {
 
-Batch make_loop_batch(Task& task, const std::vector<int64_t>& indices, const std::vector<uint8_t>& valid, bool train,
-                      uint64_t seed) {
-  Batch batch = task.make_batch(indices, train, seed);
+Batch make_loop_batch(Task& task, const MicroBatch& micro_batch, bool train, uint64_t seed) {
+  if (micro_batch.sequence.empty()) {
+    Batch batch = task.make_batch(micro_batch.indices, train, seed);
+    batch["valid"] = valid_mask(micro_batch.valid);
+    task.complete_batch(batch);
+    return batch;
+  }
+  Batch batch = task.make_packed_batch(micro_batch, train, seed);
+  // A sequence is padding when its samples are: the sampler packs valid
+  // samples only, and gives a rank with none one invalid sample alone.
+  std::vector<uint8_t> valid(static_cast<size_t>(micro_batch.sequence.back() + 1), 0);
+  for (size_t k = 0; k < micro_batch.indices.size(); ++k)
+    valid[static_cast<size_t>(micro_batch.sequence[k])] |= micro_batch.valid[k];
   batch["valid"] = valid_mask(valid);
   task.complete_batch(batch);
   return batch;
+}
+
+Batch Task::make_packed_batch(const MicroBatch&, bool, uint64_t) {
+  throw std::logic_error("this task does not pack samples into sequences");
 }
 
 Loss Loss::of_mean(const at::Tensor& mean, int64_t count) {

@@ -60,9 +60,16 @@ void Trainer::Impl::set_up() {
   SamplerOptions so;
   so.dataset_size = task.train_size();
   so.micro_batch = micro_batch;
-  so.grad_accum = settings.global_batch > 0
-                      ? derive_grad_accum(settings.global_batch, micro_batch, world.size(), settings.key)
-                      : settings.grad_accum;
+  so.pack_tokens = task.pack_tokens();
+  // Packed, the micro-batch counts sequences: the step's samples are the
+  // global batch as given, or as the same keys would give it unpacked.
+  if (so.pack_tokens > 0)
+    so.global_batch =
+        settings.global_batch > 0 ? settings.global_batch : micro_batch * settings.grad_accum * world.size();
+  else
+    so.grad_accum = settings.global_batch > 0
+                        ? derive_grad_accum(settings.global_batch, micro_batch, world.size(), settings.key)
+                        : settings.grad_accum;
   so.world_size = world.size();
   so.rank = world.rank();
   seed = shared_seed(world, settings.seed);
@@ -192,18 +199,30 @@ void Trainer::Impl::check_frozen_base_agrees() {
   }
 }
 
-// The step's micro-batches for this rank, made ahead by a thread.
+// The step's micro-batches for this rank, made ahead by a thread: the i-th
+// micro-step from first_step's first, found by the steps' counts (fixed
+// unless packed).
 std::unique_ptr<Loader> Trainer::Impl::make_loader(int64_t first_step) {
   const Sampler& sampler = batches->sampler();
-  const int64_t spe = sampler.steps_per_epoch(), accum = batches->accum();
-  auto make = [this, &sampler, spe, accum](int64_t i) {
-    const int64_t step = i / accum;
-    const int a = static_cast<int>(i % accum);
-    const auto mb = sampler.micro_batch(step / spe, step % spe, a);
-    return make_loop_batch(task, mb.indices, mb.valid, true, epoch_seed(seed, step / spe));
+  const int64_t spe = sampler.steps_per_epoch();
+  auto starts = std::make_shared<std::vector<int64_t>>(1, 0);
+  if (batches->packed())
+    for (int64_t step = first_step; step < total_steps; ++step)
+      starts->push_back(starts->back() + batches->micro_steps(step));
+  const int64_t accum = batches->accum();
+  auto make = [this, &sampler, spe, accum, starts, first_step](int64_t i) {
+    int64_t step = first_step + i / accum, a = i % accum;
+    if (starts->size() > 1) {
+      const auto next = std::upper_bound(starts->begin(), starts->end(), i);
+      step = first_step + (next - starts->begin()) - 1;
+      a = i - *(next - 1);
+    }
+    const auto mb = sampler.micro_batch(step / spe, step % spe, static_cast<int>(a));
+    return make_loop_batch(task, mb, true, epoch_seed(seed, step / spe));
   };
-  return std::make_unique<Loader>(pinned_for(make, device), first_step * accum, total_steps * accum,
-                                  static_cast<int>(2 * accum));
+  const int64_t count = starts->size() > 1 ? starts->back() : (total_steps - first_step) * accum;
+  return std::make_unique<Loader>(pinned_for(make, device), 0, count,
+                                  static_cast<int>(2 * batches->micro_steps(first_step)));
 }
 
 // The report, its first row the memory plan.
@@ -220,21 +239,22 @@ void Trainer::Impl::start_reporting() {
 // out of memory stops there and says so (f.out_of_memory), after taking its
 // part in the collectives the others are in or will reach, so that none
 // waits for it; reduce() then tells every rank.
-Trainer::Impl::StepFigures Trainer::Impl::forward_backward(DeviceFeed& feed) {
+Trainer::Impl::StepFigures Trainer::Impl::forward_backward(DeviceFeed& feed, int64_t step) {
   StepFigures f;
+  f.micro_steps = batches->micro_steps(step);
   f.hint_before = weight_hint;
   f.loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
   f.weight_sum = torch::zeros_like(f.loss_sum);
-  const int64_t accum = batches->accum();
+  const int64_t accum = f.micro_steps;
   for (int64_t a = 0; a < accum; ++a) {
     try {
       micro_step(feed, f, a == accum - 1);
     } catch (const c10::Error& e) {
       if (!is_out_of_memory(e)) throw;
       log::warn("out of memory in micro-batch ", a + 1, " of ", accum, " (", batches->micro_batch(),
-                " samples): ", e.what_without_backtrace());
+                batches->packed() ? " packed sequences" : " samples", "): ", e.what_without_backtrace());
       f.out_of_memory = 1;
-      settle_collectives(accum - a);
+      settle_collectives(accum - a, accum);
       return f;
     }
   }
@@ -256,7 +276,7 @@ void Trainer::Impl::micro_step(DeviceFeed& feed, StepFigures& f, bool last) {
     nn::RecomputeScope recompute(plan.recompute == "blocks");
     loss = task.loss(*model, batch);
   }
-  if (weight_hint == 0) weight_hint = first_weight_hint(loss.weight);
+  if (weight_hint == 0) weight_hint = first_weight_hint(loss.weight, f.micro_steps);
   // Only now: a loss may differentiate on its own (autograd::grad for an
   // adaptive weight, as vavae's VF loss does), and the gradient sync must
   // not take those gradients for this backward's.
@@ -272,21 +292,22 @@ void Trainer::Impl::micro_step(DeviceFeed& feed, StepFigures& f, bool last) {
 // weight hint, then the gradient buckets not yet launched (GradSync::abandon),
 // and with sharded gradients those of each micro-step left after the one
 // that failed. What they carry does not matter: every rank drops the step.
-void Trainer::Impl::settle_collectives(int64_t micro_steps_left) {
-  if (weight_hint == 0) weight_hint = first_weight_hint(torch::zeros({}, torch::TensorOptions().device(device)));
+void Trainer::Impl::settle_collectives(int64_t micro_steps_left, int64_t micro_steps) {
+  if (weight_hint == 0)
+    weight_hint = first_weight_hint(torch::zeros({}, torch::TensorOptions().device(device)), micro_steps);
   if (!sync) return;
   for (int64_t k = 0; k < (grads_sharded() ? micro_steps_left : 1); ++k) sync->abandon();
 }
 
 // The first micro-batch's loss weight averaged over the ranks, times the
-// accumulation: a rank's share of a global batch's weight, as near as the
+// step's micro-steps: a rank's share of a global batch's weight, as near as the
 // first step can know it, rounded to a power of two (a first micro-batch of
 // padding only counts its samples instead). Once per run, so one collective
 // (and one wait for the device).
-double Trainer::Impl::first_weight_hint(const at::Tensor& weight) {
+double Trainer::Impl::first_weight_hint(const at::Tensor& weight, int64_t micro_steps) {
   auto w = weight.detach().to(torch::kDouble).reshape({1}).clone();
   if (world.size() > 1) comm->allreduce(w, ReduceOp::Avg);
-  double share = w.item<double>() * static_cast<double>(batches->accum());
+  double share = w.item<double>() * static_cast<double>(micro_steps);
   if (!(share > 0) || !std::isfinite(share)) share = static_cast<double>(batches->share());
   return std::exp2(std::round(std::log2(share)));
 }
@@ -427,7 +448,7 @@ int Trainer::Impl::loop() {
     torch::manual_seed(rank_seed(seed, world.rank()) + static_cast<uint64_t>(step));
     const auto t0 = std::chrono::steady_clock::now();
     const double lr = schedule.at(step);
-    StepFigures figures = forward_backward(*feed);
+    StepFigures figures = forward_backward(*feed, step);
     std::vector<at::Tensor> grads;
     for (auto& [name, p] : params)
       if (p.grad().defined()) grads.push_back(p.grad());
@@ -497,8 +518,8 @@ int Trainer::Impl::run() {
       !why.empty())
     log::warn(why);
   log::info("training on ", im.world.size(), " rank(s), ", im.placement.torch_device(), ", ", im.comm->backend(),
-            " backend, ", to_string(im.precision), "; micro batch ", im.batches->micro_batch(), " x accumulation ", im.batches->accum(),
-            " x world ", im.world.size(), " = global batch ", im.batches->sampler().global_batch(), "; ", im.total_steps,
+            " backend, ", to_string(im.precision), "; micro batch ", im.batches->describe(), " x world ", im.world.size(),
+            " = global batch ", im.batches->sampler().global_batch(), "; ", im.total_steps,
             " steps (", im.batches->sampler().steps_per_epoch(), " per epoch)");
   const int64_t start_step = im.record->start_step();
   if (start_step == im.total_steps || im.record->stopped_early()) {

@@ -58,12 +58,16 @@ bool Trainer::Impl::early_stop(int64_t steps_done) {
 // augmented as in training: the data the live statistics came from.
 void Trainer::Impl::recompute_ema_bn_stats(int64_t steps_done) {
   const Sampler& sampler = batches->sampler();
-  const int64_t spe = sampler.steps_per_epoch(), accum = batches->accum();
+  const int64_t spe = sampler.steps_per_epoch();
   const int64_t epoch = std::max<int64_t>(steps_done - 1, 0) / spe;
-  const int64_t count = std::min(settings.ema_bn_batches, spe * accum);
+  std::vector<std::pair<int64_t, int>> cursors;  // (step in epoch, micro-step)
+  for (int64_t s = 0; s < spe && static_cast<int64_t>(cursors.size()) < settings.ema_bn_batches; ++s)
+    for (int64_t a = 0, n = sampler.micro_steps(epoch, s); a < n; ++a) cursors.emplace_back(s, static_cast<int>(a));
+  const int64_t count = std::min<int64_t>(settings.ema_bn_batches, static_cast<int64_t>(cursors.size()));
   auto forward = [&](int64_t i) {
-    const auto mb = sampler.micro_batch(epoch, i / accum, static_cast<int>(i % accum));
-    auto batch = to_device(make_loop_batch(task, mb.indices, mb.valid, true, epoch_seed(seed, epoch)), device);
+    const auto [s, a] = cursors[static_cast<size_t>(i)];
+    const auto mb = sampler.micro_batch(epoch, s, a);
+    auto batch = to_device(make_loop_batch(task, mb, true, epoch_seed(seed, epoch)), device);
     AutocastGuard autocast(precision, placement.cuda);
     (void)task.loss(*model, batch);
   };

@@ -193,13 +193,14 @@ struct Trainer::Impl {
     // Ranks that ran out of memory in the step (this rank's alone until
     // reduce()), and the weight hint before it, which a dropped step undoes.
     double out_of_memory = 0, hint_before = 0;
+    int64_t micro_steps = 0;  // this step's forward passes (BatchSplit::micro_steps)
   };
   std::unique_ptr<Loader> make_loader(int64_t first_step);
   void start_reporting();
-  StepFigures forward_backward(DeviceFeed& feed);
+  StepFigures forward_backward(DeviceFeed& feed, int64_t step);
   void micro_step(DeviceFeed& feed, StepFigures& f, bool last);
-  void settle_collectives(int64_t micro_steps_left);
-  double first_weight_hint(const at::Tensor& weight);
+  void settle_collectives(int64_t micro_steps_left, int64_t micro_steps);
+  double first_weight_hint(const at::Tensor& weight, int64_t micro_steps);
   void reduce(StepFigures& f, const std::vector<at::Tensor>& grads);
   void update(int64_t step, const StepFigures& f, const std::vector<at::Tensor>& grads, double lr);
   void report_step(int64_t done, const StepFigures& f, double lr, double ms);

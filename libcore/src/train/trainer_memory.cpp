@@ -48,8 +48,8 @@ void Trainer::Impl::plan_memory(const std::vector<std::string>& devices) {
     plan = *chosen;
     batches->resplit(plan.micro_batch);
     if (world.rank() == 0)
-      log::info(settings.key("micro_batch"), " = \"auto\": ", plan.micro_batch, " x accumulation ", batches->accum(), " (a rank's ",
-                share, " samples per step), the largest whose plan fits in ", static_cast<int>(kPlanShare * 100),
+      log::info(settings.key("micro_batch"), " = \"auto\": ", batches->describe(), " (a rank's ", share,
+                batches->packed() ? " samples per step at most" : " samples per step", "), the largest whose plan fits in ", static_cast<int>(kPlanShare * 100),
                 "% of the least free memory of a rank");
   } else {
     plan = plan_at(batches->micro_batch(), settings.recompute == "auto" ? "none" : settings.recompute);
@@ -157,7 +157,7 @@ void Trainer::Impl::restore_oom_micro_batch(const Checkpoint& ckpt) {
   batches->cap_at(cap);
   if (batches->micro_batch() == was) return;
   replan();
-  log::warn("continuing with micro-batch ", batches->micro_batch(), " x accumulation ", batches->accum(),
+  log::warn("continuing with micro-batch ", batches->describe(),
             ": the run ran out of memory at a larger one with these settings (", ckpt.path, ")");
 }
 
@@ -181,7 +181,7 @@ void Trainer::Impl::back_off(int64_t step, int64_t failed_ranks, double hint_bef
   reset_tensor_peak(device);
   const std::string what =
       log::cat("step ", step + 1, " ran out of memory on ", failed_ranks, " rank(s) at ", settings.key("micro_batch"),
-               " ", batches->micro_batch(), " x accumulation ", batches->accum());
+               " ", batches->describe());
   if (!batches->back_off()) {
     if (record->saved_at() != step) save(step);
     throw std::runtime_error(log::cat(
@@ -192,9 +192,7 @@ void Trainer::Impl::back_off(int64_t step, int64_t failed_ranks, double hint_bef
   }
   replan();
   if (world.rank() == 0)
-    log::warn(what, ": the step is dropped and run again with micro-batch ", batches->micro_batch(),
-              " x accumulation ", batches->accum(),
-              ", kept for the rest of the run");
+    log::warn(what, ": the step is dropped and run again with micro-batch ", batches->describe(), ", kept for the rest of the run");
 }
 
 }  // namespace tandem

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tandem/data/eval_shard.h"
+#include "tandem/data/packing.h"
 #include "tandem/data/sampler.h"
 #include "tandem/error.h"
 #include "../test_support.h"
@@ -219,6 +220,110 @@ TEST(Sampler, GroupedPaddingComesLastWhateverItsLength) {
   EXPECT_EQ(s.micro_batch(0, 1, 0).indices, (std::vector<int64_t>{4, 0}));
   EXPECT_EQ(s.micro_batch(0, 1, 0).valid, (std::vector<uint8_t>{1, 0}));
   EXPECT_EQ(s.micro_batch(0, 1, 1).indices, (std::vector<int64_t>{2, 1}));
+}
+
+TEST(Packing, FirstFitDecreasingByHand) {
+  // Longest first into sequences of 8: 7 opens one, 5 another, 4 a third;
+  // 3 fits the second, 2 the third, 1 the first.
+  EXPECT_EQ(tandem::pack_first_fit_decreasing({5, 3, 7, 2, 4, 1}, 8),
+            (std::vector<std::vector<int64_t>>{{2, 5}, {0, 1}, {4, 3}}));
+  EXPECT_EQ(tandem::pack_first_fit_decreasing({8, 8}, 8), (std::vector<std::vector<int64_t>>{{0}, {1}}));
+  EXPECT_TRUE(tandem::pack_first_fit_decreasing({}, 8).empty());
+  EXPECT_THROW(tandem::pack_first_fit_decreasing({3, 9}, 8), std::invalid_argument);
+  EXPECT_THROW(tandem::pack_first_fit_decreasing({0}, 8), std::invalid_argument);
+}
+
+namespace {
+
+// Lengths 1 .. 12 scrambled, packed into sequences of 16.
+SamplerOptions packed_options(int64_t n, int64_t micro, int64_t global, int world) {
+  SamplerOptions o = options(n, micro, 1, world, 0);
+  auto lengths = std::make_shared<std::vector<int64_t>>(n);
+  for (int64_t i = 0; i < n; ++i) (*lengths)[i] = 1 + (i * 7) % 12;
+  o.lengths = lengths;
+  o.pack_tokens = 16;
+  o.global_batch = global;
+  return o;
+}
+
+// Each rank's sequences of a micro-step, as sets of samples.
+std::multiset<std::multiset<int64_t>> sequences_of(const MicroBatch& b) {
+  std::vector<std::multiset<int64_t>> sequences;
+  for (size_t k = 0; k < b.indices.size(); ++k) {
+    if (!b.valid[k]) continue;
+    if (static_cast<int64_t>(sequences.size()) <= b.sequence[k]) sequences.resize(b.sequence[k] + 1);
+    sequences[b.sequence[k]].insert(b.indices[k]);
+  }
+  return {sequences.begin(), sequences.end()};
+}
+
+}  // namespace
+
+TEST(Sampler, PackedStepsHoldTheDrawnSamplesInSequencesThatFit) {
+  SamplerOptions o = packed_options(50, 2, 12, 2);
+  const auto packed = world_of(o);
+  const auto drawn = world_of(options(50, 3, 2, 2, 0));  // the same 12 samples a step, unpacked
+  const auto& length = *o.lengths;
+  EXPECT_EQ(packed[0].steps_per_epoch(), drawn[0].steps_per_epoch());
+  for (int64_t step = 0; step < packed[0].steps_per_epoch(); ++step) {
+    std::multiset<int64_t> as_drawn, as_packed;
+    for (int a = 0; a < 2; ++a)
+      for (const Sampler& rank : drawn) {
+        const MicroBatch d = rank.micro_batch(2, step, a);
+        as_drawn.insert(d.indices.begin(), d.indices.end());
+      }
+    const int64_t micro_steps = packed[0].micro_steps(2, step);
+    EXPECT_EQ(packed[1].micro_steps(2, step), micro_steps);
+    int64_t sequences = 0;
+    for (int64_t a = 0; a < micro_steps; ++a)
+      for (const Sampler& rank : packed) {
+        const MicroBatch b = rank.micro_batch(2, step, static_cast<int>(a));
+        std::vector<int64_t> fill(static_cast<size_t>(o.micro_batch), 0);
+        for (size_t k = 0; k < b.indices.size(); ++k) {
+          if (b.valid[k]) as_packed.insert(b.indices[k]);
+          fill[static_cast<size_t>(b.sequence[k])] += length[b.indices[k]];
+        }
+        for (const int64_t f : fill) EXPECT_LE(f, 16) << "step " << step;
+        sequences += static_cast<int64_t>(sequences_of(b).size());
+      }
+    EXPECT_EQ(as_packed, as_drawn) << "step " << step;
+    // As many micro-steps as the sequences need, no more.
+    EXPECT_EQ(micro_steps, (sequences + 3) / 4) << "step " << step;
+    EXPECT_THROW(packed[0].micro_batch(2, step, static_cast<int>(micro_steps)), std::out_of_range);
+  }
+}
+
+TEST(Sampler, PackedSequencesAreTheSameOnAnyWorldSize) {
+  // 4 sequences a micro-step as 1 rank x 4 and as 2 ranks x 2.
+  const auto one = world_of(packed_options(40, 4, 10, 1)), two = world_of(packed_options(40, 2, 10, 2));
+  for (int64_t step = 0; step < 4; ++step) {
+    ASSERT_EQ(one[0].micro_steps(0, step), two[0].micro_steps(0, step));
+    for (int a = 0; a < one[0].micro_steps(0, step); ++a) {
+      auto split = sequences_of(two[0].micro_batch(0, step, a));
+      const auto other = sequences_of(two[1].micro_batch(0, step, a));
+      split.insert(other.begin(), other.end());
+      EXPECT_EQ(split, sequences_of(one[0].micro_batch(0, step, a))) << "step " << step << ", micro-step " << a;
+    }
+  }
+}
+
+TEST(Sampler, PackedRankWithoutASequenceRunsTheShortestSampleAsPadding) {
+  // Lengths 6, 5, 4 fit no two to a sequence of 8: three sequences for two
+  // ranks, so micro-step 1 leaves rank 1 without one.
+  SamplerOptions o = options(3, 1, 1, 2, 0);
+  o.shuffle = false;
+  o.lengths = std::make_shared<const std::vector<int64_t>>(std::vector<int64_t>{5, 6, 4});
+  o.pack_tokens = 8;
+  o.global_batch = 3;
+  const auto ranks = world_of(o);
+  EXPECT_EQ(ranks[0].micro_steps(0, 0), 2);
+  EXPECT_EQ(ranks[0].micro_batch(0, 0, 0).indices, (std::vector<int64_t>{1}));
+  EXPECT_EQ(ranks[1].micro_batch(0, 0, 0).indices, (std::vector<int64_t>{0}));
+  EXPECT_EQ(ranks[0].micro_batch(0, 0, 1).indices, (std::vector<int64_t>{2}));
+  const MicroBatch none = ranks[1].micro_batch(0, 0, 1);
+  EXPECT_EQ(none.indices, (std::vector<int64_t>{2}));
+  EXPECT_EQ(none.valid, (std::vector<uint8_t>{0}));
+  EXPECT_EQ(none.sequence, (std::vector<int64_t>{0}));
 }
 
 TEST(Sampler, DropLastDropsThePartialBatch) {

@@ -50,8 +50,8 @@ TEST(TrainObjective, DefaultEvaluationWeighsSamplesAsTraining) {
   torch::nn::Module none;
   // Batches {0, 1} and {2, 3 (padding)}: the rows share each batch's sum and
   // weight among its valid samples; padding gets nothing.
-  const EvalRows first = task.eval_rows(none, make_loop_batch(task, {0, 1}, {1, 1}, false, 0));
-  const EvalRows second = task.eval_rows(none, make_loop_batch(task, {2, 3}, {1, 0}, false, 0));
+  const EvalRows first = task.eval_rows(none, make_loop_batch(task, MicroBatch{{0, 1}, {1, 1}, {}}, false, 0));
+  const EvalRows second = task.eval_rows(none, make_loop_batch(task, MicroBatch{{2, 3}, {1, 0}, {}}, false, 0));
   EXPECT_TRUE(torch::allclose(first.at("loss_sum"), torch::tensor({1.5, 1.5}, torch::kDouble)));
   EXPECT_TRUE(torch::allclose(second.at("loss_weight"), torch::tensor({10.0, 0.0}, torch::kDouble)));
   // The evaluation loss: (1 + 2 + 30) / (1 + 1 + 10), not the mean of the

@@ -11,6 +11,9 @@ namespace tandem {
 struct MicroBatch {
   std::vector<int64_t> indices;
   std::vector<uint8_t> valid;
+  // Packed (SamplerOptions::pack_tokens): the sequence, 0 .. count - 1,
+  // that each sample is laid in, in order within it. Empty otherwise.
+  std::vector<int64_t> sequence;
   int64_t num_valid() const { return std::accumulate(valid.begin(), valid.end(), int64_t{0}); }
 };
 

@@ -36,10 +36,22 @@ struct SamplerOptions {
   // micro-step then holds the same samples on any world size with the same
   // world_size x micro_batch; which rank gets which depends on the world size.
   std::shared_ptr<const std::vector<int64_t>> lengths;
+  // Packing (above 0, with `lengths`): each global batch of `global_batch`
+  // samples (padding slots left out) is packed first-fit decreasing into
+  // sequences of at most pack_tokens tokens (packing.h), and micro_batch
+  // counts sequences, not samples. Micro-step a runs sequences
+  // a x world_size x micro_batch onwards, dealt to the ranks in turn as
+  // grouped samples are, so a step takes micro_steps() = ceil(sequences /
+  // (world_size x micro_batch)) micro-steps, the same on every rank, and
+  // grad_accum is not used. A rank left without a sequence in the last
+  // micro-step gets the step's shortest sample alone, marked invalid, so it
+  // still runs the forward pass every rank's gradient sync waits for.
+  int64_t pack_tokens = 0;
+  int64_t global_batch = 0;  // samples per step, under packing
   KeyNames key;  // the keys that messages name: train.micro_batch, or dit.micro_batch ...
 };
 
-// The micro-batch (0 .. world_size * grad_accum - 1 within a global batch) that
+// Unpacked: the micro-batch (0 .. world_size * grad_accum - 1 within a global batch) that
 // `rank` runs at accumulation micro-step `accum_step`. Micro-step a runs
 // micro-batches aW .. aW+W-1 across the world, so the ranks walk the global
 // batch front to back one contiguous slice per micro-step, in the order a
@@ -69,12 +81,19 @@ class Sampler {
   // Valid samples in the whole global batch of a step, identical on every rank:
   // the denominator for a loss averaged over the global batch.
   int64_t num_valid_in_step(int64_t step_in_epoch) const;
+  bool packed() const { return options_.pack_tokens > 0; }
+  // Forward passes a rank runs in this step: grad_accum, or under packing as
+  // many as the step's sequences need.
+  int64_t micro_steps(int64_t epoch, int64_t step_in_epoch) const;
   // Thread-safe: the epoch's order is built once and shared, so a prefetch
   // thread may ask for the next epoch while the loop finishes this one.
   MicroBatch micro_batch(int64_t epoch, int64_t step_in_epoch, int accum_step) const;
 
  private:
   struct OrderCache;
+  std::shared_ptr<const std::vector<int64_t>> order(int64_t epoch) const;
+  // The step's sequences as positions in the epoch's order.
+  std::vector<std::vector<int64_t>> sequences(int64_t epoch, int64_t step_in_epoch) const;
   SamplerOptions options_;
   int64_t global_batch_;
   int64_t steps_per_epoch_;

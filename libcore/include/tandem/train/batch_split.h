@@ -21,8 +21,15 @@
 //   the cap again, and a micro-batch above it cut down to fit under it.
 // - Every cut replaces the sampler: whatever reads it (a Loader's thread) must
 //   be gone first.
+// - Packed (SamplerOptions::pack_tokens): the micro-batch counts packed
+//   sequences, a step takes micro_steps(step) forward passes (the same on
+//   every rank, the step's samples still the same), accum() means nothing,
+//   and share() is the most sequences a rank can get in a step (every
+//   sample alone). Any micro-batch of 1 or more is a cut; back_off() halves
+//   it, a sequence never cut.
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "tandem/data/sampler.h"
 
@@ -35,8 +42,17 @@ class BatchSplit {
 
   int64_t micro_batch() const { return sampler_->options().micro_batch; }
   int64_t accum() const { return sampler_->options().grad_accum; }
-  // A rank's samples per optimizer step.
-  int64_t share() const { return micro_batch() * accum(); }
+  bool packed() const { return sampler_->packed(); }
+  // A rank's samples per optimizer step; packed, its most sequences.
+  int64_t share() const;
+  // Forward passes of run step `step` (counted over epochs): accum(), or
+  // under packing what that step's sequences need.
+  int64_t micro_steps(int64_t step) const;
+  // Forward passes from step `first` up to `last`, exclusive.
+  int64_t micro_steps(int64_t first, int64_t last) const;
+  // The cut in words for the log: "4 x accumulation 8", or "4 packed
+  // sequences of 1024 tokens".
+  std::string describe() const;
   const Sampler& sampler() const { return *sampler_; }
   // The micro-batch running out of memory left the run at; 0: none.
   int64_t oom_cap() const { return oom_cap_; }

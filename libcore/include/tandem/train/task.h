@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tandem/data/loader.h"
+#include "tandem/data/micro_batch.h"
 #include "tandem/train/activations.h"
 
 namespace torch::nn {
@@ -50,11 +51,12 @@ struct Loss {
   at::Tensor mean() const;
 };
 
-// The batch of `indices` as the training loop and evaluation give it to
-// loss() and eval_rows(), on the host: make_batch's tensors, "valid" (one
-// flag per sample: 0 marks padding) and complete_batch's additions.
-Batch make_loop_batch(Task& task, const std::vector<int64_t>& indices, const std::vector<uint8_t>& valid, bool train,
-                      uint64_t seed);
+// The batch of a micro-batch's samples as the training loop and evaluation
+// give it to loss() and eval_rows(), on the host: make_batch's tensors (or
+// make_packed_batch's, when the micro-batch is packed), "valid" (one flag
+// per sample, or per packed sequence: 0 marks padding) and complete_batch's
+// additions.
+Batch make_loop_batch(Task& task, const MicroBatch& micro_batch, bool train, uint64_t seed);
 
 class Task {
  public:
@@ -74,6 +76,16 @@ class Task {
   // takes any randomness (augmentation) from `seed`, which depends on the run's
   // seed and the epoch only, so a sample is augmented alike on any world size.
   virtual Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) = 0;
+  // Tokens a packed sequence holds when training packs samples end to end
+  // (SamplerOptions::pack_tokens; summarize under data.batching = "packed"):
+  // each sample must then be at most this long (group_lengths(true)). 0 (the
+  // default): no packing.
+  virtual int64_t pack_tokens() const { return 0; }
+  // Under packing, make_batch's counterpart: one row per packed sequence,
+  // micro_batch.sequence saying which samples lie in which, in order, and
+  // every sample computing what it would alone. The loop adds "valid" per
+  // sequence. The default throws std::logic_error.
+  virtual Batch make_packed_batch(const MicroBatch& micro_batch, bool train, uint64_t seed);
 
   // What the loss needs that follows from make_batch's tensors and
   // batch["valid"] together, added on the host before the batch goes to the
