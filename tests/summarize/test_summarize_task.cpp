@@ -108,30 +108,27 @@ tandem::Batch packed_batch(SummarizeTask& task, std::vector<int64_t> sequence) {
   return tandem::make_loop_batch(task, tandem::MicroBatch{{0, 1}, {1, 1}, std::move(sequence)}, true, 0);
 }
 
-// Rows 0 (6 tokens) and 1 (4) end to end in one sequence of the block's 16.
+// Rows 0 (6 tokens) and 1 (4) end to end in one sequence (of up to the
+// block's 16).
 TEST(SummarizeTask, PacksRowsEndToEndWithTheirOwnPositions) {
   SummarizeTask task = packed_task();
   EXPECT_EQ(task.pack_tokens(), 16);
   const tandem::Batch batch = packed_batch(task, {0, 0});
-  EXPECT_TRUE(torch::equal(batch.at("idx"), torch::tensor({5, 6, 7, 10, 11, 49, 8, 9, 12, 49, 49, 49, 49, 49, 49, 49})
-                                                 .view({1, 16})));
-  EXPECT_TRUE(torch::equal(batch.at("positions"),
-                           torch::tensor({0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 0, 0, 0, 0, 0, 0}).view({1, 16})));
-  EXPECT_TRUE(torch::equal(batch.at("segments"),
-                           torch::tensor({0, 0, 0, 0, 0, 0, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1}).view({1, 16})));
+  EXPECT_TRUE(torch::equal(batch.at("idx"), torch::tensor({5, 6, 7, 10, 11, 49, 8, 9, 12, 49}).view({1, 10})));
+  EXPECT_TRUE(torch::equal(batch.at("positions"), torch::tensor({0, 1, 2, 3, 4, 5, 0, 1, 2, 3}).view({1, 10})));
+  EXPECT_TRUE(torch::equal(batch.at("segments"), torch::tensor({0, 0, 0, 0, 0, 0, 1, 1, 1, 1}).view({1, 10})));
   // Predicting the summaries' tokens from the positions before them, as
   // unpacked: 2, 3, 4 of row 0; 1, 2 of row 1, at 6 + 1, 6 + 2.
   EXPECT_TRUE(torch::equal(batch.at("predict_at"), torch::tensor({2, 3, 4, 7, 8}, torch::kLong)));
   EXPECT_TRUE(torch::equal(batch.at("valid"), torch::tensor({true})));
-  // The counts of the same rows unpacked, and 16 positions computed.
+  // The counts of the same rows unpacked, and no padding computed.
   EXPECT_EQ(task.tokens_in(batch), 10);
   EXPECT_DOUBLE_EQ(task.flops_in(batch), 66528.0 + 43584.0);
-  EXPECT_EQ(task.tokens_computed_in(batch), 16);
-  // A row to a sequence needs no mask: the fused causal path, widths a
-  // multiple of 8.
+  EXPECT_EQ(task.tokens_computed_in(batch), 10);
+  // A row to a sequence is a padded batch.
   const tandem::Batch alone = packed_batch(task, {0, 1});
   EXPECT_EQ(alone.count("segments"), 0u);
-  EXPECT_EQ(alone.at("idx").sizes(), (std::vector<int64_t>{2, 8}));
+  EXPECT_EQ(alone.at("idx").sizes(), (std::vector<int64_t>{2, 6}));
   EXPECT_DOUBLE_EQ(task.flops_in(alone), 66528.0 + 43584.0);
 }
 
@@ -142,8 +139,8 @@ TEST(SummarizeTask, APackedRowComputesWhatItWouldAlone) {
   module->eval();
   auto& model = dynamic_cast<summarize::GPTImpl&>(*module);
   const tandem::Batch batch = packed_batch(task, {0, 0});
-  const at::Tensor packed =
-      model.forward(batch.at("idx"), nullptr, batch.at("positions"), {}, batch.at("segments"))[0];
+  const at::Tensor packed = model.forward(batch.at("idx"), nullptr, batch.at("positions"), {},
+                                          tandem::nn::packed_rows(batch.at("segments")))[0];
   const at::Tensor row0 = model.forward(torch::tensor({5, 6, 7, 10, 11, 49}).view({1, 6}))[0];
   const at::Tensor row1 = model.forward(torch::tensor({8, 9, 12, 49}).view({1, 4}))[0];
   EXPECT_TRUE(torch::allclose(packed.narrow(0, 0, 6), row0, 1e-5, 1e-5));

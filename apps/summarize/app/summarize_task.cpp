@@ -36,6 +36,20 @@ std::string base_checksum(const ModelOptions& spec) {
 
 namespace {
 
+// A packed batch's nn::PackedRows, as batch tensors (so they travel to the
+// device with it): the scatter, and bucket 0, 1, ...
+const std::string kRowsScatter = "rows.scatter", kRowsBucket = "rows.bucket.";
+
+tandem::nn::PackedRows packed_rows_in(const tandem::Batch& batch) {
+  tandem::nn::PackedRows rows;
+  const auto scatter = batch.find(kRowsScatter);
+  if (scatter == batch.end()) return rows;
+  rows.scatter = scatter->second;
+  for (size_t b = 0; batch.count(kRowsBucket + std::to_string(b)); ++b)
+    rows.buckets.push_back(batch.at(kRowsBucket + std::to_string(b)));
+  return rows;
+}
+
 std::shared_ptr<const std::vector<int64_t>> lengths_of(const TokenSet& set) {
   auto lengths = std::make_shared<std::vector<int64_t>>(set.size());
   for (int64_t i = 0; i < set.size(); ++i) (*lengths)[i] = set.length(i);
@@ -86,7 +100,7 @@ tandem::Batch SummarizeTask::make_packed_batch(const tandem::MicroBatch& mb, boo
     fill[mb.sequence[k]] += set.length(mb.indices[k]);
     ++rows[mb.sequence[k]];
   }
-  const int64_t width = (*std::max_element(fill.begin(), fill.end()) + 7) / 8 * 8;
+  const int64_t width = *std::max_element(fill.begin(), fill.end());
   auto idx = torch::full({n, width}, pad_, torch::kLong);
   auto mask = torch::zeros({n, width}, torch::kBool);
   auto positions = torch::zeros({n, width}, torch::kLong);
@@ -111,9 +125,12 @@ tandem::Batch SummarizeTask::make_packed_batch(const tandem::MicroBatch& mb, boo
     fill[r] += length;
     ++row_in[r];
   }
-  if (*std::max_element(rows.begin(), rows.end()) == 1)
-    return {{"idx", idx}, {"loss_mask", mask}};
-  return {{"idx", idx}, {"loss_mask", mask}, {"positions", positions}, {"segments", segments}};
+  if (*std::max_element(rows.begin(), rows.end()) == 1) return {{"idx", idx}, {"loss_mask", mask}};
+  tandem::Batch batch = {{"idx", idx}, {"loss_mask", mask}, {"positions", positions}, {"segments", segments}};
+  const tandem::nn::PackedRows packed = tandem::nn::packed_rows(segments);
+  batch[kRowsScatter] = packed.scatter;
+  for (size_t b = 0; b < packed.buckets.size(); ++b) batch[kRowsBucket + std::to_string(b)] = packed.buckets[b];
+  return batch;
 }
 
 // Where the loss predicts, as indices into the [n, len - 1] positions that
@@ -139,9 +156,8 @@ tandem::Loss SummarizeTask::loss(torch::nn::Module& module, const tandem::Batch&
   const auto& at = batch.at("predict_at");
   // The head runs only where a summary token is predicted: with GPT-2's 50257
   // outputs it is most of the work, and the prompt's logits are never used.
-  const auto packed = batch.find("segments");
-  auto hidden = packed == batch.end() ? model.features(idx)
-                                      : model.features(idx, nullptr, batch.at("positions"), {}, packed->second);
+  const tandem::nn::PackedRows rows = packed_rows_in(batch);
+  auto hidden = rows.defined() ? model.features(idx, nullptr, batch.at("positions"), {}, rows) : model.features(idx);
   const auto count = torch::full({}, static_cast<double>(at.numel()), hidden.options().dtype(torch::kFloat));
   if (at.numel() == 0) return {hidden.sum().to(torch::kFloat) * 0, count};
   auto h = hidden.narrow(1, 0, hidden.size(1) - 1).reshape({-1, hidden.size(2)}).index_select(0, at);
@@ -193,14 +209,12 @@ tandem::Activations SummarizeTask::activation_bytes(const tandem::ActivationQuer
   }
   if (pack_tokens_ == 0) return spec_.shape.activation_bytes(query, length, predicted, !spec_.lora.enabled());
   // Packed: rows of at most that share fill a sequence with at most that
-  // share of summary. Each layer's attention keeps its mask, made in the
-  // compute dtype, for backward.
-  tandem::Activations bytes = spec_.shape.activation_bytes(
+  // share of summary. Attention's gathers into rows and back keep about as
+  // much again as its inputs and outputs, which the sequences' full length
+  // more than covers.
+  return spec_.shape.activation_bytes(
       query, pack_tokens_, static_cast<int64_t>(std::ceil(share * static_cast<double>(pack_tokens_))),
       !spec_.lora.enabled());
-  if (bytes.start >= 0)
-    bytes.start += query.micro_batch * pack_tokens_ * pack_tokens_ * (1 + spec_.shape.n_layer * query.element_bytes);
-  return bytes;
 }
 
 namespace {

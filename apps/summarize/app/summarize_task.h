@@ -56,12 +56,11 @@ class SummarizeTask : public tandem::Task {
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
   // model.block_size under data.batching = "packed", else 0.
   int64_t pack_tokens() const override { return pack_tokens_; }
-  // Packed sequences [n, T], T the fullest's fill (a multiple of 8, which the
-  // GPU's masked attention kernel wants): "idx" and "loss_mask" as
+  // Packed sequences [n, T], T the fullest's fill: "idx" and "loss_mask" as
   // make_batch's, and, where a sequence holds more than one row, "positions"
-  // (restarting at 0 for each row) and "segments" (the row, -1 after the
-  // last) for GPT::features. A micro-batch of single rows stays on the fused
-  // causal path, as make_batch's.
+  // (restarting at 0 for each row), "segments" (the row, -1 after the last)
+  // and the nn::PackedRows that GPT::features runs attention by, a row at a
+  // time. A micro-batch of single rows is a padded batch, as make_batch's.
   tandem::Batch make_packed_batch(const tandem::MicroBatch& micro_batch, bool train, uint64_t seed) override;
   void complete_batch(tandem::Batch& batch) const override;
   // The cross-entropy summed over the summary tokens the batch predicts, and
@@ -76,7 +75,7 @@ class SummarizeTask : public tandem::Task {
   // For the worst micro-batch: every row as long as the longest training
   // sequence, with as many summary tokens as the longest summary; packed,
   // every sequence full, with the largest share of summary tokens any row
-  // has, and each layer's attention mask.
+  // has.
   tandem::Activations activation_bytes(const tandem::ActivationQuery& query) const override;
   int64_t tokens_in(const tandem::Batch& batch) const override;
   // Every row at the batch's padded length.

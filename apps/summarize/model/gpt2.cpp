@@ -139,18 +139,31 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& config, int64_
   resid_dropout = register_module("resid_dropout", torch::nn::Dropout(config.dropout));
 }
 
-at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask) {
-  const int64_t b = x.size(0), t = x.size(1), c = x.size(2);
-  const auto heads = [&](const at::Tensor& y) { return y.view({b, t, n_head_, c / n_head_}).transpose(1, 2); };
-  const std::vector<at::Tensor> qkv = project(x, c_attn, c_attn_lora_, &c_attn_packed_, is_training()).split(c, 2);
-  at::Tensor q = heads(qkv[0]), k = heads(qkv[1]), v = heads(qkv[2]);
-  if (cache != nullptr) std::tie(k, v) = cache->append(layer_, k, v);
-
+at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask,
+                                            const tandem::nn::PackedRows& rows) {
+  const int64_t c = x.size(2);
   tandem::nn::AttentionOptions options;
   options.mask = mask;
   options.dropout_p = dropout_;
   options.training = is_training();
-  const at::Tensor y = tandem::nn::attention(q, k, v, options).transpose(1, 2).reshape({b, t, c});
+  // qkv [b, t, 3c] -> [b, t, c]
+  const auto attend = [&](const at::Tensor& qkv) {
+    const int64_t b = qkv.size(0), t = qkv.size(1);
+    const auto heads = [&](const at::Tensor& y) { return y.view({b, t, n_head_, c / n_head_}).transpose(1, 2); };
+    const std::vector<at::Tensor> parts = qkv.split(c, 2);
+    at::Tensor q = heads(parts[0]), k = heads(parts[1]), v = heads(parts[2]);
+    if (cache != nullptr) std::tie(k, v) = cache->append(layer_, k, v);
+    return tandem::nn::attention(q, k, v, options).transpose(1, 2).reshape({b, t, c});
+  };
+  const at::Tensor qkv = project(x, c_attn, c_attn_lora_, &c_attn_packed_, is_training());
+  at::Tensor y;
+  if (!rows.defined()) {
+    y = attend(qkv);
+  } else {
+    std::vector<at::Tensor> ys;
+    for (const at::Tensor& bucket : tandem::nn::to_rows(qkv, rows)) ys.push_back(attend(bucket));
+    y = tandem::nn::from_rows(ys, rows);
+  }
   return resid_dropout(project(y, c_proj, c_proj_lora_, &c_proj_packed_, is_training()));
 }
 
@@ -194,8 +207,9 @@ BlockImpl::BlockImpl(const GPTConfig& config, int64_t layer) {
   mlp = register_module("mlp", MLP(config));
 }
 
-at::Tensor BlockImpl::forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask) {
-  const at::Tensor y = x + attn(ln_1(x), cache, mask);
+at::Tensor BlockImpl::forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask,
+                              const tandem::nn::PackedRows& rows) {
+  const at::Tensor y = x + attn(ln_1(x), cache, mask, rows);
   return y + mlp(ln_2(y));
 }
 
@@ -231,7 +245,7 @@ GPTImpl::GPTImpl(const GPTConfig& config) : config_(config) {
 }
 
 at::Tensor GPTImpl::features(const at::Tensor& idx, KVCache* cache, const at::Tensor& positions,
-                             const at::Tensor& key_mask, const at::Tensor& segments) {
+                             const at::Tensor& key_mask, const tandem::nn::PackedRows& rows) {
   const int64_t past = cache != nullptr ? cache->length() : 0, t = idx.size(1);
   if (past + t > config_.block_size) {
     throw std::invalid_argument("GPT: " + std::to_string(past + t) + " positions exceed block_size " +
@@ -245,16 +259,16 @@ at::Tensor GPTImpl::features(const at::Tensor& idx, KVCache* cache, const at::Te
   // to ask for one, or recomputation (which needs an input that does) would pass the first block by.
   if (x.scalar_type() != torch::kFloat) x = x.to(torch::kFloat);
   if (torch::GradMode::is_enabled() && !x.requires_grad()) x.requires_grad_();
-  const at::Tensor mask = segments.defined()
-                              ? tandem::nn::segment_mask(segments)
-                              : tandem::nn::attention_mask(t, past + t, /*causal=*/true, key_mask, idx.device());
+  const at::Tensor mask =
+      rows.defined() ? at::Tensor() : tandem::nn::attention_mask(t, past + t, /*causal=*/true, key_mask, idx.device());
   for (auto& block : *transformer->h) {
     auto* b = block->as<Block>();
     if (cache != nullptr) {
       x = b->forward(x, cache, mask);
       continue;
     }
-    x = tandem::nn::recomputed(*b, [b, mask](const at::Tensor& h, const at::Tensor&) { return b->forward(h, nullptr, mask); }, x);
+    x = tandem::nn::recomputed(
+        *b, [b, mask, rows](const at::Tensor& h, const at::Tensor&) { return b->forward(h, nullptr, mask, rows); }, x);
   }
   return transformer->ln_f(x);
 }
@@ -277,8 +291,8 @@ at::Tensor GPTImpl::head(const at::Tensor& features) {
 }
 
 at::Tensor GPTImpl::forward(const at::Tensor& idx, KVCache* cache, const at::Tensor& positions,
-                            const at::Tensor& key_mask, const at::Tensor& segments) {
-  return head(features(idx, cache, positions, key_mask, segments));
+                            const at::Tensor& key_mask, const tandem::nn::PackedRows& rows) {
+  return head(features(idx, cache, positions, key_mask, rows));
 }
 
 at::Tensor next_token_losses(const at::Tensor& logits, const at::Tensor& idx) {

@@ -18,6 +18,7 @@
 #include "model/lora.h"
 #include "model/weight_copy.h"
 #include "tandem/config/settings.h"
+#include "tandem/nn/packed_rows.h"
 #include "tandem/train/activations.h"
 
 namespace summarize {
@@ -110,8 +111,10 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   CausalSelfAttentionImpl(const GPTConfig& config, int64_t layer);
   // x [B,T,C] -> [B,T,C]; see GPTImpl::forward for the cache. `mask` is the
   // step's attention mask (tandem::nn::attention_mask), built once for every
-  // layer by GPTImpl::features.
-  at::Tensor forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask);
+  // layer by GPTImpl::features; `rows`, where x packs rows end to end, where
+  // each row lies, so that attention runs each row alone (no cache, no mask).
+  at::Tensor forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask,
+                     const tandem::nn::PackedRows& rows = {});
   // Adapters on c_attn and c_proj where settings.targets names them, and
   // their merge (model/lora.h).
   void add_lora(const LoraKeys& settings);
@@ -150,7 +153,8 @@ TORCH_MODULE(MLP);
 class BlockImpl : public torch::nn::Module {
  public:
   BlockImpl(const GPTConfig& config, int64_t layer);
-  at::Tensor forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask);
+  at::Tensor forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask,
+                     const tandem::nn::PackedRows& rows = {});
 
   LayerNorm ln_1{nullptr};
   CausalSelfAttention attn{nullptr};
@@ -186,14 +190,13 @@ class GPTImpl : public torch::nn::Module {
   //   first real token position 0).
   // - key_mask, bool [B, cached + T]: false marks padding, which no real token
   //   attends to.
-  // - segments, int64 [B, T], for rows packed end to end (no cache): the row
-  //   each token belongs to, -1 for padding after the last; a token attends
-  //   to the earlier tokens of its own row alone (nn::segment_mask), so with
-  //   positions restarting at 0 for each row, each row computes what it
-  //   would alone.
+  // - rows, for rows packed end to end (no cache, no key mask): where each
+  //   row lies (nn::packed_rows); a token attends to the earlier tokens of
+  //   its own row alone, so with positions restarting at 0 for each row,
+  //   each row computes what it would alone.
   // Throws std::invalid_argument past block_size positions.
   at::Tensor forward(const at::Tensor& idx, KVCache* cache = nullptr, const at::Tensor& positions = {},
-                     const at::Tensor& key_mask = {}, const at::Tensor& segments = {});
+                     const at::Tensor& key_mask = {}, const tandem::nn::PackedRows& rows = {});
   // The final hidden states [B,T,C]: forward without the head. Generation
   // needs only the last position's logits, which head() gives for a fraction
   // of the memory. Without gradients on the CPU, head() keeps a copy of the
@@ -201,7 +204,7 @@ class GPTImpl : public torch::nn::Module {
   // packed for 2 to 32 (model/linear.h); so do the blocks' Linear layers for
   // 2 to 32 rows.
   at::Tensor features(const at::Tensor& idx, KVCache* cache = nullptr, const at::Tensor& positions = {},
-                      const at::Tensor& key_mask = {}, const at::Tensor& segments = {});
+                      const at::Tensor& key_mask = {}, const tandem::nn::PackedRows& rows = {});
   at::Tensor head(const at::Tensor& features);
 
   const GPTConfig& config() const { return config_; }

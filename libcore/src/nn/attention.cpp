@@ -38,15 +38,6 @@ at::Tensor attention_mask(int64_t tq, int64_t tk, bool causal, const at::Tensor&
   return allowed;
 }
 
-at::Tensor segment_mask(const at::Tensor& segments) {
-  const int64_t t = segments.size(1);
-  const at::Tensor pos = at::arange(t, segments.options().dtype(at::kLong));
-  const at::Tensor causal = pos.unsqueeze(0) <= pos.unsqueeze(1);  // [query, key]
-  const at::Tensor same = segments.unsqueeze(2) == segments.unsqueeze(1);
-  const at::Tensor padding = (segments < 0).unsqueeze(2) & (segments < 0).unsqueeze(1);
-  return ((same & causal & ~padding) | at::eye(t, segments.options().dtype(at::kBool))).unsqueeze(1);
-}
-
 at::Tensor attention(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
                      const AttentionOptions& options) {
   const at::Tensor q = dense_rows(q_in), k = dense_rows(k_in), v = dense_rows(v_in);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -91,6 +92,59 @@ TEST(BatchSplit, CapCutsALargerMicroBatchDownAndLeavesASmallerOne) {
   small.cap_at(5);
   EXPECT_EQ(small.micro_batch(), 2);
   EXPECT_EQ(small.accum(), 8);
+}
+
+// Packed (SamplerOptions::pack_tokens): 40 samples a step of 1 .. 8 tokens
+// in sequences of 16, micro-batches of `sequences` a rank.
+SamplerOptions packed(int64_t sequences, int rank = 0) {
+  SamplerOptions o = options(sequences, 1, rank);
+  auto lengths = std::make_shared<std::vector<int64_t>>(o.dataset_size);
+  for (int64_t i = 0; i < o.dataset_size; ++i) (*lengths)[i] = 1 + (i * 5) % 8;
+  o.lengths = lengths;
+  o.pack_tokens = 16;
+  o.global_batch = 40;
+  return o;
+}
+
+// The valid samples of a packed step over both ranks, sorted.
+std::vector<int64_t> packed_step(const BatchSplit& rank0, const BatchSplit& rank1, int64_t step) {
+  std::vector<int64_t> all;
+  for (const BatchSplit* split : {&rank0, &rank1})
+    for (int64_t a = 0; a < split->micro_steps(step); ++a) {
+      const MicroBatch part = split->sampler().micro_batch(0, step, static_cast<int>(a));
+      for (size_t k = 0; k < part.indices.size(); ++k)
+        if (part.valid[k]) all.push_back(part.indices[k]);
+    }
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+TEST(BatchSplit, PackedCutsCountSequencesAndKeepTheStepsSamples) {
+  BatchSplit rank0(packed(4, 0)), rank1(packed(4, 1));
+  EXPECT_TRUE(rank0.packed());
+  EXPECT_EQ(rank0.share(), 20);  // every sample alone, 40 over 2 ranks
+  EXPECT_EQ(rank0.describe(), "4 packed sequences of 16 tokens");
+  const std::vector<int64_t> whole = packed_step(rank0, rank1, 2);
+  EXPECT_EQ(whole.size(), 40u);
+  const int64_t micro_steps = rank0.micro_steps(2);
+  // Halving the sequences needs about twice the micro-steps, for the same samples.
+  ASSERT_TRUE(rank0.back_off());
+  ASSERT_TRUE(rank1.back_off());
+  EXPECT_EQ(rank0.micro_batch(), 2);
+  EXPECT_EQ(rank0.oom_cap(), 2);
+  EXPECT_GE(rank0.micro_steps(2), 2 * micro_steps - 1);
+  EXPECT_EQ(packed_step(rank0, rank1, 2), whole);
+  // Any number of sequences is a cut; 1 is the last.
+  rank0.resplit(3);
+  EXPECT_EQ(rank0.micro_batch(), 3);
+  ASSERT_TRUE(rank0.back_off());
+  EXPECT_EQ(rank0.micro_batch(), 1);
+  EXPECT_FALSE(rank0.back_off());
+  BatchSplit capped(packed(8));
+  capped.cap_at(5);
+  EXPECT_EQ(capped.micro_batch(), 5);
+  // The micro-steps of a range of steps, summed.
+  EXPECT_EQ(capped.micro_steps(0, 3), capped.micro_steps(0) + capped.micro_steps(1) + capped.micro_steps(2));
 }
 
 TEST(BatchSplit, ReseedKeepsTheCutAndChangesTheOrder) {

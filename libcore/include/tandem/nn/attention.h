@@ -31,12 +31,6 @@ struct AttentionOptions {
 // needed (no key mask, and causal attention the kernels do themselves).
 at::Tensor attention_mask(int64_t tq, int64_t tk, bool causal, const at::Tensor& key_mask, const c10::Device& device);
 
-// The causal mask of packed sequences, [B, 1, T, T]: several rows laid end to
-// end in each of B sequences, `segments` [B, T] (int64) naming each token's row
-// (-1: padding after the last). A token sees the earlier tokens of its own
-// row alone, so each row computes what it would alone; padding sees itself.
-at::Tensor segment_mask(const at::Tensor& segments);
-
 // q [B,H,Tq,D], k and v [B,H,Tk,D] -> [B,H,Tq,D]; scores scaled by 1/sqrt(D).
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                      const AttentionOptions& options = {});
