@@ -1,5 +1,6 @@
 #include "tandem/data/packing.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +28,22 @@ std::vector<std::vector<int64_t>> pack_first_fit_decreasing(const std::vector<in
     room[s] -= lengths[i];
   }
   return sequences;
+}
+
+std::vector<std::vector<int64_t>> pack_evenly(const std::vector<int64_t>& lengths, int64_t capacity,
+                                              int64_t sequences) {
+  std::vector<std::vector<int64_t>> packed(static_cast<size_t>(sequences));
+  std::vector<int64_t> fill(static_cast<size_t>(sequences), 0);
+  for (const int64_t i : longest_first(static_cast<int64_t>(lengths.size()), [&](int64_t k) { return lengths[k]; })) {
+    const auto s = static_cast<size_t>(std::min_element(fill.begin(), fill.end()) - fill.begin());
+    if (fill[s] + lengths[i] > capacity) return {};
+    packed[s].push_back(i);
+    fill[s] += lengths[i];
+  }
+  std::vector<std::vector<int64_t>> kept;
+  for (const int64_t s : longest_first(sequences, [&](int64_t k) { return fill[k]; }))
+    if (!packed[s].empty()) kept.push_back(std::move(packed[s]));
+  return kept;
 }
 
 }  // namespace tandem

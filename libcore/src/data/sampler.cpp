@@ -108,7 +108,14 @@ std::vector<std::vector<int64_t>> Sampler::sequences(int64_t epoch, int64_t step
     const int64_t p = first + k;
     lengths[k] = std::min((*options_.lengths)[ord ? (*ord)[p] : p], options_.pack_tokens);
   }
+  // First-fit decreasing says how few sequences hold the step; spread over
+  // the next multiple of the world size, every rank gets as many sequences
+  // of about the same fill, and none waits for another at the step's end.
   auto packed = pack_first_fit_decreasing(lengths, options_.pack_tokens);
+  const int64_t world = options_.world_size;
+  const int64_t slots = (static_cast<int64_t>(packed.size()) + world - 1) / world * world;
+  if (slots > static_cast<int64_t>(packed.size()))
+    if (auto even = pack_evenly(lengths, options_.pack_tokens, slots); !even.empty()) packed = std::move(even);
   for (auto& sequence : packed)
     for (int64_t& k : sequence) k += first;
   return packed;

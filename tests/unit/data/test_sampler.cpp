@@ -233,6 +233,17 @@ TEST(Packing, FirstFitDecreasingByHand) {
   EXPECT_THROW(tandem::pack_first_fit_decreasing({0}, 8), std::invalid_argument);
 }
 
+TEST(Packing, EvenlyLongestFirstIntoTheEmptiest) {
+  // 7, 5, 4, 3, 2, 1 over 3 sequences of 8: 7 | 5 | 4, then 3 to the 4
+  // (7), 2 to the 5 (7), 1 to the first 7 (8); fullest first.
+  EXPECT_EQ(tandem::pack_evenly({5, 3, 7, 2, 4, 1}, 8, 3),
+            (std::vector<std::vector<int64_t>>{{2, 5}, {0, 3}, {4, 1}}));
+  // More sequences than samples: the empty ones are dropped.
+  EXPECT_EQ(tandem::pack_evenly({3, 2}, 8, 4), (std::vector<std::vector<int64_t>>{{0}, {1}}));
+  // 6, 6, 5 in two sequences of 8 do not go: none.
+  EXPECT_TRUE(tandem::pack_evenly({6, 6, 5}, 8, 2).empty());
+}
+
 namespace {
 
 // Lengths 1 .. 12 scrambled, packed into sequences of 16.
@@ -293,17 +304,32 @@ TEST(Sampler, PackedStepsHoldTheDrawnSamplesInSequencesThatFit) {
   }
 }
 
-TEST(Sampler, PackedSequencesAreTheSameOnAnyWorldSize) {
-  // 4 sequences a micro-step as 1 rank x 4 and as 2 ranks x 2.
+TEST(Sampler, PackedStepsHoldTheSameSamplesOnAnyWorldSize) {
+  // 4 sequences a micro-step as 1 rank x 4 and as 2 ranks x 2; where the
+  // packing takes an odd number of sequences, 2 ranks spread the samples
+  // over one more, so the sequences may differ, the step's samples do not.
   const auto one = world_of(packed_options(40, 4, 10, 1)), two = world_of(packed_options(40, 2, 10, 2));
   for (int64_t step = 0; step < 4; ++step) {
-    ASSERT_EQ(one[0].micro_steps(0, step), two[0].micro_steps(0, step));
-    for (int a = 0; a < one[0].micro_steps(0, step); ++a) {
-      auto split = sequences_of(two[0].micro_batch(0, step, a));
-      const auto other = sequences_of(two[1].micro_batch(0, step, a));
-      split.insert(other.begin(), other.end());
-      EXPECT_EQ(split, sequences_of(one[0].micro_batch(0, step, a))) << "step " << step << ", micro-step " << a;
-    }
+    std::multiset<int64_t> whole, split;
+    for (int a = 0; a < one[0].micro_steps(0, step); ++a)
+      for (const auto& sequence : sequences_of(one[0].micro_batch(0, step, a))) whole.insert(sequence.begin(), sequence.end());
+    for (int a = 0; a < two[0].micro_steps(0, step); ++a)
+      for (const Sampler& rank : two)
+        for (const auto& sequence : sequences_of(rank.micro_batch(0, step, a))) split.insert(sequence.begin(), sequence.end());
+    EXPECT_EQ(split, whole) << "step " << step;
+    EXPECT_EQ(whole.size(), 10u) << "step " << step;
+  }
+}
+
+TEST(Sampler, PackedRanksGetAsManySequencesEachStep) {
+  // 9 sequences' worth spread over 10, so each of 2 ranks gets 5.
+  const auto ranks = world_of(packed_options(200, 8, 60, 2));
+  for (int64_t step = 0; step < 3; ++step) {
+    int64_t counts[2] = {0, 0};
+    for (int r = 0; r < 2; ++r)
+      for (int a = 0; a < ranks[r].micro_steps(0, step); ++a)
+        counts[r] += static_cast<int64_t>(sequences_of(ranks[r].micro_batch(0, step, a)).size());
+    EXPECT_EQ(counts[0], counts[1]) << "step " << step;
   }
 }
 

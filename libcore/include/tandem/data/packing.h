@@ -18,4 +18,14 @@ namespace tandem {
 // or above `capacity`.
 std::vector<std::vector<int64_t>> pack_first_fit_decreasing(const std::vector<int64_t>& lengths, int64_t capacity);
 
+// The same samples spread over `sequences` sequences of at most `capacity`
+// tokens as evenly as it goes: longest first, each into the emptiest
+// sequence (the first of equals), which balances the work of the ranks and
+// micro-batches the sequences are dealt to (LPT scheduling, Graham 1969).
+// Sequences left empty (fewer samples than sequences) are dropped; the rest
+// come fullest first. Empty when a sample finds no sequence with room (then
+// first-fit decreasing's packing stands).
+std::vector<std::vector<int64_t>> pack_evenly(const std::vector<int64_t>& lengths, int64_t capacity,
+                                              int64_t sequences);
+
 }  // namespace tandem

@@ -3,8 +3,9 @@
 // size changes how the work is split but never what is learned from: the
 // epoch's order depends only on (seed, epoch), and every global batch holds the
 // same samples, cut into the same micro-batches, on any number of ranks
-// (grouped by length, the same samples per step: see SamplerOptions::lengths). A run
-// can therefore resume from a cursor (epoch, step in epoch) on a different
+// (grouped by length or packed into sequences, the same samples per step:
+// see SamplerOptions::lengths and pack_tokens; packed sequences may differ
+// with the world size, the step's samples do not). A run can therefore resume from a cursor (epoch, step in epoch) on a different
 // world size, provided the global batch stays the same.
 #include <cstdint>
 #include <memory>
@@ -37,9 +38,11 @@ struct SamplerOptions {
   // world_size x micro_batch; which rank gets which depends on the world size.
   std::shared_ptr<const std::vector<int64_t>> lengths;
   // Packing (above 0, with `lengths`): each global batch of `global_batch`
-  // samples (padding slots left out) is packed first-fit decreasing into
-  // sequences of at most pack_tokens tokens (packing.h), and micro_batch
-  // counts sequences, not samples. Micro-step a runs sequences
+  // samples (padding slots left out) is packed into sequences of at most
+  // pack_tokens tokens (packing.h): first-fit decreasing says how many, and
+  // where that is not a multiple of world_size the samples are spread evenly
+  // over the next multiple, so every rank gets as many sequences of about
+  // the same work. micro_batch counts sequences, not samples. Micro-step a runs sequences
   // a x world_size x micro_batch onwards, dealt to the ranks in turn as
   // grouped samples are, so a step takes micro_steps() = ceil(sequences /
   // (world_size x micro_batch)) micro-steps, the same on every rank, and
