@@ -115,11 +115,12 @@ add_test(NAME summarize_lora
                  ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/lora)
 set_tests_properties(summarize_lora PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}" LABELS "summarize;e2e" TIMEOUT 600)
 tandem_e2e_test(summarize_batching_unknown STATUS 2
-  MATCH "data.batching must be one of random\\|grouped, got \"packed\""
-  COMMAND $<TARGET_FILE:summarize> train --set data.batching=packed
+  MATCH "data.batching must be one of random\\|grouped\\|packed, got \"sorted\""
+  COMMAND $<TARGET_FILE:summarize> train --set data.batching=sorted
           --set train.out_dir=${CMAKE_CURRENT_BINARY_DIR}/batching-unknown)
-# data.batching: "grouped" micro-batches on 2 ranks learn what the step's
-# rows as one micro-batch on 1 rank do, with less padding.
+# data.batching: "grouped" micro-batches and "packed" sequences on 2 ranks
+# learn what the step's rows as one micro-batch on 1 rank do, with less
+# padding.
 add_test(NAME summarize_batching
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/batching.sh $<TARGET_FILE:summarize> ${MPIEXEC_EXECUTABLE}
                  ${CMAKE_CURRENT_BINARY_DIR}/batching ${SCITLDR})

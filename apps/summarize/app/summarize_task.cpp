@@ -209,12 +209,18 @@ tandem::Activations SummarizeTask::activation_bytes(const tandem::ActivationQuer
   }
   if (pack_tokens_ == 0) return spec_.shape.activation_bytes(query, length, predicted, !spec_.lora.enabled());
   // Packed: rows of at most that share fill a sequence with at most that
-  // share of summary. Attention's gathers into rows and back keep about as
-  // much again as its inputs and outputs, which the sequences' full length
-  // more than covers.
-  return spec_.shape.activation_bytes(
+  // share of summary. Attention gathers q, k, v into buckets of rows and its
+  // output back (nn/packed_rows.h), each bucket up to a quarter padding: a
+  // layer keeps up to 4/3 of its 4c values a token for backward where the
+  // model without packing keeps them once, so a third of them again.
+  tandem::Activations bytes = spec_.shape.activation_bytes(
       query, pack_tokens_, static_cast<int64_t>(std::ceil(share * static_cast<double>(pack_tokens_))),
       !spec_.lora.enabled());
+  if (bytes.start >= 0) {
+    const int64_t layers = query.recompute ? 1 : spec_.shape.n_layer;
+    bytes.start += layers * query.micro_batch * pack_tokens_ * 4 * spec_.shape.n_embd * query.element_bytes / 3;
+  }
+  return bytes;
 }
 
 namespace {

@@ -259,6 +259,8 @@ at::Tensor GPTImpl::features(const at::Tensor& idx, KVCache* cache, const at::Te
   // to ask for one, or recomputation (which needs an input that does) would pass the first block by.
   if (x.scalar_type() != torch::kFloat) x = x.to(torch::kFloat);
   if (torch::GradMode::is_enabled() && !x.requires_grad()) x.requires_grad_();
+  if (rows.defined() && (cache != nullptr || key_mask.defined()))
+    throw std::invalid_argument("GPT: packed rows take neither a KV cache nor a key mask");
   const at::Tensor mask =
       rows.defined() ? at::Tensor() : tandem::nn::attention_mask(t, past + t, /*causal=*/true, key_mask, idx.device());
   for (auto& block : *transformer->h) {

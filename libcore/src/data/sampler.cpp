@@ -106,16 +106,16 @@ std::vector<std::vector<int64_t>> Sampler::sequences(int64_t epoch, int64_t step
   std::vector<int64_t> lengths(static_cast<size_t>(count));
   for (int64_t k = 0; k < count; ++k) {
     const int64_t p = first + k;
-    lengths[k] = std::min((*options_.lengths)[ord ? (*ord)[p] : p], options_.pack_tokens);
+    lengths[k] = (*options_.lengths)[ord ? (*ord)[p] : p];
   }
   // First-fit decreasing says how few sequences hold the step; spread over
-  // the next multiple of the world size, every rank gets as many sequences
-  // of about the same fill, and none waits for another at the step's end.
+  // that count rounded up to a multiple of the world size, every rank gets
+  // as many sequences of about the same fill, and none waits for another at
+  // the step's end.
   auto packed = pack_first_fit_decreasing(lengths, options_.pack_tokens);
   const int64_t world = options_.world_size;
   const int64_t slots = (static_cast<int64_t>(packed.size()) + world - 1) / world * world;
-  if (slots > static_cast<int64_t>(packed.size()))
-    if (auto even = pack_evenly(lengths, options_.pack_tokens, slots); !even.empty()) packed = std::move(even);
+  if (auto even = pack_evenly(lengths, options_.pack_tokens, slots); !even.empty()) packed = std::move(even);
   for (auto& sequence : packed)
     for (int64_t& k : sequence) k += first;
   return packed;
@@ -124,7 +124,11 @@ std::vector<std::vector<int64_t>> Sampler::sequences(int64_t epoch, int64_t step
 int64_t Sampler::micro_steps(int64_t epoch, int64_t step_in_epoch) const {
   if (!packed()) return options_.grad_accum;
   const int64_t per_step = options_.world_size * options_.micro_batch;
-  return (static_cast<int64_t>(sequences(epoch, step_in_epoch).size()) + per_step - 1) / per_step;
+  return (sequence_count(epoch, step_in_epoch) + per_step - 1) / per_step;
+}
+
+int64_t Sampler::sequence_count(int64_t epoch, int64_t step_in_epoch) const {
+  return static_cast<int64_t>(sequences(epoch, step_in_epoch).size());
 }
 
 namespace {

@@ -40,7 +40,6 @@ PackedRows packed_rows(const at::Tensor& segments) {
   const int64_t positions = segments.numel();
   PackedRows packed;
   packed.scatter = at::empty(segments.sizes(), at::kLong);
-  std::vector<at::Tensor> buckets;
   int64_t slots = 0;
   for (size_t first = 0; first < rows.size();) {
     size_t end = first + 1;

@@ -1,5 +1,6 @@
 #include "tandem/train/batch_split.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -17,13 +18,6 @@ int64_t BatchSplit::share() const {
 int64_t BatchSplit::micro_steps(int64_t step) const {
   const int64_t spe = sampler_->steps_per_epoch();
   return sampler_->micro_steps(step / spe, step % spe);
-}
-
-int64_t BatchSplit::micro_steps(int64_t first, int64_t last) const {
-  if (!packed()) return (last - first) * accum();
-  int64_t total = 0;
-  for (int64_t step = first; step < last; ++step) total += micro_steps(step);
-  return total;
 }
 
 std::string BatchSplit::describe() const {
@@ -55,8 +49,13 @@ void BatchSplit::reseed(uint64_t seed) {
   replace(options);
 }
 
-bool BatchSplit::back_off() {
-  const int64_t smaller = packed() ? micro_batch() / 2 : split_at_most(share(), micro_batch() / 2);
+bool BatchSplit::back_off(int64_t step) {
+  int64_t ran = micro_batch();
+  if (packed() && step >= 0) {
+    const int64_t spe = sampler_->steps_per_epoch(), world = sampler_->options().world_size;
+    ran = std::min(ran, (sampler_->sequence_count(step / spe, step % spe) + world - 1) / world);
+  }
+  const int64_t smaller = packed() ? ran / 2 : split_at_most(share(), micro_batch() / 2);
   if (smaller < 1) return false;
   resplit(smaller);
   oom_cap_ = smaller;

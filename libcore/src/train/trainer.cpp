@@ -210,9 +210,10 @@ std::unique_ptr<Loader> Trainer::Impl::make_loader(int64_t first_step) {
     for (int64_t step = first_step; step < total_steps; ++step)
       starts->push_back(starts->back() + batches->micro_steps(step));
   const int64_t accum = batches->accum();
-  auto make = [this, &sampler, spe, accum, starts, first_step](int64_t i) {
+  const bool packed = batches->packed();
+  auto make = [this, &sampler, spe, accum, starts, first_step, packed](int64_t i) {
     int64_t step = first_step + i / accum, a = i % accum;
-    if (starts->size() > 1) {
+    if (packed) {
       const auto next = std::upper_bound(starts->begin(), starts->end(), i);
       step = first_step + (next - starts->begin()) - 1;
       a = i - *(next - 1);
@@ -220,9 +221,11 @@ std::unique_ptr<Loader> Trainer::Impl::make_loader(int64_t first_step) {
     const auto mb = sampler.micro_batch(step / spe, step % spe, static_cast<int>(a));
     return make_loop_batch(task, mb, true, epoch_seed(seed, step / spe));
   };
-  const int64_t count = starts->size() > 1 ? starts->back() : (total_steps - first_step) * accum;
-  return std::make_unique<Loader>(pinned_for(make, device), 0, count,
-                                  static_cast<int>(2 * batches->micro_steps(first_step)));
+  const int64_t count = packed ? starts->back() : (total_steps - first_step) * accum;
+  int64_t most = accum;  // micro-steps in a step, at most: two steps' worth are made ahead
+  if (packed)
+    for (size_t k = 1; k < starts->size(); ++k) most = std::max(most, (*starts)[k] - (*starts)[k - 1]);
+  return std::make_unique<Loader>(pinned_for(make, device), 0, count, static_cast<int>(2 * most));
 }
 
 // The report, its first row the memory plan.
@@ -518,8 +521,9 @@ int Trainer::Impl::run() {
       !why.empty())
     log::warn(why);
   log::info("training on ", im.world.size(), " rank(s), ", im.placement.torch_device(), ", ", im.comm->backend(),
-            " backend, ", to_string(im.precision), "; micro batch ", im.batches->describe(), " x world ", im.world.size(),
-            " = global batch ", im.batches->sampler().global_batch(), "; ", im.total_steps,
+            " backend, ", to_string(im.precision), "; micro batch ", im.batches->describe(),
+            im.batches->packed() ? ", global batch " : log::cat(" x world ", im.world.size(), " = global batch "),
+            im.batches->sampler().global_batch(), im.batches->packed() ? " rows" : "", "; ", im.total_steps,
             " steps (", im.batches->sampler().steps_per_epoch(), " per epoch)");
   const int64_t start_step = im.record->start_step();
   if (start_step == im.total_steps || im.record->stopped_early()) {

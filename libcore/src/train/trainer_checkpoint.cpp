@@ -11,8 +11,8 @@ void Trainer::Impl::restore(const Checkpoint& ckpt) {
   const int64_t global_batch = batches->sampler().global_batch();
   if (their_batch != global_batch)
     throw UsageError(path + ": trained with a global batch of " + std::to_string(their_batch) + ", this run has " +
-                     std::to_string(global_batch) + " (" + settings.key("micro_batch") +
-                     " x grad_accum x ranks); resuming needs the same global "
+                     std::to_string(global_batch) + " (" + settings.key("global_batch") + ", or " +
+                     settings.key("micro_batch") + " x grad_accum x ranks); resuming needs the same global "
                      "batch to continue the same sample order");
   const auto their_seed = static_cast<uint64_t>(ckpt.get_int("seed"));
   if (settings.seed < 0 && their_seed != seed) {

@@ -86,7 +86,7 @@ PlanOptions Trainer::Impl::plan_options() const {
 // The plan of a step in micro-batches of `micro_batch`, a rank's share of the
 // global batch taking the accumulation that needs.
 MemoryPlan Trainer::Impl::plan_for(PlanOptions terms, int64_t micro_batch, const std::string& recompute) {
-  terms.grad_accum = batches->share() / micro_batch;
+  terms.grad_accum = (batches->share() + micro_batch - 1) / micro_batch;
   MemoryPlan p = plan_model_memory(*model, terms);
   p.micro_batch = micro_batch;
   p.recompute = recompute;
@@ -164,7 +164,8 @@ void Trainer::Impl::restore_oom_micro_batch(const Checkpoint& ckpt) {
 std::string Trainer::Impl::oom_context() const {
   return log::cat(settings.key("micro_batch"), " = ", to_toml_literal(config.get(settings.key("micro_batch"))), ", ",
                   settings.key("recompute"), " = ", to_toml_literal(config.get(settings.key("recompute"))), ", ",
-                  to_string(precision), " on ", placement.cuda ? gpu.name : std::string("cpu"));
+                  to_string(precision), " on ", placement.cuda ? gpu.name : std::string("cpu"),
+                  batches->packed() ? ", packed" : "");
 }
 
 // Every rank learned in reduce() that `failed_ranks` ran out of memory in
@@ -182,7 +183,7 @@ void Trainer::Impl::back_off(int64_t step, int64_t failed_ranks, double hint_bef
   const std::string what =
       log::cat("step ", step + 1, " ran out of memory on ", failed_ranks, " rank(s) at ", settings.key("micro_batch"),
                " ", batches->describe());
-  if (!batches->back_off()) {
+  if (!batches->back_off(step)) {
     if (record->saved_at() != step) save(step);
     throw std::runtime_error(log::cat(
         what, ", and there is no smaller micro-batch; the checkpoint of step ", step, " keeps the run. The plan was ",

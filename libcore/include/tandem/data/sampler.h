@@ -40,9 +40,10 @@ struct SamplerOptions {
   // Packing (above 0, with `lengths`): each global batch of `global_batch`
   // samples (padding slots left out) is packed into sequences of at most
   // pack_tokens tokens (packing.h): first-fit decreasing says how many, and
-  // where that is not a multiple of world_size the samples are spread evenly
-  // over the next multiple, so every rank gets as many sequences of about
-  // the same work. micro_batch counts sequences, not samples. Micro-step a runs sequences
+  // the samples are then spread evenly over that many rounded up to a
+  // multiple of world_size, so every rank gets as many sequences of about
+  // the same work. micro_batch counts sequences, not samples. A sample
+  // longer than pack_tokens is a caller's error (std::invalid_argument). Micro-step a runs sequences
   // a x world_size x micro_batch onwards, dealt to the ranks in turn as
   // grouped samples are, so a step takes micro_steps() = ceil(sequences /
   // (world_size x micro_batch)) micro-steps, the same on every rank, and
@@ -88,6 +89,8 @@ class Sampler {
   // Forward passes a rank runs in this step: grad_accum, or under packing as
   // many as the step's sequences need.
   int64_t micro_steps(int64_t epoch, int64_t step_in_epoch) const;
+  // Packed sequences the step's samples fill, over all ranks (packed only).
+  int64_t sequence_count(int64_t epoch, int64_t step_in_epoch) const;
   // Thread-safe: the epoch's order is built once and shared, so a prefetch
   // thread may ask for the next epoch while the loop finishes this one.
   MicroBatch micro_batch(int64_t epoch, int64_t step_in_epoch, int accum_step) const;

@@ -48,8 +48,6 @@ class BatchSplit {
   // Forward passes of run step `step` (counted over epochs): accum(), or
   // under packing what that step's sequences need.
   int64_t micro_steps(int64_t step) const;
-  // Forward passes from step `first` up to `last`, exclusive.
-  int64_t micro_steps(int64_t first, int64_t last) const;
   // The cut in words for the log: "4 x accumulation 8", or "4 packed
   // sequences of 1024 tokens".
   std::string describe() const;
@@ -60,7 +58,9 @@ class BatchSplit {
   void resplit(int64_t micro_batch);
   // The same cut of another seed's order (train.seed = -1 resumed).
   void reseed(uint64_t seed);
-  bool back_off();
+  // Packed, `step` (the one that ran out of memory) says how many sequences
+  // a rank ran at most, which is what is halved.
+  bool back_off(int64_t step = -1);
   void cap_at(int64_t cap);
 
  private:
