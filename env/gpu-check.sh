@@ -87,6 +87,12 @@
 #                            in the command's own when it names one, and in
 #                            fp32 under dist.inference_fp32 (the log's
 #                            "inference on cuda:N: ..." line)
+#   packed-gpu               the tiny summarize job on the GPU in fp32 (TF32
+#                            off), 16 rows a step as one micro-batch and as
+#                            data.batching = "packed" (2 sequences a
+#                            micro-batch): attention a row at a time on
+#                            CUDA (nn/packed_rows.h), the same losses within
+#                            fp32's tolerance, and less padding
 #   gpt2-124m                GPT-2 124M on one GPU: ms/step, tokens/s, MFU,
 #                            peak memory (medians after the warm-up steps)
 #   torch-baseline           a plain PyTorch GPT-2 124M step beside it
@@ -152,8 +158,8 @@ for a in "${apps[@]}"; do checks+=("cpu-reference-$a"); done
 checks+=(unit-gpu nccl-envcheck collectives-layouts contract-nccl)
 for a in "${apps[@]}"; do for p in "${precs[@]}"; do checks+=("tiny-$a-$p"); done; done
 checks+=(loop-faults fp16-overflow sampling-gpu mpi-shared-gpu carotid-shared-gpu vavae-pipeline shard-shared-gpu
-  shard-nccl oom-scarce lora-fp16 generate-greedy rouge-training inference-precision gpt2-124m torch-baseline
-  memory-plan)
+  shard-nccl oom-scarce lora-fp16 generate-greedy rouge-training inference-precision packed-gpu gpt2-124m
+  torch-baseline memory-plan)
 
 quick=0 bundle='' only=()
 while [ $# -gt 0 ]; do
@@ -286,7 +292,7 @@ needs() { # needs APP: some wanted check runs APP
   case $1 in
     summarize) wanted_like cpu-reference-summarize || wanted_like tiny-summarize || wanted mpi-shared-gpu ||
       wanted shard-shared-gpu || wanted shard-nccl || wanted lora-fp16 || wanted generate-greedy || wanted rouge-training ||
-      wanted inference-precision || wanted gpt2-124m || wanted oom-scarce ;;
+      wanted inference-precision || wanted packed-gpu || wanted gpt2-124m || wanted oom-scarce ;;
     *) wanted_like "cpu-reference-$1" || wanted_like "tiny-$1" || wanted "$1-shared-gpu" || wanted "$1-pipeline" ;;
   esac
 }
@@ -829,6 +835,32 @@ check_inference_precision() {
   pass "cases=$n"
 }
 
+# Packed rows on the GPU (issue 61): the same 16 rows a step as one padded
+# micro-batch and packed into sequences, 2 a micro-batch, in fp32 with TF32
+# off and dropout 0, so only summation order differs; packed computes less
+# padding (metrics.jsonl's pad_fraction).
+check_packed() {
+  local job=(--config "$repo/jobs/summarize-tiny.toml" --set "data.cache_dir=$work/token-cache" --set dist.device=cuda
+    --set dist.tf32=false --set train.precision=fp32 --set model.dropout=0 --set train.max_steps=4
+    --set train.warmup_steps=1 --set train.ckpt_every=0 --set eval.rouge_samples=0 --set train.global_batch=16)
+  prog apps/summarize train "${job[@]}" --set train.micro_batch=16 --set "train.out_dir=$work/packed-random" ||
+    { fail "random: exit status $?: $(first_error "$LOG")"; return; }
+  prog apps/summarize train "${job[@]}" --set train.micro_batch=2 --set data.batching=packed \
+    --set "train.out_dir=$work/packed-packed" || { fail "packed: exit status $?: $(first_error "$LOG")"; return; }
+  local pads verdict_line
+  pads=$("$TANDEM_PYTHON" - "$work/packed-random/metrics.jsonl" "$work/packed-packed/metrics.jsonl" <<'PY'
+import json, sys
+pad = lambda p: [r["pad_fraction"] for r in map(json.loads, open(p)) if "pad_fraction" in r]
+a, b = (sum(pad(p)) / max(len(pad(p)), 1) for p in sys.argv[1:])
+print(f"pad_random={a:.3f} pad_packed={b:.3f}" if b < a else f"packed pads {b:.3f}, random {a:.3f}")
+PY
+  )
+  [[ $pads == pad_random=* ]] || { fail "${pads:-no pad_fraction in metrics.jsonl}"; return; }
+  verdict_line=$(compare_losses "$work/packed-random/metrics.jsonl" "$work/packed-packed/metrics.jsonl" fp32)
+  # shellcheck disable=SC2086  # the figures are words
+  case $verdict_line in ok\ *) pass ${verdict_line#ok } $pads ;; *) fail "${verdict_line:-the comparison printed nothing}" ;; esac
+}
+
 # GPT-2 124M (model.preset = "gpt2", as jobs/summarize.toml has it) from
 # scratch on the built-in dialogues, one rank, the GPU's precision (auto);
 # figures are medians over the steps after the warm-up (allocator, cuBLAS
@@ -1062,7 +1094,7 @@ app_check carotid carotid-shared-gpu 240 check_carotid_shared_gpu
 if wanted vavae-pipeline && [ "$gpus" -gt 0 ] && [ -n "$no_tests" ]; then record vavae-pipeline skipped "$no_tests"
 else app_check vavae vavae-pipeline 420 check_vavae_pipeline; fi
 summarize_checks=(mpi-shared-gpu shard-shared-gpu shard-nccl oom-scarce lora-fp16 generate-greedy rouge-training
-  inference-precision gpt2-124m)
+  inference-precision packed-gpu gpt2-124m)
 if any_wanted "${summarize_checks[@]}"; then
   if [ "$gpus" -gt 0 ] && [ -n "$missing_summarize" ]; then
     for name in "${summarize_checks[@]}"; do
@@ -1080,6 +1112,7 @@ if any_wanted "${summarize_checks[@]}"; then
     gpu_check generate-greedy 300 check_generate
     gpu_check rouge-training 240 check_rouge_training
     gpu_check inference-precision 180 check_inference_precision
+    gpu_check packed-gpu 180 check_packed
     gpu_check gpt2-124m 300 check_gpt2
   fi
 fi
