@@ -3,9 +3,11 @@
 //   build/tests/bench/bench_adamw [--rounds N] [--blocks B]
 // tandem::AdamW (LibTorch's fused AdamW kernel) against torch::optim::AdamW,
 // which updates one parameter at a time in elementwise passes, as the
-// default torch.optim.AdamW does on a CPU. The sides take turns; each prints
-// its best step in ms, then the ratio. On a CPU the step waits for memory,
-// so the figure is about bytes moved per parameter, not arithmetic.
+// default torch.optim.AdamW does on a CPU; and tandem::AdamW with 8-bit
+// moments (train.optimizer_state = "8bit"), with each one's state bytes. The
+// sides take turns; each prints its best step in ms, then the ratios. On a
+// CPU the step waits for memory, so the figure is about bytes moved per
+// parameter, not arithmetic.
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -91,17 +93,32 @@ int main(int argc, char** argv) {
   groups.emplace_back(without, group_options(0.0));
   torch::optim::AdamW reference(groups, torch::optim::AdamWOptions(lr));
 
+  const tandem::NamedTensors quantized = dit_params(blocks);
+  tandem::AdamWOptions eight{0.9, 0.95, 1e-8, decay};
+  eight.eight_bit = true;
+  tandem::AdamW fused8(quantized, eight, matrices);
+
   // The first step of each allocates its state (torch's lazily): not timed.
   fused.step(lr);
   reference.step();
-  double ours_ms = std::numeric_limits<double>::infinity(), theirs_ms = ours_ms;
+  fused8.step(lr);
+  double ours_ms = std::numeric_limits<double>::infinity(), theirs_ms = ours_ms, eight_ms = ours_ms;
   for (int r = 0; r < rounds; ++r) {
     ours_ms = std::min(ours_ms, ms_of([&] { fused.step(lr); }));
     theirs_ms = std::min(theirs_ms, ms_of([&] { reference.step(); }));
+    eight_ms = std::min(eight_ms, ms_of([&] { fused8.step(lr); }));
   }
+  const auto state_mb = [](const tandem::AdamW& a) {
+    int64_t bytes = 0;
+    for (const auto& [name, t] : a.state()) bytes += t.numel() * static_cast<int64_t>(t.element_size());
+    return static_cast<double>(bytes) / (1 << 20);
+  };
   std::printf("AdamW step, %.1fM parameters, 1 thread, best of %d\n", static_cast<double>(count) / 1e6, rounds);
-  std::printf("tandem::AdamW (fused)      %8.1f ms\n", ours_ms);
+  std::printf("tandem::AdamW (fused)      %8.1f ms  state %7.1f MB\n", ours_ms, state_mb(fused));
   std::printf("torch::optim::AdamW        %8.1f ms\n", theirs_ms);
-  std::printf("ratio                      %8.2fx\n", theirs_ms / ours_ms);
+  std::printf("tandem::AdamW, 8-bit state %8.1f ms  state %7.1f MB\n", eight_ms, state_mb(fused8));
+  std::printf("torch / fused              %8.2fx\n", theirs_ms / ours_ms);
+  std::printf("8-bit / fused              %8.2fx time, %.2fx state\n", eight_ms / ours_ms,
+              state_mb(fused8) / state_mb(fused));
   return 0;
 }

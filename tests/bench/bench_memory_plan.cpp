@@ -156,7 +156,8 @@ void two_t4_rows(const summarize::GPTConfig& config, torch::nn::Module& model, t
   }
 }
 
-// --t4 2: the same on two T4s (2 ranks) under each dist.shard, from the
+// --t4 2: the same on two T4s (2 ranks) under each dist.shard, with AdamW's
+// moments in fp32 and in 8 bits (train.optimizer_state), from the
 // model's own tensors (plan_model_memory, which knows the shards' layout at
 // the default dist.bucket_mb of 25); and under LoRA (rank 8 on all four
 // projections, the base frozen in fp16 as the trainer keeps it, unsharded).
@@ -173,10 +174,15 @@ void two_t4_verdicts() {
     settings.grad_accum = 2;
     {
       const auto model = summarize::GPT(config).ptr();
-      for (const char* shard : {"none", "optimizer", "gradients"}) {
-        settings.shard = shard;
-        two_t4_rows(config, *model, settings, std::string(preset) + " | dist.shard = " + shard, true);
+      for (const bool eight_bit : {false, true}) {
+        settings.eight_bit = eight_bit;
+        for (const char* shard : {"none", "optimizer", "gradients"}) {
+          settings.shard = shard;
+          two_t4_rows(config, *model, settings,
+                      std::string(preset) + " | dist.shard = " + shard + (eight_bit ? ", 8-bit state" : ""), true);
+        }
       }
+      settings.eight_bit = false;
     }
     summarize::GPT lora(config);
     summarize::LoraKeys adapters;

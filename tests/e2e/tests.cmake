@@ -37,7 +37,7 @@ foreach(prog toy_train compare_runs)
   tandem_use_pch(${prog})
 endforeach()
 foreach(case invariance resume resume_drawn_seed ema ema_bn resume_other_world preempt_one_rank bad_input nonfinite
-                 damaged_checkpoint oom_backoff micro_batch_auto early_stop shard)
+                 damaged_checkpoint oom_backoff micro_batch_auto early_stop shard eight_bit)
   add_test(NAME train_loop_${case}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/train_loop.sh $<TARGET_FILE:toy_train>
                    $<TARGET_FILE:compare_runs> ${MPIEXEC_EXECUTABLE} ${case})

@@ -2,7 +2,7 @@
 # The shared training loop, end to end, on the toy task:
 #   train_loop.sh TOY COMPARE MPIEXEC CASE
 # CASE is one of: invariance, resume, resume_drawn_seed, ema, ema_bn, resume_other_world, preempt_one_rank,
-# bad_input, nonfinite, damaged_checkpoint, oom_backoff, micro_batch_auto, early_stop, shard. Each runs in a fresh directory and cleans up.
+# bad_input, nonfinite, damaged_checkpoint, oom_backoff, micro_batch_auto, early_stop, shard, eight_bit. Each runs in a fresh directory and cleans up.
 set -euo pipefail
 toy=$1 compare=$2 mpiexec=$3 case=$4
 work=$(mktemp -d)
@@ -94,6 +94,49 @@ ema_bn)
     fail "the evaluations did not change with the average's own statistics"
   ! "$compare" models live/models/final_model.h5 own/models/final_model.h5 0 ||
     fail "the final model kept the live statistics"
+  ;;
+eight_bit)
+  # train.optimizer_state = "8bit": a hidden width of 1024 gives fc1 8192
+  # weights (4 blocks, quantised) while fc2's 2048 stay fp32. The checkpoint
+  # keeps the codes and scales; a preempted run resumes bitwise; the losses
+  # follow fp32's; a checkpoint of fp32 moments resumes under "8bit",
+  # converted and said so.
+  common=(--set train.max_steps=20 --set toy.dropout=0 --set toy.hidden=1024 --set train.global_batch=8)
+  last=checkpoints/step-00000020.h5
+  run 2 "${common[@]}" --set train.out_dir=fp32 >/dev/null
+  run 2 "${common[@]}" --set train.out_dir=q8 --set train.optimizer_state=8bit >/dev/null
+  "$compare" losses fp32/metrics.jsonl q8/metrics.jsonl 0.002 || fail "8-bit moments' losses drift from fp32's"
+  /usr/bin/python3 -c 'import h5py, sys; names = []; h5py.File(sys.argv[1]).visit(names.append)
+sys.exit(not any(n.endswith("fc1.weight.exp_avg_sq.absmax") for n in names))' q8/$last ||
+    fail "the checkpoint lacks the 8-bit moments' scales"
+  s=$(status run 2 "${common[@]}" --set train.out_dir=split --set train.optimizer_state=8bit --set toy.signal_at_call=10)
+  [ "$s" = 75 ] || fail "preempted run exited $s, wanted 75"
+  run 2 "${common[@]}" --set train.out_dir=split --set train.optimizer_state=8bit >/dev/null
+  "$compare" models q8/$last split/$last 0 || fail "the 8-bit resume differs"
+  "$compare" optim q8/$last split/$last 0 || fail "the 8-bit resume's moments differ"
+  s=$(status run 2 "${common[@]}" --set train.out_dir=convert --set toy.signal_at_call=10)
+  [ "$s" = 75 ] || fail "preempted fp32 run exited $s, wanted 75"
+  run 2 "${common[@]}" --set train.out_dir=convert --set train.optimizer_state=8bit >"$work/out.log" 2>&1
+  grep -q 'AdamW moments of 1 parameter converted to train.optimizer_state = "8bit"' "$work/out.log" ||
+    fail "the resume did not say it converted the moments"
+  "$compare" losses fp32/metrics.jsonl convert/metrics.jsonl 0.002 || fail "the converted resume drifts"
+  # Sharded (fc1's weight is cut between the ranks at a block), bitwise as
+  # unsharded: the runs quantise as the whole tensors do. "gradients"
+  # without clipping (whose norm rounds apart, as in the shard case).
+  run 2 "${common[@]}" --set train.out_dir=q8opt --set train.optimizer_state=8bit --set dist.shard=optimizer >/dev/null
+  "$compare" models q8/$last q8opt/$last 0 || fail "sharded 8-bit weights differ"
+  "$compare" optim q8/$last q8opt/$last 0 || fail "sharded 8-bit moments differ"
+  for shard in none gradients; do
+    run 2 "${common[@]}" --set train.out_dir=q8noclip-$shard --set train.optimizer_state=8bit --set train.grad_clip=0 \
+      --set dist.shard=$shard >/dev/null
+  done
+  "$compare" models q8noclip-none/$last q8noclip-gradients/$last 0 || fail "8-bit moments with sharded gradients differ"
+  # The sharded checkpoint resumed on 1 rank, unsharded.
+  s=$(status run 2 "${common[@]}" --set train.out_dir=q8one --set train.optimizer_state=8bit --set dist.shard=optimizer \
+    --set toy.signal_at_call=10)
+  [ "$s" = 75 ] || fail "preempted sharded run exited $s, wanted 75"
+  run 1 "${common[@]}" --set train.out_dir=q8one --set train.optimizer_state=8bit >/dev/null
+  "$compare" losses q8/metrics.jsonl q8one/metrics.jsonl 0.002 || fail "the sharded 8-bit checkpoint resumed on 1 rank drifts"
   ;;
 shard)
   # dist.shard = "optimizer" (ZeRO-1): bitwise as unsharded on 2 and 3 ranks,

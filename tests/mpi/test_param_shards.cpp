@@ -14,6 +14,7 @@
 #include "tandem/io/checkpoint.h"
 #include "tandem/dist/world.h"
 #include "tandem/train/adamw.h"
+#include "tandem/train/blockwise8.h"
 #include "world_fixture.h"
 
 namespace tandem {
@@ -93,14 +94,16 @@ TEST(ParamShards, GatherMakesWholeTensorsOnRankZeroOnly) {
 
 // Twelve steps of both, gradients the same on every rank (as after GradSync)
 // and laid out row-major (the conv's differs from its weight's layout);
-// decay on the matrices only.
-TEST(ShardedAdamW, StepsStateAndResumeBitwiseAsUnsharded) {
+// decay on the matrices only. Under "8bit" (train/blockwise8.h) the shards
+// align to its blocks and the tensors are large enough to be quantised.
+void steps_state_and_resume(const NamedTensors& first, const NamedTensors& second, bool eight_bit) {
   auto& world = test_world();
   MpiComm comm(world);
-  NamedTensors whole = make_params(3), cut = make_params(3);
-  ParamShards shards(comm, cut, kBucketMb);
+  NamedTensors whole = first, cut = second;
+  ParamShards shards(comm, cut, kBucketMb, false, eight_bit ? kQuantBlock : ParamShards::kAlign);
   AdamWOptions options;
   options.weight_decay = 0.1;
+  options.eight_bit = eight_bit;
   const auto decay = [](const std::string&, const at::Tensor& p) { return p.dim() >= 2; };
   AdamW reference(whole, options, decay), sharded(cut, options, decay, &shards);
   auto step_both = [&](AdamW& a, AdamW& b, int step) {
@@ -147,6 +150,29 @@ TEST(ShardedAdamW, StepsStateAndResumeBitwiseAsUnsharded) {
   for (int step = 12; step < 15; ++step) step_both(reference, resumed, step);
   for (size_t i = 0; i < whole.size(); ++i)
     EXPECT_TRUE(torch::equal(whole[i].second, cut[i].second)) << whole[i].first << " differs after the resume";
+}
+
+TEST(ShardedAdamW, StepsStateAndResumeBitwiseAsUnsharded) {
+  steps_state_and_resume(make_params(3), make_params(3), false);
+}
+
+// Quantised: an embedding of 4 blocks, the last short, cut between ranks at
+// its blocks; a channels-last convolution of 3 blocks; a vector of 3; and a
+// bias that stays fp32.
+NamedTensors make_large_params(uint64_t seed) {
+  torch::manual_seed(seed);
+  NamedTensors params = {
+      {"embed", torch::randn({37, 211})},
+      {"conv", torch::randn({8, 32, 5, 5}).contiguous(at::MemoryFormat::ChannelsLast)},
+      {"bias", torch::randn({7})},
+      {"head", torch::randn({5000})},
+  };
+  for (auto& [name, p] : params) p.requires_grad_(true);
+  return params;
+}
+
+TEST(ShardedAdamW, EightBitStepsStateAndResumeBitwiseAsUnsharded) {
+  steps_state_and_resume(make_large_params(4), make_large_params(4), true);
 }
 
 // ZeRO-2: GradSync reduce-scatters into the shards' gradient blocks. After

@@ -18,3 +18,9 @@ tandem_peer_test(peer_tensorboard_reads_events tensorboard_reads_events.py scala
                  $<TARGET_FILE:toy_train> ${CMAKE_CURRENT_BINARY_DIR}/peer-tensorboard)
 tandem_peer_test(peer_lora_vs_peft lora_vs_peft.py
                  $<TARGET_FILE:summarize_tests> ${CMAKE_CURRENT_BINARY_DIR}/peer-lora)
+# Not a PyPI peer: bitsandbytes' definitions of the 8-bit optimizer state,
+# written out in numpy, against libcore's blockwise8.
+add_test(NAME peer_blockwise8_vs_numpy
+         COMMAND ${TANDEM_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/blockwise8_vs_numpy.py $<TARGET_FILE:unit_tests>
+                 ${CMAKE_CURRENT_BINARY_DIR}/peer-blockwise8)
+set_tests_properties(peer_blockwise8_vs_numpy PROPERTIES LABELS "peers;unit" SKIP_RETURN_CODE 77 TIMEOUT 300)

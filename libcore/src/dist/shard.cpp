@@ -61,13 +61,17 @@ at::Tensor memory_order(const at::Tensor& dense) {
   return dense.as_strided({dense.numel()}, {1});
 }
 
-ParamShards::ParamShards(Communicator& comm, const NamedTensors& params, double bucket_mb, bool gradients)
-    : comm_(comm), params_(params), owned_(params.size()) {
+ParamShards::ParamShards(Communicator& comm, const NamedTensors& params, double bucket_mb, bool gradients,
+                         int64_t align)
+    : comm_(comm), align_(align), params_(params), owned_(params.size()) {
+  if (align < 1 || align % kAlign != 0)
+    throw std::invalid_argument("ParamShards: alignment " + std::to_string(align) + " is not a multiple of " +
+                                std::to_string(kAlign));
   for (auto& indices : group_params(params, bucket_mb)) {
     ShardGroup group;
     std::vector<int64_t> numels;
     for (size_t i : indices) numels.push_back(params[i].second.numel());
-    group.shard = shard_of(numels, comm.size(), comm.rank(), kAlign);
+    group.shard = shard_of(numels, comm.size(), comm.rank(), align);
     group.params = std::move(indices);
     for (const ShardPiece& piece : group.shard.pieces) {
       auto& runs = owned_[group.params[piece.tensor]];
@@ -89,16 +93,26 @@ int64_t ParamShards::owned_elements() const {
   return n;
 }
 
-at::Tensor ParamShards::block_of(const ShardGroup& group, const std::vector<at::Tensor>* local) const {
-  const at::Tensor& first = params_[group.params.front()].second;
+at::Tensor ParamShards::block_of(const ShardGroup& group, const std::vector<at::Tensor>* local, int64_t per) const {
+  at::TensorOptions options = params_[group.params.front()].second.options();
+  if (local) {
+    const auto wanted = std::find_if(group.params.begin(), group.params.end(),
+                                     [local](size_t i) { return (*local)[i].defined(); });
+    if (wanted == group.params.end()) return {};
+    options = (*local)[*wanted].options();
+  }
   // Zeros, not garbage, in the padding: it travels too.
-  at::Tensor block = torch::zeros({group.shard.block}, first.options());
+  at::Tensor block = torch::zeros({group.shard.block / per}, options);
   for (size_t k = 0; k < group.shard.pieces.size(); ++k) {
     const ShardPiece& piece = group.shard.pieces[k];
     const size_t i = group.params[piece.tensor];
-    const at::Tensor source = local ? (*local)[i].narrow(0, group.local_at[k], piece.length)
+    if (local && !(*local)[i].defined()) continue;
+    // A piece starts at a multiple of `per` and, but at its tensor's end,
+    // spans whole multiples of it.
+    const int64_t length = (piece.length + per - 1) / per;
+    const at::Tensor source = local ? (*local)[i].narrow(0, group.local_at[k] / per, length)
                                     : memory_order(params_[i].second).narrow(0, piece.offset, piece.length);
-    block.narrow(0, piece.at, piece.length).copy_(source);
+    block.narrow(0, piece.at / per, length).copy_(source);
   }
   return block;
 }
@@ -128,7 +142,16 @@ void ParamShards::all_gather() const {
   if (behind) copy_out(*behind);
 }
 
-std::vector<at::Tensor> ParamShards::gather(const std::vector<at::Tensor>& local) const {
+std::vector<at::Tensor> ParamShards::gather(const std::vector<at::Tensor>& local) const { return gather_per(local, 1); }
+
+std::vector<at::Tensor> ParamShards::gather_blocks(const std::vector<at::Tensor>& local, int64_t block) const {
+  if (block < 1 || align_ % block != 0)
+    throw std::logic_error("ParamShards::gather_blocks: blocks of " + std::to_string(block) +
+                           " do not divide the alignment " + std::to_string(align_));
+  return gather_per(local, block);
+}
+
+std::vector<at::Tensor> ParamShards::gather_per(const std::vector<at::Tensor>& local, int64_t per) const {
   if (local.size() != params_.size())
     throw std::logic_error("ParamShards::gather: " + std::to_string(local.size()) + " tensors for " +
                            std::to_string(params_.size()) + " parameters");
@@ -136,14 +159,24 @@ std::vector<at::Tensor> ParamShards::gather(const std::vector<at::Tensor>& local
   const bool keep = comm_.rank() == 0;
   std::vector<at::Tensor> whole(keep ? params_.size() : 0);
   for (const ShardGroup& group : groups_) {
-    at::Tensor flat = torch::empty({group.shard.padded}, params_[group.params.front()].second.options());
-    comm_.allgather(block_of(group, &local), flat);
+    const at::Tensor block = block_of(group, &local, per);
+    if (!block.defined()) continue;  // on every rank alike
+    at::Tensor flat = torch::empty({group.shard.padded / per}, block.options());
+    comm_.allgather(block, flat);
     if (!keep) continue;
     for (size_t j = 0; j < group.params.size(); ++j) {
-      const at::Tensor& param = params_[group.params[j]].second;
-      at::Tensor out = at::empty_strided(param.sizes(), param.strides(), param.options().device(at::kCPU));
+      const size_t i = group.params[j];
+      if (!local[i].defined()) continue;
+      const at::Tensor& param = params_[i].second;
+      if (per > 1) {
+        const int64_t count = (param.numel() + per - 1) / per;
+        whole[i] = at::empty({count}, block.options().device(at::kCPU))
+                       .copy_(flat.narrow(0, group.shard.starts[j] / per, count));
+        continue;
+      }
+      at::Tensor out = at::empty_strided(param.sizes(), param.strides(), block.options().device(at::kCPU));
       memory_order(out).copy_(flat.narrow(0, group.shard.starts[j], param.numel()));
-      whole[group.params[j]] = out;
+      whole[i] = out;
     }
   }
   return whole;

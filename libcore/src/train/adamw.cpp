@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -42,14 +43,41 @@ AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay, const P
     // Allocated up front, not at the first step as torch does, so that state()
     // always has the same entries; zeros make the first update identical.
     Slot slot;
-    if (shards_) {
+    const auto& full = options_.fp32_moments;
+    if (options_.eight_bit && keeps_8bit(param) && std::find(full.begin(), full.end(), name) == full.end()) {
+      if (!signed_map_.defined()) {
+        signed_map_ = dynamic_map(true).to(param.device());
+        unsigned_map_ = dynamic_map(false).to(param.device());
+      }
+      // Sharded, the runs end to end: each starts at a block of the tensor
+      // (the trainer aligns the shards to kQuantBlock), so their blocks are
+      // the whole tensor's.
+      int64_t elements = param.numel(), blocks = quant_blocks(param.numel());
+      if (shards_) {
+        elements = blocks = 0;
+        for (const ElementRun& run : shards_->owned(slots_.size())) {
+          if (run.offset % kQuantBlock != 0)
+            throw std::invalid_argument("AdamW: parameter '" + name + "' has a run that starts inside a block");
+          elements += run.length;
+          blocks += quant_blocks(run.length);
+        }
+      }
+      const auto options = param.options();
+      // The codes of 0 and scales of 0: zero moments, as torch starts them.
+      const int64_t zero_signed = (signed_map_ == 0).nonzero().item<int64_t>();
+      for (QuantizedMoment* q : {&slot.q_avg, &slot.q_avg_sq}) {
+        q->is_signed = q == &slot.q_avg;
+        q->codes = torch::full({elements}, q->is_signed ? zero_signed : 0, options.dtype(at::kByte));
+        q->absmax = torch::zeros({blocks}, options.dtype(at::kFloat));
+      }
+    } else if (shards_) {
       int64_t owned = 0;
       for (const ElementRun& run : shards_->owned(slots_.size())) owned += run.length;
       slot.exp_avg = torch::zeros({owned}, param.options());
     } else {
       slot.exp_avg = torch::zeros_like(param, at::MemoryFormat::Preserve);
     }
-    slot.exp_avg_sq = torch::zeros_like(slot.exp_avg);
+    if (slot.exp_avg.defined()) slot.exp_avg_sq = torch::zeros_like(slot.exp_avg);
     slot.decay = decay(name, param);
     slots_.push_back(std::move(slot));
   }
@@ -83,7 +111,11 @@ void AdamW::step(double lr) {
     std::vector<at::Tensor> lists[4];  // params, grads, exp_avgs, exp_avg_sqs
     for (size_t i : members) {
       slots_[i].step = step;
-      add_views(i, lists);
+      if (slots_[i].quantized()) {
+        step_quantized(i, step, lr);
+      } else {
+        add_views(i, lists);
+      }
     }
     if (lists[0].empty()) continue;  // sharded: every run of these is another rank's
     // The kernel reads the step count from a float tensor on the parameters'
@@ -100,6 +132,49 @@ void AdamW::step(double lr) {
     for (const at::Tensor& param : lists[0]) param.unsafeGetTensorImpl()->bump_version();
   }
   if (shards_) shards_->all_gather();
+}
+
+// The fused kernel over each group of blocks, on fp32 copies of their
+// moments. A group starts a multiple of 2048 elements into the tensor, so
+// (shard.h's note) it rounds as the whole tensor's update would. Sharded,
+// the same over each owned run, whose blocks lie end to end in the slot.
+void AdamW::step_quantized(size_t i, int64_t step, double lr) {
+  const at::Tensor& param = params_[i].second;
+  Slot& slot = slots_[i];
+  const bool held = shards_ && shards_->holds_gradients();
+  at::Tensor g;
+  if (!held) {
+    const at::Tensor& given = param.grad();
+    g = memory_order(given.strides() == param.strides() ? given : at::empty_like(param).copy_(given));
+  }
+  const at::Tensor p = memory_order(param);
+  const at::Tensor count = at::scalar_tensor(static_cast<double>(step), p.options().dtype(at::kFloat));
+  std::vector<ElementRun> runs = {{0, p.numel(), 0, 0}};
+  if (shards_) runs = shards_->owned(i);
+  int64_t done = 0;  // the run's first element in the slot's codes
+  for (const ElementRun& run : runs) {
+    const at::Tensor grad = held ? shards_->gradient(run) : g.narrow(0, run.offset, run.length);
+    for (int64_t first = 0; first < run.length; first += kStepElements) {
+      const int64_t length = std::min(kStepElements, run.length - first), blocks = quant_blocks(length);
+      const int64_t code = done + first, block = done / kQuantBlock + first / kQuantBlock;
+      at::Tensor moments[2];
+      QuantizedMoment* quantized[2] = {&slot.q_avg, &slot.q_avg_sq};
+      for (int k = 0; k < 2; ++k) {
+        const QuantizedMoment& q = *quantized[k];
+        moments[k] = at::empty({length}, p.options().dtype(at::kFloat));
+        dequantize_blockwise(q.codes.narrow(0, code, length), q.absmax.narrow(0, block, blocks), map_of(q), moments[k]);
+      }
+      at::_fused_adamw_({p.narrow(0, run.offset + first, length)}, {grad.narrow(0, first, length)}, {moments[0]},
+                        {moments[1]}, /*max_exp_avg_sqs=*/{}, {count}, lr, options_.beta1, options_.beta2,
+                        slot.decay ? options_.weight_decay : 0.0, options_.eps, /*amsgrad=*/false, /*maximize=*/false);
+      for (int k = 0; k < 2; ++k) {
+        const QuantizedMoment& q = *quantized[k];
+        quantize_blockwise(moments[k], map_of(q), q.codes.narrow(0, code, length), q.absmax.narrow(0, block, blocks));
+      }
+    }
+    done += run.length;
+  }
+  param.unsafeGetTensorImpl()->bump_version();
 }
 
 void AdamW::add_views(size_t i, std::vector<at::Tensor> (&lists)[4]) const {
@@ -142,60 +217,101 @@ void AdamW::zero_grad() {
 }
 
 NamedTensors AdamW::state() const {
-  std::vector<at::Tensor> exp_avgs, exp_avg_sqs;
+  // exp_avg and exp_avg_sq: fp32 moments, 8-bit codes, their scales (each
+  // undefined where the slot keeps the other form).
+  std::vector<at::Tensor> moments[2], codes[2], scales[2];
   for (const Slot& slot : slots_) {
-    exp_avgs.push_back(slot.exp_avg);
-    exp_avg_sqs.push_back(slot.exp_avg_sq);
+    int k = 0;
+    for (const auto& [moment, q] : {std::pair{&slot.exp_avg, &slot.q_avg}, std::pair{&slot.exp_avg_sq, &slot.q_avg_sq}}) {
+      moments[k].push_back(*moment);
+      codes[k].push_back(q->codes);
+      scales[k].push_back(q->absmax);
+      ++k;
+    }
   }
   if (shards_) {
-    exp_avgs = shards_->gather(exp_avgs);
-    exp_avg_sqs = shards_->gather(exp_avg_sqs);
-    if (exp_avgs.empty()) return {};
+    for (int k = 0; k < 2; ++k) {
+      moments[k] = shards_->gather(moments[k]);
+      if (!options_.eight_bit) continue;
+      codes[k] = shards_->gather(codes[k]);
+      scales[k] = shards_->gather_blocks(scales[k], kQuantBlock);
+    }
+    if (moments[0].empty()) return {};
+    // Gathered codes come shaped as their parameters: the state keeps them
+    // flat, in memory order.
+    for (auto& list : codes)
+      for (at::Tensor& c : list)
+        if (c.defined()) c = memory_order(c);
   }
   NamedTensors out;
-  out.reserve(3 * params_.size());
+  out.reserve(5 * params_.size());
   for (size_t i = 0; i < params_.size(); ++i) {
     const std::string& name = params_[i].first;
-    const Slot& slot = slots_[i];
-    out.emplace_back(name + ".exp_avg", exp_avgs[i]);
-    out.emplace_back(name + ".exp_avg_sq", exp_avg_sqs[i]);
-    out.emplace_back(name + ".step", torch::tensor(slot.step, torch::kInt64).reshape({}));
+    const char* keys[2] = {".exp_avg", ".exp_avg_sq"};
+    for (int k = 0; k < 2; ++k) {
+      if (slots_[i].quantized()) {
+        out.emplace_back(name + keys[k] + ".codes", codes[k][i]);
+        out.emplace_back(name + keys[k] + ".absmax", scales[k][i]);
+      } else {
+        out.emplace_back(name + keys[k], moments[k][i]);
+      }
+    }
+    out.emplace_back(name + ".step", torch::tensor(slots_[i].step, torch::kInt64).reshape({}));
   }
   return out;
 }
 
-void AdamW::load_state(const NamedTensors& state) { load_state(MemorySource(state)); }
+int64_t AdamW::load_state(const NamedTensors& state) { return load_state(MemorySource(state)); }
 
-void AdamW::load_state(const TensorSource& state) {
+bool AdamW::check_entry(size_t i, const TensorSource& state, std::set<std::string>& given,
+                        std::vector<std::string>& missing, std::vector<std::string>& misshapen) const {
+  const auto& [name, param] = params_[i];
+  // The 8-bit form when its first entry is there, else the fp32 form.
+  const bool stored_quantized = given.count(name + ".exp_avg.codes") > 0;
+  std::vector<std::pair<std::string, std::string>> expected;  // key, what it must be
+  const std::string codes = "uint8 [" + std::to_string(param.numel()) + "]";
+  const std::string scales = "float [" + std::to_string(quant_blocks(param.numel())) + "]";
+  for (const char* moment : {".exp_avg", ".exp_avg_sq"}) {
+    if (stored_quantized) {
+      expected.emplace_back(name + moment + ".codes", codes);
+      expected.emplace_back(name + moment + ".absmax", scales);
+    } else {
+      expected.emplace_back(name + moment, describe(param));
+    }
+  }
+  for (const auto& [key, want] : expected) {
+    if (!given.erase(key)) {
+      missing.push_back(key);
+      continue;
+    }
+    const std::vector<int64_t> shape = state.shape(key);
+    const bool fits = !stored_quantized ? shape == param.sizes().vec()
+                      : key.ends_with(".codes") ? shape == std::vector<int64_t>{param.numel()}
+                                                : shape == std::vector<int64_t>{quant_blocks(param.numel())};
+    if (!fits) misshapen.push_back(key + ": expected " + want + ", got " + describe(state.read(key)));
+  }
+  return stored_quantized;
+}
+
+int64_t AdamW::load_state(const TensorSource& state) {
   std::set<std::string> given;
   for (const std::string& name : state.names()) given.insert(name);
 
   std::vector<std::string> missing, misshapen;
   std::vector<int64_t> steps;  // read once, while checking
-  for (const auto& [name, param] : params_) {
-    for (const char* field : {".exp_avg", ".exp_avg_sq", ".step"}) {
-      const std::string key = name + field;
-      if (!given.erase(key)) {
-        missing.push_back(key);
-        continue;
-      }
-      const bool is_step = std::string(field) == ".step";
-      // Steps are 0-d, read at once; a moment is read only to describe it
-      // when its shape is wrong.
-      bool fits = false;
-      if (is_step) {
-        const at::Tensor step = state.read(key);
-        fits = is_step_count(step);
-        steps.push_back(fits ? step.item<int64_t>() : 0);
-      } else {
-        fits = state.shape(key) == param.sizes().vec();
-      }
-      if (!fits) {
-        misshapen.push_back(key + ": expected " +
-                            (is_step ? std::string("a 0-d integer of 0 or more") : describe(param)) + ", got " +
-                            describe(state.read(key)));
-      }
+  std::vector<bool> stored_quantized;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    stored_quantized.push_back(check_entry(i, state, given, missing, misshapen));
+    const std::string key = params_[i].first + ".step";
+    if (!given.erase(key)) {
+      missing.push_back(key);
+      steps.push_back(0);
+      continue;
     }
+    const at::Tensor step = state.read(key);
+    const bool fits = is_step_count(step);
+    steps.push_back(fits ? step.item<int64_t>() : 0);
+    if (!fits) misshapen.push_back(key + ": expected a 0-d integer of 0 or more, got " + describe(step));
   }
   const std::vector<std::string> unexpected(given.begin(), given.end());
 
@@ -212,11 +328,54 @@ void AdamW::load_state(const TensorSource& state) {
   }
 
   torch::NoGradGuard no_grad;
+  int64_t converted = 0;
   for (size_t i = 0; i < slots_.size(); ++i) {
     const std::string& name = params_[i].first;
-    load_moment(i, slots_[i].exp_avg, state, name + ".exp_avg");
-    load_moment(i, slots_[i].exp_avg_sq, state, name + ".exp_avg_sq");
-    slots_[i].step = steps[i];
+    Slot& slot = slots_[i];
+    if (slot.quantized()) {
+      load_quantized(i, slot.q_avg, state, name + ".exp_avg", stored_quantized[i]);
+      load_quantized(i, slot.q_avg_sq, state, name + ".exp_avg_sq", stored_quantized[i]);
+    } else {
+      load_moment(i, slot.exp_avg, state, name + ".exp_avg", stored_quantized[i], true);
+      load_moment(i, slot.exp_avg_sq, state, name + ".exp_avg_sq", stored_quantized[i], false);
+    }
+    converted += slot.quantized() != stored_quantized[i];
+    slot.step = steps[i];
+  }
+  return converted;
+}
+
+// The 8-bit form copied as it is (sharded, the rows of each run and of its
+// blocks' scales); the fp32 form read as load_moment reads it and quantised
+// a group of blocks at a time, as step() does.
+void AdamW::load_quantized(size_t i, QuantizedMoment& moment, const TensorSource& state, const std::string& key,
+                           bool stored_quantized) const {
+  const at::Tensor& param = params_[i].second;
+  std::vector<ElementRun> runs = {{0, param.numel(), 0, 0}};
+  if (shards_) runs = shards_->owned(i);
+  at::Tensor values;  // the fp32 form's runs end to end, in memory order
+  if (!stored_quantized && shards_) {
+    values = at::empty({moment.codes.numel()}, param.options().dtype(at::kFloat));
+    load_moment(i, values, state, key, false, moment.is_signed);
+  } else if (!stored_quantized) {
+    values = memory_order(at::empty_like(param, param.options().dtype(at::kFloat)).copy_(state.read(key)));
+  }
+  int64_t done = 0;
+  for (const ElementRun& run : runs) {
+    const int64_t block = run.offset / kQuantBlock, blocks = quant_blocks(run.length);
+    at::Tensor codes = moment.codes.narrow(0, done, run.length);
+    at::Tensor absmax = moment.absmax.narrow(0, done / kQuantBlock, blocks);
+    if (stored_quantized) {
+      codes.copy_(state.read_rows(key + ".codes", run.offset, run.offset + run.length));
+      absmax.copy_(state.read_rows(key + ".absmax", block, block + blocks));
+    } else {
+      for (int64_t first = 0; first < run.length; first += kStepElements) {
+        const int64_t length = std::min(kStepElements, run.length - first);
+        quantize_blockwise(values.narrow(0, done + first, length), map_of(moment), codes.narrow(0, first, length),
+                           absmax.narrow(0, first / kQuantBlock, quant_blocks(length)));
+      }
+    }
+    done += run.length;
   }
 }
 
@@ -225,12 +384,31 @@ void AdamW::load_state(const TensorSource& state) {
 // channels-last convolution weights) that is the stored order, and only the
 // rows a run spans are read; otherwise the whole moment is read, laid out
 // as the parameter is, once.
-void AdamW::load_moment(size_t i, at::Tensor& moment, const TensorSource& state, const std::string& key) const {
+// Stored in 8 bits, the moment is dequantised whole (in memory order) and
+// the runs taken from it.
+void AdamW::load_moment(size_t i, at::Tensor& moment, const TensorSource& state, const std::string& key,
+                        bool stored_quantized, bool is_signed) const {
+  const at::Tensor& param = params_[i].second;
+  if (stored_quantized) {
+    const at::Tensor codes = state.read(key + ".codes").reshape({-1});
+    const at::Tensor values = at::empty({codes.numel()}, at::kFloat);
+    dequantize_blockwise(codes, state.read(key + ".absmax").reshape({-1}).to(at::kFloat), dynamic_map(is_signed),
+                         values);
+    if (!shards_) {
+      memory_order(moment).copy_(values);
+      return;
+    }
+    int64_t at = 0;
+    for (const ElementRun& run : shards_->owned(i)) {
+      moment.narrow(0, at, run.length).copy_(values.narrow(0, run.offset, run.length));
+      at += run.length;
+    }
+    return;
+  }
   if (!shards_) {
     moment.copy_(state.read(key));
     return;
   }
-  const at::Tensor& param = params_[i].second;
   const bool by_rows = param.dim() > 0 && param.numel() > 0 && param.is_contiguous();
   const int64_t row = by_rows ? param.numel() / param.size(0) : 0;
   at::Tensor laid_out;

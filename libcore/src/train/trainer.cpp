@@ -142,8 +142,12 @@ void Trainer::Impl::build() {
   opt.beta2 = settings.beta2;
   opt.eps = settings.eps;
   opt.weight_decay = settings.weight_decay;
+  opt.eight_bit = settings.optimizer_state == "8bit";
+  if (opt.eight_bit) opt.fp32_moments = embedding_weights(*model);
   if (dist.shard != "none" && world.size() > 1) {
-    shards = std::make_unique<ParamShards>(*comm, params, dist.bucket_mb, dist.shard == "gradients");
+    // 8-bit moments' blocks must not straddle two ranks (blockwise8.h).
+    shards = std::make_unique<ParamShards>(*comm, params, dist.bucket_mb, dist.shard == "gradients",
+                                           opt.eight_bit ? kQuantBlock : ParamShards::kAlign);
     int64_t elements = 0;
     for (const auto& [name, p] : params) elements += p.numel();
     log::info("dist.shard = \"", dist.shard, "\": this rank updates ", shards->owned_elements(), " of the ", elements,

@@ -39,7 +39,9 @@ void Trainer::Impl::restore(const Checkpoint& ckpt) {
   // A tensor at a time, each rank reading what it keeps: the whole weights,
   // and under dist.shard only its runs of the moments (AdamW::load_state).
   tandem::restore(ckpt, "model", weights);
-  optimizer->load_state(*ckpt.source("optim"));
+  if (const int64_t converted = optimizer->load_state(*ckpt.source("optim")))
+    log::info(path, ": the AdamW moments of ", converted, converted == 1 ? " parameter" : " parameters",
+              " converted to train.optimizer_state = \"", settings.optimizer_state, "\"");
   scaler->load_state(ckpt.state);
   skipped = ckpt.get_int("skipped_steps");
   if (ckpt.state.count("weight_hint")) weight_hint = ckpt.get_double("weight_hint");

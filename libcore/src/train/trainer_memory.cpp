@@ -78,6 +78,7 @@ PlanOptions Trainer::Impl::plan_options() const {
   terms.world_size = world.size();
   terms.half_precision = precision != Precision::FP32;
   terms.ema = settings.ema_decay > 0;
+  terms.eight_bit = settings.optimizer_state == "8bit";
   terms.shard = dist.shard;
   terms.bucket_mb = dist.bucket_mb;
   return terms;

@@ -3,11 +3,13 @@
 
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tandem/error.h"
 #include "tandem/io/checkpoint.h"
 #include "tandem/train/adamw.h"
+#include "tandem/train/blockwise8.h"
 #include "../test_support.h"
 
 namespace {
@@ -248,6 +250,138 @@ TEST(TrainAdamW, LoadStateRejectsAMismatchAndChangesNothing) {
   EXPECT_NE(message.find("fc.bias.exp_avg: expected Float [4], got Float [3]"), std::string::npos) << message;
   EXPECT_NE(message.find("fc.weight.step: expected a 0-d integer"), std::string::npos) << message;
   expect_bitwise_equal(adamw.state(), before);
+}
+
+// Under "8bit": a matrix of 5120 elements (two blocks and a short one) and
+// a bias that stays fp32.
+NamedTensors make_large_params(uint64_t seed) {
+  torch::manual_seed(seed);
+  return {{"fc.weight", torch::randn({80, 64})}, {"fc.bias", torch::randn({64})}};
+}
+
+AdamWOptions eight_bit_options() {
+  AdamWOptions options{0.9, 0.95, 1e-8, 0.1};
+  options.eight_bit = true;
+  return options;
+}
+
+tandem::QuantizedMoment quantized_from(const NamedTensors& state, const std::string& key, bool is_signed) {
+  for (const auto& [name, t] : state)
+    if (name == key + ".codes") {
+      for (const auto& [other, absmax] : state)
+        if (other == key + ".absmax") return {t, absmax, is_signed};
+    }
+  ADD_FAILURE() << "no " << key << ".codes and .absmax";
+  return {};
+}
+
+at::Tensor dequantized(const tandem::QuantizedMoment& q, const at::Tensor& like) {
+  at::Tensor out = torch::empty({q.codes.numel()});
+  tandem::dequantize_blockwise(q.codes, q.absmax, tandem::dynamic_map(q.is_signed), out);
+  return out.view_as(like);
+}
+
+// A step from 8-bit moments is fp32 AdamW's step from their dequantised
+// values, to the bit, and leaves behind the quantised fp32 results: the
+// whole of the difference is the storage. Small tensors stay fp32.
+TEST(TrainAdamW8bit, AStepIsFp32AdamWFromTheDequantisedMoments) {
+  const NamedTensors params = make_large_params(21);
+  AdamW eight(params, eight_bit_options(), trainer_rule);
+  for (int step = 0; step < 3; ++step) {
+    set_grads(params, grads_for_step(params, step));
+    eight.step(1e-2);
+  }
+  const NamedTensors state = copy_of(eight.state());
+  std::vector<std::string> names;
+  for (const auto& [name, t] : state) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"fc.weight.exp_avg.codes", "fc.weight.exp_avg.absmax",
+                                             "fc.weight.exp_avg_sq.codes", "fc.weight.exp_avg_sq.absmax",
+                                             "fc.weight.step", "fc.bias.exp_avg", "fc.bias.exp_avg_sq", "fc.bias.step"}));
+  EXPECT_EQ(state[0].second.scalar_type(), torch::kUInt8);
+  EXPECT_EQ(state[0].second.numel(), 5120);
+  EXPECT_EQ(state[1].second.numel(), 3);
+
+  const NamedTensors reference = copy_of(params);
+  const auto avg = quantized_from(state, "fc.weight.exp_avg", true);
+  const auto avg_sq = quantized_from(state, "fc.weight.exp_avg_sq", false);
+  const NamedTensors fp32_state = {{"fc.weight.exp_avg", dequantized(avg, params[0].second)},
+                                   {"fc.weight.exp_avg_sq", dequantized(avg_sq, params[0].second)},
+                                   {"fc.weight.step", state[4].second},
+                                   state[5], state[6], state[7]};
+  AdamW fp32(reference, AdamWOptions{0.9, 0.95, 1e-8, 0.1}, trainer_rule);
+  EXPECT_EQ(fp32.load_state(fp32_state), 0);
+
+  const auto grads = grads_for_step(params, 3);
+  set_grads(params, grads);
+  set_grads(reference, grads);
+  eight.step(1e-2);
+  fp32.step(1e-2);
+  expect_bitwise_equal(params, reference);
+  // What the 8-bit optimizer keeps is the fp32 one's moments, quantised.
+  const NamedTensors after = fp32.state();
+  for (const auto& [key, is_signed, index] : {std::tuple{"fc.weight.exp_avg", true, 0}, std::tuple{"fc.weight.exp_avg_sq", false, 1}}) {
+    const auto mine = quantized_from(eight.state(), key, is_signed);
+    const at::Tensor values = after[index].second.reshape({-1}).contiguous();
+    at::Tensor codes = torch::empty({values.numel()}, torch::kUInt8), absmax = torch::empty({3});
+    tandem::quantize_blockwise(values, tandem::dynamic_map(is_signed), codes, absmax);
+    EXPECT_TRUE(torch::equal(mine.codes, codes)) << key;
+    EXPECT_TRUE(torch::equal(mine.absmax, absmax)) << key;
+  }
+}
+
+TEST(TrainAdamW8bit, RestoredStateResumesBitwise) {
+  const NamedTensors original = make_large_params(22);
+  AdamW first(original, eight_bit_options(), trainer_rule);
+  for (int step = 0; step < 3; ++step) {
+    set_grads(original, grads_for_step(original, step));
+    first.step(1e-2);
+  }
+  const NamedTensors resumed = copy_of(original);
+  AdamW second(resumed, eight_bit_options(), trainer_rule);
+  EXPECT_EQ(second.load_state(first.state()), 0);
+  for (int step = 3; step < 5; ++step) {
+    const auto grads = grads_for_step(original, step);
+    set_grads(original, grads);
+    set_grads(resumed, grads);
+    first.step(1e-2);
+    second.step(1e-2);
+  }
+  expect_bitwise_equal(resumed, original);
+  expect_bitwise_equal(second.state(), first.state());
+}
+
+// A checkpoint of either form resumes under the other: fp32 moments are
+// quantised, 8-bit ones dequantised, and the count of converted parameters
+// says so (the small bias is fp32 in both).
+TEST(TrainAdamW8bit, ConvertsACheckpointOfTheOtherForm) {
+  const NamedTensors params = make_large_params(23);
+  AdamW fp32(params, AdamWOptions{0.9, 0.95, 1e-8, 0.1}, trainer_rule);
+  set_grads(params, grads_for_step(params, 0));
+  fp32.step(1e-2);
+  const NamedTensors fp32_state = copy_of(fp32.state());
+
+  AdamW eight(copy_of(params), eight_bit_options(), trainer_rule);
+  EXPECT_EQ(eight.load_state(fp32_state), 1);
+  const NamedTensors quantized = copy_of(eight.state());
+  const auto avg = quantized_from(quantized, "fc.weight.exp_avg", true);
+  const at::Tensor back = dequantized(avg, params[0].second);
+  const float bound = fp32_state[0].second.abs().max().item<float>() * 0.0071f;
+  EXPECT_LE((back - fp32_state[0].second).abs().max().item<float>(), bound);
+  EXPECT_TRUE(torch::equal(quantized[4].second, fp32_state[2].second)) << "the step count";
+
+  AdamW again(copy_of(params), AdamWOptions{0.9, 0.95, 1e-8, 0.1}, trainer_rule);
+  EXPECT_EQ(again.load_state(quantized), 1);
+  EXPECT_TRUE(torch::equal(again.state()[0].second, back)) << "8-bit moments dequantised on load";
+}
+
+TEST(TrainAdamW8bit, LoadStateNamesAMisshapenQuantisedEntry) {
+  const NamedTensors params = make_large_params(24);
+  AdamW eight(params, eight_bit_options(), trainer_rule);
+  NamedTensors bad = copy_of(eight.state());
+  bad[1].second = torch::zeros({2});  // fc.weight.exp_avg.absmax: 3 blocks
+  const std::string message = tandem::testing::message_of<tandem::UsageError>([&] { eight.load_state(bad); });
+  EXPECT_NE(message.find("fc.weight.exp_avg.absmax: expected float [3], got Float [2]"), std::string::npos)
+      << message;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "tandem/data/sampler.h"
 #include "tandem/nn/resnet.h"
 #include "tandem/obs/tensor_memory.h"
+#include "tandem/train/adamw.h"
 #include "tandem/train/memory_plan.h"
 
 namespace {
@@ -64,6 +65,19 @@ TEST(MemoryPlan, AShardedOptimizerHoldsARanksBlocksAndTwoGroupsFlats) {
   // One rank has nothing to share the moments with.
   settings.world_size = 1;
   EXPECT_EQ(tandem::plan_model_memory(*model, settings).optimizer, 2 * 240 * 4);
+}
+
+// train.optimizer_state = "8bit": a byte an element and a float a block
+// for the linear weight's moments (6400 elements, 4 blocks), fp32 for its
+// bias (under 4096 elements) and the embedding (always), and the step's
+// transients for the quantised weight's one group.
+TEST(MemoryPlan, EightBitStateCountsCodesScalesAndTheStepsGroup) {
+  torch::nn::Sequential model(torch::nn::Embedding(100, 64), torch::nn::Linear(64, 100));
+  tandem::PlanOptions settings;
+  settings.eight_bit = true;
+  const int64_t weight = 2 * (6400 + 4 * 4), bias = 2 * 100 * 4, embedding = 2 * 6400 * 4;
+  EXPECT_EQ(tandem::plan_model_memory(*model, settings).optimizer,
+            weight + bias + embedding + tandem::AdamW::kStepBytesPerElement * 6400);
 }
 
 // dist.shard = "gradients": the gradient blocks, four flats of the largest

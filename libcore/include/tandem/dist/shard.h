@@ -89,8 +89,11 @@ class ParamShards {
 
   // With `gradients` (dist.shard = "gradients", ZeRO-2) it also holds the
   // rank's block of every group's gradient, which GradSync reduce-scatters
-  // into and AdamW reads instead of the parameters' .grad.
-  ParamShards(Communicator& comm, const NamedTensors& params, double bucket_mb, bool gradients = false);
+  // into and AdamW reads instead of the parameters' .grad. `align`, a
+  // multiple of kAlign: 8-bit moments (train/blockwise8.h) ask for their
+  // block, so that every run starts at a block of its tensor.
+  ParamShards(Communicator& comm, const NamedTensors& params, double bucket_mb, bool gradients = false,
+              int64_t align = kAlign);
 
   // This rank's runs of parameter i (in `params`' order), in memory order:
   // what it updates; empty for a parameter wholly elsewhere.
@@ -113,19 +116,28 @@ class ParamShards {
   void all_gather() const;
 
   // Whole tensors from each rank's runs: `local[i]` holds this rank's runs of
-  // parameter i end to end (as owned(i) lists them), of the parameter's
-  // dtype. Returned on rank 0 in host memory, shaped and laid out as the
-  // parameters; the other ranks get an empty vector. A collective, group by
-  // group: one group's flat is the device memory it needs beyond what it
-  // returns.
+  // parameter i end to end (as owned(i) lists them), or is undefined on
+  // every rank for a parameter not wanted; the wanted ones of a group share
+  // a dtype. Returned on rank 0 in host memory, shaped and laid out as the
+  // parameters (undefined where not wanted); the other ranks get an empty
+  // vector. A collective, group by group: one group's flat is the device
+  // memory it needs beyond what it returns.
   std::vector<at::Tensor> gather(const std::vector<at::Tensor>& local) const;
+  // The same for values kept one per `block` elements of each run (8-bit
+  // moments' scales: quant_blocks of each run, end to end), with `block` a
+  // divisor of the alignment: returned 1-D, one per block of the parameter.
+  std::vector<at::Tensor> gather_blocks(const std::vector<at::Tensor>& local, int64_t block) const;
 
  private:
   // This rank's block of `group`: its pieces of the parameters, or (given
-  // `local`, one per parameter) of the local runs.
-  at::Tensor block_of(const ShardGroup& group, const std::vector<at::Tensor>* local) const;
+  // `local`, one per parameter) of the local runs, each element standing
+  // for `per` of the parameter's (gather_blocks). Undefined when `local`
+  // wants none of the group.
+  at::Tensor block_of(const ShardGroup& group, const std::vector<at::Tensor>* local, int64_t per = 1) const;
+  std::vector<at::Tensor> gather_per(const std::vector<at::Tensor>& local, int64_t per) const;
 
   Communicator& comm_;
+  int64_t align_;
   NamedTensors params_;
   std::vector<ShardGroup> groups_;
   std::vector<std::vector<ElementRun>> owned_;

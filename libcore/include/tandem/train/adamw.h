@@ -10,11 +10,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "tandem/io/tensor_source.h"
 #include "tandem/named_tensors.h"
+#include "tandem/train/blockwise8.h"
 
 namespace tandem {
 
@@ -25,10 +27,22 @@ struct AdamWOptions {
   double beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 0.0;
+  // train.optimizer_state = "8bit": the moments of parameters of at least
+  // kQuantMinElements elements are kept blockwise-quantised
+  // (train/blockwise8.h), the rest in fp32, and so are those named here
+  // (embeddings: embedding_weights).
+  bool eight_bit = false;
+  std::vector<std::string> fp32_moments;
 };
 
 class AdamW {
  public:
+  // Elements of a parameter updated together under "8bit" (512 blocks), and
+  // the bytes each takes while they step, beside the 8-bit state: its fp32
+  // moments (8) and the quantisation's indices and distances (30 at most).
+  static constexpr int64_t kStepElements = 512 * kQuantBlock;
+  static constexpr int64_t kStepBytesPerElement = 40;
+
   // Whether weight decay applies to a parameter; asked once per parameter at
   // construction (the trainer's rule: dim >= 2 and not an embedding the task names).
   using DecayRule = std::function<bool(const std::string& name, const at::Tensor& param)>;
@@ -41,7 +55,11 @@ class AdamW {
   AdamW(NamedTensors params, AdamWOptions options, DecayRule decay, const ParamShards* shards = nullptr);
 
   // One update with learning rate `lr`. A parameter without a gradient is left
-  // alone and its step count does not advance, as in torch. Sharded, each
+  // alone and its step count does not advance, as in torch. A parameter of
+  // 8-bit moments is updated kStepElements at a time: its moments'
+  // blocks dequantised to fp32, the fused update, requantised, so that
+  // beside the 8-bit state no more than kStepBytesPerElement x kStepElements
+  // (40 MiB) exist at once. Sharded, each
   // rank updates its runs, then gathers everyone's (ParamShards::all_gather):
   // every rank must hold the same gradients, as after GradSync, and the
   // weights come out bitwise as an unsharded step leaves them. When the
@@ -54,7 +72,10 @@ class AdamW {
   void zero_grad();
 
   // "<name>.exp_avg", "<name>.exp_avg_sq" and "<name>.step" (0-d int64) per
-  // parameter, in parameter order. The moments are shared, not copied (they are
+  // parameter, in parameter order; a moment kept in 8 bits is there as it is
+  // kept, "<name>.exp_avg.codes" (uint8, the parameter's elements in memory
+  // order) and "<name>.exp_avg.absmax" (fp32, one per block), and so for
+  // exp_avg_sq. The moments are shared, not copied (they are
   // twice the model's size): write them out before the next step. Sharded,
   // the whole moments are gathered into rank 0's host memory, one group of
   // parameters at a time (ParamShards::gather); other ranks get an empty set.
@@ -63,33 +84,54 @@ class AdamW {
   // Copies `state` (whole tensors, as state() gives them on any world size or
   // sharding) in, converting dtype and device, a tensor at a time; sharded,
   // only the rank's runs of it, reading from a checkpoint file only the rows
-  // they span. On any missing, unexpected or misshapen entry nothing is
-  // changed and a UsageError lists them.
-  void load_state(const TensorSource& state);
-  void load_state(const NamedTensors& state);
+  // they span. A parameter's moments may be in either form, whatever this
+  // optimizer keeps: fp32 ones are quantised, 8-bit ones dequantised. On any
+  // missing, unexpected or misshapen entry nothing is changed and a
+  // UsageError lists them. Returns how many parameters' moments were
+  // converted so.
+  int64_t load_state(const TensorSource& state);
+  int64_t load_state(const NamedTensors& state);
 
   const NamedTensors& params() const { return params_; }
   const AdamWOptions& options() const { return options_; }
   bool decays(size_t index) const { return slots_.at(index).decay; }
 
  private:
-  // The moments are the parameter's shape, or sharded its runs end to end.
+  // The moments are the parameter's shape, or sharded its runs end to end;
+  // in 8 bits, `exp_avg` and `exp_avg_sq` are undefined and q_avg, q_avg_sq
+  // hold them.
   struct Slot {
     at::Tensor exp_avg;
     at::Tensor exp_avg_sq;
+    QuantizedMoment q_avg, q_avg_sq;
     int64_t step = 0;
     bool decay = false;
+    bool quantized() const { return q_avg.codes.defined(); }
   };
+  // Parameter i's update in groups of kStepElements (8-bit moments).
+  void step_quantized(size_t i, int64_t step, double lr);
+  // The checks of load_state for parameter i: what it misses, or holds
+  // misshapen; whether the state has its moments in 8 bits.
+  bool check_entry(size_t i, const TensorSource& state, std::set<std::string>& given,
+                   std::vector<std::string>& missing, std::vector<std::string>& misshapen) const;
+  // Parameter i's `moment` from a checkpoint's 8-bit form under `key`
+  // (".codes", ".absmax"), or its fp32 form quantised.
+  void load_quantized(size_t i, QuantizedMoment& moment, const TensorSource& state, const std::string& key,
+                      bool stored_quantized) const;
+  const at::Tensor& map_of(const QuantizedMoment& moment) const { return moment.is_signed ? signed_map_ : unsigned_map_; }
   // The (parameter, gradient, exp_avg, exp_avg_sq) views of parameter i that
   // its update walks: the whole tensors, or sharded one per owned run.
   void add_views(size_t i, std::vector<at::Tensor> (&lists)[4]) const;
-  // Parameter i's `moment` from the whole tensor a checkpoint holds.
-  void load_moment(size_t i, at::Tensor& moment, const TensorSource& state, const std::string& key) const;
+  // Parameter i's fp32 `moment` from the whole tensor a checkpoint holds
+  // under `key`, or from its 8-bit form (with the signed map or not).
+  void load_moment(size_t i, at::Tensor& moment, const TensorSource& state, const std::string& key,
+                   bool stored_quantized, bool is_signed) const;
 
   NamedTensors params_;
   AdamWOptions options_;
   const ParamShards* shards_;
   std::vector<Slot> slots_;  // parallel to params_
+  at::Tensor signed_map_, unsigned_map_;  // dynamic_map, on the parameters' device
 };
 
 }  // namespace tandem

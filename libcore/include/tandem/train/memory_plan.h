@@ -12,7 +12,11 @@
 //   optimizer    AdamW's two moments per trainable parameter; sharded
 //                (dist.shard "optimizer" or "gradients") those of a rank's
 //                block of each group (dist/shard.h: 1/world, padded), and
-//                the two groups' flats the step's all-gather holds at once
+//                the two groups' flats the step's all-gather holds at once;
+//                under train.optimizer_state = "8bit" a byte an element and
+//                an fp32 scale a block for the tensors it quantises
+//                (blockwise8.h), and the step's transients for one group
+//                of blocks (adamw.h: 40 bytes an element of it)
 //   ema          the weights' average, a copy of the trainable parameters
 //                and the buffers (train.ema_decay > 0)
 //   buckets      GradSync's flat buffers, a second copy of the gradients
@@ -79,6 +83,7 @@ struct PlanOptions {
   int world_size = 1;
   bool half_precision = false;  // autocast in fp16 or bf16
   bool ema = false;
+  bool eight_bit = false;  // train.optimizer_state = "8bit"
   int64_t grad_accum = 1;  // micro-batches per step on a rank
   std::string shard = "none";    // dist.shard: "optimizer" or "gradients" split state over the ranks
   double bucket_mb = 25;         // dist.bucket_mb: ParamShards' groups

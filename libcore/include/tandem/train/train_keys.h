@@ -29,6 +29,7 @@ struct TrainKeys {
   int64_t global_batch = 0, grad_accum = 1;
   double min_lr = 0.0, eps = 1e-8;
   std::string precision = "auto";
+  std::string optimizer_state = "fp32";
   int64_t eval_every = 0, ckpt_every = 0, keep_last = 3, log_every = 10, max_bad_steps = 10;
   std::string resume = "auto";
   std::string best_metric = "eval_loss", best_mode = "min";
@@ -90,6 +91,12 @@ struct TrainKeys {
     visit("train.precision", t.precision,
           "forward precision: auto = bf16 on GPUs with compute capability >= 8, fp16 on older GPUs, fp32 on CPU",
           one_of({"auto", "fp32", "fp16", "bf16"}));
+    visit("train.optimizer_state", t.optimizer_state,
+          "how AdamW keeps its two moments: \"fp32\"; \"8bit\": blockwise-quantised to a byte an element with "
+          "bitsandbytes' dynamic maps and an fp32 scale per 2048 elements (a quarter of the memory; tensors under "
+          "4096 elements stay fp32; under dist.shard each rank keeps its slices'). A checkpoint of either form "
+          "resumes under the other, converted",
+          one_of({"fp32", "8bit"}));
     visit("train.eval_every", t.eval_every,
           "evaluate every N steps, and always at the end; 0: at the end of each epoch", at_least(0));
     visit("train.ckpt_every", t.ckpt_every, "checkpoint every N steps; 0: at the end only", at_least(0));
