@@ -2,6 +2,9 @@
 
 #include <torch/torch.h>
 
+#include <ATen/Parallel.h>
+
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -37,6 +40,51 @@ void quantize_rows(const at::Tensor& values, const at::Tensor& map, const at::Te
   codes.copy_(nearest_codes(scaled, map));
 }
 
+// The same on the CPU as one pass a block, threads over blocks: the chain of
+// tensor ops above costs about 100 ns an element on one core (a DiT-B/1
+// step 159x fused AdamW's), most of it in int32 and float temporaries.
+// Each element is computed as those ops compute it: the same float
+// reciprocal, product, clamp and comparisons, and the first code at or above
+// (std::lower_bound's, searchsorted's) by a branchless binary search.
+void quantize_cpu(const at::Tensor& given, const at::Tensor& map, const at::Tensor& codes, const at::Tensor& absmax) {
+  TORCH_CHECK(codes.is_contiguous() && absmax.is_contiguous(), "quantize_blockwise: outputs must be contiguous");
+  const at::Tensor values = given.to(at::kFloat).contiguous();
+  const float* x = values.data_ptr<float>();
+  const float* code = map.data_ptr<float>();
+  uint8_t* out = codes.data_ptr<uint8_t>();
+  float* scale = absmax.data_ptr<float>();
+  const int64_t n = values.numel();
+  at::parallel_for(0, quant_blocks(n), 16, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      const int64_t first = b * kQuantBlock, last = std::min(n, first + kQuantBlock);
+      float largest = 0.0f;
+      for (int64_t i = first; i < last; ++i) largest = std::max(largest, std::fabs(x[i]));
+      scale[b] = largest;
+      const float inverse = largest == 0.0f ? 0.0f : 1.0f / largest;
+      for (int64_t i = first; i < last; ++i) {
+        float v = x[i] * inverse;
+        v = std::isnan(v) ? 0.0f : std::min(1.0f, std::max(-1.0f, v));
+        int below_count = 0;  // codes below v
+        for (int step = 128; step > 0; step >>= 1) below_count += code[below_count + step - 1] < v ? step : 0;
+        const int hi = std::clamp(below_count, 1, 255), lo = hi - 1;
+        out[i] = static_cast<uint8_t>(code[hi] - v < v - code[lo] ? hi : lo);
+      }
+    }
+  });
+}
+
+void dequantize_cpu(const at::Tensor& given, const at::Tensor& scales, const at::Tensor& map, const at::Tensor& out) {
+  TORCH_CHECK(out.is_contiguous() && out.scalar_type() == at::kFloat, "dequantize_blockwise: out must be contiguous fp32");
+  const at::Tensor codes = given.to(at::kByte).contiguous(), absmax = scales.to(at::kFloat).contiguous();
+  const uint8_t* c = codes.data_ptr<uint8_t>();
+  const float* code = map.data_ptr<float>();
+  const float* scale = absmax.data_ptr<float>();
+  float* y = out.data_ptr<float>();
+  at::parallel_for(0, codes.numel(), kQuantBlock * 16, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = code[c[i]] * scale[i / kQuantBlock];
+  });
+}
+
 }  // namespace
 
 at::Tensor dynamic_map(bool is_signed) {
@@ -70,6 +118,7 @@ std::vector<std::string> embedding_weights(torch::nn::Module& model) {
 void quantize_blockwise(const at::Tensor& values, const at::Tensor& map, const at::Tensor& codes,
                         const at::Tensor& absmax) {
   torch::NoGradGuard no_grad;
+  if (values.is_cpu()) return quantize_cpu(values, map, codes, absmax);
   const int64_t n = values.numel(), full = n / kQuantBlock, rest = n % kQuantBlock;
   if (full > 0) {
     quantize_rows(values.narrow(0, 0, full * kQuantBlock).view({full, kQuantBlock}), map,
@@ -84,6 +133,7 @@ void quantize_blockwise(const at::Tensor& values, const at::Tensor& map, const a
 void dequantize_blockwise(const at::Tensor& codes, const at::Tensor& absmax, const at::Tensor& map,
                           const at::Tensor& out) {
   torch::NoGradGuard no_grad;
+  if (codes.is_cpu()) return dequantize_cpu(codes, absmax, map, out);
   const int64_t n = codes.numel(), full = n / kQuantBlock, rest = n % kQuantBlock;
   const at::Tensor unscaled = map.index_select(0, codes.to(at::kInt));
   if (full > 0) {
