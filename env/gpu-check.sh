@@ -93,6 +93,10 @@
 #                            micro-batch): attention a row at a time on
 #                            CUDA (nn/packed_rows.h), the same losses within
 #                            fp32's tolerance, and less padding
+#   optimizer-8bit           GPT-2 124M, 12 steps with AdamW's moments in
+#                            fp32 and in 8 bits (train.optimizer_state; the
+#                            quantisation's tensor-op path, which only a GPU
+#                            runs): losses within 2% of fp32's, ms a step
 #   gpt2-124m                GPT-2 124M on one GPU: ms/step, tokens/s, MFU,
 #                            peak memory (medians after the warm-up steps)
 #   torch-baseline           a plain PyTorch GPT-2 124M step beside it
@@ -158,8 +162,8 @@ for a in "${apps[@]}"; do checks+=("cpu-reference-$a"); done
 checks+=(unit-gpu nccl-envcheck collectives-layouts contract-nccl)
 for a in "${apps[@]}"; do for p in "${precs[@]}"; do checks+=("tiny-$a-$p"); done; done
 checks+=(loop-faults fp16-overflow sampling-gpu mpi-shared-gpu carotid-shared-gpu vavae-pipeline shard-shared-gpu
-  shard-nccl oom-scarce lora-fp16 generate-greedy rouge-training inference-precision packed-gpu gpt2-124m
-  torch-baseline memory-plan)
+  shard-nccl oom-scarce lora-fp16 generate-greedy rouge-training inference-precision packed-gpu optimizer-8bit
+  gpt2-124m torch-baseline memory-plan)
 
 quick=0 bundle='' only=()
 while [ $# -gt 0 ]; do
@@ -292,7 +296,8 @@ needs() { # needs APP: some wanted check runs APP
   case $1 in
     summarize) wanted_like cpu-reference-summarize || wanted_like tiny-summarize || wanted mpi-shared-gpu ||
       wanted shard-shared-gpu || wanted shard-nccl || wanted lora-fp16 || wanted generate-greedy || wanted rouge-training ||
-      wanted inference-precision || wanted packed-gpu || wanted gpt2-124m || wanted oom-scarce ;;
+      wanted inference-precision || wanted packed-gpu || wanted optimizer-8bit || wanted gpt2-124m ||
+      wanted oom-scarce ;;
     *) wanted_like "cpu-reference-$1" || wanted_like "tiny-$1" || wanted "$1-shared-gpu" || wanted "$1-pipeline" ;;
   esac
 }
@@ -861,6 +866,34 @@ PY
   case $verdict_line in ok\ *) pass ${verdict_line#ok } $pads ;; *) fail "${verdict_line:-the comparison printed nothing}" ;; esac
 }
 
+# train.optimizer_state = "8bit" where the quantisation runs as tensor ops
+# (blockwise8.cpp; the CPU has a loop of its own): GPT-2 124M from scratch
+# on the built-in dialogues, 12 steps each way in the GPU's precision.
+# Every step's loss within 2% of fp32's; the median ms a step of each after
+# 3 steps of warm-up.
+check_optimizer_8bit() {
+  local job=(--config "$repo/jobs/summarize-tiny.toml" --set model.preset=gpt2 --set "data.cache_dir=$work/token-cache"
+    --set dist.device=cuda --set train.max_steps=12 --set train.warmup_steps=2 --set train.micro_batch=16
+    --set train.grad_accum=1 --set train.ckpt_every=0 --set eval.rouge_samples=0) state figures
+  for state in fp32 8bit; do
+    prog apps/summarize train "${job[@]}" --set "train.optimizer_state=$state" --set "train.out_dir=$work/state-$state" ||
+      { fail "$state: exit status $?: $(first_error "$LOG")"; return; }
+  done
+  figures=$("$TANDEM_PYTHON" - "$work/state-fp32/metrics.jsonl" "$work/state-8bit/metrics.jsonl" <<'PY'
+import json, statistics, sys
+runs = [[r for r in map(json.loads, open(p)) if "ms" in r and "loss" in r] for p in sys.argv[1:]]
+if len(runs[0]) != 12 or len(runs[1]) != 12:
+    sys.exit(print(f"bad: {len(runs[0])} and {len(runs[1])} steps logged") or 0)
+worst = max(abs(b["loss"] - a["loss"]) / abs(a["loss"]) for a, b in zip(*runs))
+ms = [statistics.median(r["ms"] for r in rows[3:]) for rows in runs]
+print(f"{'ok' if worst <= 0.02 else 'bad'} loss_rel_diff={worst:.2e} ms_fp32={ms[0]:.1f} ms_8bit={ms[1]:.1f} "
+      f"ratio={ms[1] / ms[0]:.2f}")
+PY
+  )
+  # shellcheck disable=SC2086  # the figures are words
+  case $figures in ok\ *) pass ${figures#ok } ;; *) fail "${figures:-the comparison printed nothing}" ;; esac
+}
+
 # GPT-2 124M (model.preset = "gpt2", as jobs/summarize.toml has it) from
 # scratch on the built-in dialogues, one rank, the GPU's precision (auto);
 # figures are medians over the steps after the warm-up (allocator, cuBLAS
@@ -1094,7 +1127,7 @@ app_check carotid carotid-shared-gpu 240 check_carotid_shared_gpu
 if wanted vavae-pipeline && [ "$gpus" -gt 0 ] && [ -n "$no_tests" ]; then record vavae-pipeline skipped "$no_tests"
 else app_check vavae vavae-pipeline 420 check_vavae_pipeline; fi
 summarize_checks=(mpi-shared-gpu shard-shared-gpu shard-nccl oom-scarce lora-fp16 generate-greedy rouge-training
-  inference-precision packed-gpu gpt2-124m)
+  inference-precision packed-gpu optimizer-8bit gpt2-124m)
 if any_wanted "${summarize_checks[@]}"; then
   if [ "$gpus" -gt 0 ] && [ -n "$missing_summarize" ]; then
     for name in "${summarize_checks[@]}"; do
@@ -1113,6 +1146,7 @@ if any_wanted "${summarize_checks[@]}"; then
     gpu_check rouge-training 240 check_rouge_training
     gpu_check inference-precision 180 check_inference_precision
     gpu_check packed-gpu 180 check_packed
+    gpu_check optimizer-8bit 240 check_optimizer_8bit
     gpu_check gpt2-124m 300 check_gpt2
   fi
 fi
