@@ -33,6 +33,11 @@ bool is_step_count(const at::Tensor& tensor) {
 
 AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay, const ParamShards* shards)
     : params_(std::move(params)), options_(options), shards_(shards) {
+  // Checked before anything, the same on every rank: a rank refusing alone
+  // would leave the others waiting in a collective.
+  if (options_.eight_bit && shards_ && shards_->align() % kQuantBlock != 0)
+    throw std::invalid_argument("AdamW: 8-bit moments need shards aligned to " + std::to_string(kQuantBlock) +
+                                " elements, not " + std::to_string(shards_->align()));
   std::unordered_set<std::string> seen;
   slots_.reserve(params_.size());
   for (const auto& [name, param] : params_) {
@@ -56,8 +61,6 @@ AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay, const P
       if (shards_) {
         elements = blocks = 0;
         for (const ElementRun& run : shards_->owned(slots_.size())) {
-          if (run.offset % kQuantBlock != 0)
-            throw std::invalid_argument("AdamW: parameter '" + name + "' has a run that starts inside a block");
           elements += run.length;
           blocks += quant_blocks(run.length);
         }
@@ -269,8 +272,8 @@ bool AdamW::check_entry(size_t i, const TensorSource& state, std::set<std::strin
   // The 8-bit form when its first entry is there, else the fp32 form.
   const bool stored_quantized = given.count(name + ".exp_avg.codes") > 0;
   std::vector<std::pair<std::string, std::string>> expected;  // key, what it must be
-  const std::string codes = "uint8 [" + std::to_string(param.numel()) + "]";
-  const std::string scales = "float [" + std::to_string(quant_blocks(param.numel())) + "]";
+  const std::string codes = "Byte [" + std::to_string(param.numel()) + "]";
+  const std::string scales = "Float [" + std::to_string(quant_blocks(param.numel())) + "]";
   for (const char* moment : {".exp_avg", ".exp_avg_sq"}) {
     if (stored_quantized) {
       expected.emplace_back(name + moment + ".codes", codes);
@@ -390,10 +393,11 @@ void AdamW::load_moment(size_t i, at::Tensor& moment, const TensorSource& state,
                         bool stored_quantized, bool is_signed) const {
   const at::Tensor& param = params_[i].second;
   if (stored_quantized) {
-    const at::Tensor codes = state.read(key + ".codes").reshape({-1});
+    // On the host, where the map is: a state given in memory may be on a GPU.
+    const at::Tensor codes = state.read(key + ".codes").reshape({-1}).to(at::kCPU);
     const at::Tensor values = at::empty({codes.numel()}, at::kFloat);
-    dequantize_blockwise(codes, state.read(key + ".absmax").reshape({-1}).to(at::kFloat), dynamic_map(is_signed),
-                         values);
+    dequantize_blockwise(codes, state.read(key + ".absmax").reshape({-1}).to(at::kCPU, at::kFloat),
+                         dynamic_map(is_signed), values);
     if (!shards_) {
       memory_order(moment).copy_(values);
       return;

@@ -57,8 +57,12 @@ void quantize_cpu(const at::Tensor& given, const at::Tensor& map, const at::Tens
   at::parallel_for(0, quant_blocks(n), 16, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
       const int64_t first = b * kQuantBlock, last = std::min(n, first + kQuantBlock);
+      // NaN sticks, as aminmax propagates it.
       float largest = 0.0f;
-      for (int64_t i = first; i < last; ++i) largest = std::max(largest, std::fabs(x[i]));
+      for (int64_t i = first; i < last; ++i) {
+        const float a = std::fabs(x[i]);
+        largest = std::isnan(a) || a > largest ? a : largest;
+      }
       scale[b] = largest;
       const float inverse = largest == 0.0f ? 0.0f : 1.0f / largest;
       for (int64_t i = first; i < last; ++i) {

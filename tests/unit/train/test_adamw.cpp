@@ -362,7 +362,7 @@ TEST(TrainAdamW8bit, LoadStateNamesAMisshapenQuantisedEntry) {
   NamedTensors bad = copy_of(eight.state());
   bad[1].second = torch::zeros({2});  // fc.weight.exp_avg.absmax: 3 blocks
   const std::string message = tandem::testing::message_of<tandem::UsageError>([&] { eight.load_state(bad); });
-  EXPECT_NE(message.find("fc.weight.exp_avg.absmax: expected float [3], got Float [2]"), std::string::npos)
+  EXPECT_NE(message.find("fc.weight.exp_avg.absmax: expected Float [3], got Float [2]"), std::string::npos)
       << message;
 }
 

@@ -100,6 +100,8 @@ class ParamShards {
   const std::vector<ElementRun>& owned(size_t param) const { return owned_.at(param); }
   // Elements this rank owns, over every parameter.
   int64_t owned_elements() const;
+  // Every tensor and every rank's block starts at a multiple of it.
+  int64_t align() const { return align_; }
   const std::vector<ShardGroup>& groups() const { return groups_; }
 
   // ZeRO-2's gradient blocks, one per group (padding and the gaps between

@@ -48,9 +48,10 @@ inline constexpr int64_t kQuantBlock = 2048;
 inline constexpr int64_t kQuantMinElements = 4096;
 
 // Whether "8bit" may quantise a parameter's moments (by its size; and not
-// one of embedding_weights).
+// one of embedding_weights): fp32 parameters, whose moments the step
+// dequantises to fp32 beside them.
 inline bool keeps_8bit(const at::Tensor& param) {
-  return param.numel() >= kQuantMinElements && at::isFloatingType(param.scalar_type());
+  return param.numel() >= kQuantMinElements && param.scalar_type() == at::kFloat;
 }
 
 // The weights of a model's embedding layers (torch::nn::Embedding), whose
