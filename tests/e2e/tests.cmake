@@ -49,6 +49,10 @@ endforeach()
 tandem_e2e_test(train_shard_bad_value STATUS 2
   MATCH "dist.shard must be one of none\\|optimizer\\|gradients, got \"optimiser\""
   COMMAND $<TARGET_FILE:toy_train> --set dist.shard=optimiser)
+# So does an unknown train.optimizer_state, before any work.
+tandem_e2e_test(train_optimizer_state_bad_value STATUS 2
+  MATCH "train.optimizer_state must be one of fp32\\|8bit, got \"int8\""
+  COMMAND $<TARGET_FILE:toy_train> --set train.optimizer_state=int8)
 
 # srun without PMIx: each task would be a world of one. Refused before any work.
 tandem_e2e_test(envcheck_alone_under_srun STATUS 2
