@@ -12,3 +12,9 @@ if(TANDEM_CCACHE)
   set(CMAKE_CXX_COMPILER_LAUNCHER ${_launcher})
   set(CMAKE_CUDA_COMPILER_LAUNCHER ${_launcher})
 endif()
+
+# __FILE__ (TORCH_CHECK's messages) names a source by its path in the
+# checkout, not on this machine: a copy of the repository in another folder
+# (kaggle/run.sh building a fresh copy, a second clone) then compiles to the
+# same objects and hits the cache, and no message carries the build's paths.
+add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-fmacro-prefix-map=${CMAKE_SOURCE_DIR}/=>)
