@@ -48,8 +48,7 @@ AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay, const P
     // Allocated up front, not at the first step as torch does, so that state()
     // always has the same entries; zeros make the first update identical.
     Slot slot;
-    const auto& full = options_.fp32_moments;
-    if (options_.eight_bit && keeps_8bit(param) && std::find(full.begin(), full.end(), name) == full.end()) {
+    if (options_.eight_bit && keeps_8bit(name, param, options_.fp32_moments)) {
       if (!signed_map_.defined()) {
         signed_map_ = dynamic_map(true).to(param.device());
         unsigned_map_ = dynamic_map(false).to(param.device());
@@ -57,13 +56,10 @@ AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay, const P
       // Sharded, the runs end to end: each starts at a block of the tensor
       // (the trainer aligns the shards to kQuantBlock), so their blocks are
       // the whole tensor's.
-      int64_t elements = param.numel(), blocks = quant_blocks(param.numel());
-      if (shards_) {
-        elements = blocks = 0;
-        for (const ElementRun& run : shards_->owned(slots_.size())) {
-          elements += run.length;
-          blocks += quant_blocks(run.length);
-        }
+      int64_t elements = 0, blocks = 0;
+      for (const ElementRun& run : runs_of(slots_.size())) {
+        elements += run.length;
+        blocks += quant_blocks(run.length);
       }
       const auto options = param.options();
       // The codes of 0 and scales of 0: zero moments, as torch starts them.
@@ -152,10 +148,8 @@ void AdamW::step_quantized(size_t i, int64_t step, double lr) {
   }
   const at::Tensor p = memory_order(param);
   const at::Tensor count = at::scalar_tensor(static_cast<double>(step), p.options().dtype(at::kFloat));
-  std::vector<ElementRun> runs = {{0, p.numel(), 0, 0}};
-  if (shards_) runs = shards_->owned(i);
   int64_t done = 0;  // the run's first element in the slot's codes
-  for (const ElementRun& run : runs) {
+  for (const ElementRun& run : runs_of(i)) {
     const at::Tensor grad = held ? shards_->gradient(run) : g.narrow(0, run.offset, run.length);
     for (int64_t first = 0; first < run.length; first += kStepElements) {
       const int64_t length = std::min(kStepElements, run.length - first), blocks = quant_blocks(length);
@@ -178,6 +172,11 @@ void AdamW::step_quantized(size_t i, int64_t step, double lr) {
     done += run.length;
   }
   param.unsafeGetTensorImpl()->bump_version();
+}
+
+std::vector<ElementRun> AdamW::runs_of(size_t i) const {
+  if (shards_) return shards_->owned(i);
+  return {{0, params_[i].second.numel(), 0, 0}};
 }
 
 void AdamW::add_views(size_t i, std::vector<at::Tensor> (&lists)[4]) const {
@@ -288,9 +287,15 @@ bool AdamW::check_entry(size_t i, const TensorSource& state, std::set<std::strin
       continue;
     }
     const std::vector<int64_t> shape = state.shape(key);
-    const bool fits = !stored_quantized ? shape == param.sizes().vec()
-                      : key.ends_with(".codes") ? shape == std::vector<int64_t>{param.numel()}
-                                                : shape == std::vector<int64_t>{quant_blocks(param.numel())};
+    const bool codes_key = key.ends_with(".codes");
+    bool fits = !stored_quantized ? shape == param.sizes().vec()
+                : codes_key       ? shape == std::vector<int64_t>{param.numel()}
+                                  : shape == std::vector<int64_t>{quant_blocks(param.numel())};
+    // The 8-bit form is copied as stored, so its type must be the one
+    // written: codes of another type would be converted, not decoded. One
+    // element read tells it.
+    if (fits && stored_quantized)
+      fits = state.read_rows(key, 0, 1).scalar_type() == (codes_key ? at::kByte : at::kFloat);
     if (!fits) misshapen.push_back(key + ": expected " + want + ", got " + describe(state.read(key)));
   }
   return stored_quantized;
@@ -354,8 +359,6 @@ int64_t AdamW::load_state(const TensorSource& state) {
 void AdamW::load_quantized(size_t i, QuantizedMoment& moment, const TensorSource& state, const std::string& key,
                            bool stored_quantized) const {
   const at::Tensor& param = params_[i].second;
-  std::vector<ElementRun> runs = {{0, param.numel(), 0, 0}};
-  if (shards_) runs = shards_->owned(i);
   at::Tensor values;  // the fp32 form's runs end to end, in memory order
   if (!stored_quantized && shards_) {
     values = at::empty({moment.codes.numel()}, param.options().dtype(at::kFloat));
@@ -364,7 +367,7 @@ void AdamW::load_quantized(size_t i, QuantizedMoment& moment, const TensorSource
     values = memory_order(at::empty_like(param, param.options().dtype(at::kFloat)).copy_(state.read(key)));
   }
   int64_t done = 0;
-  for (const ElementRun& run : runs) {
+  for (const ElementRun& run : runs_of(i)) {
     const int64_t block = run.offset / kQuantBlock, blocks = quant_blocks(run.length);
     at::Tensor codes = moment.codes.narrow(0, done, run.length);
     at::Tensor absmax = moment.absmax.narrow(0, done / kQuantBlock, blocks);

@@ -109,6 +109,11 @@ at::Tensor dynamic_map(bool is_signed) {
   return std::get<0>(at::cat(parts).sort());
 }
 
+bool keeps_8bit(const std::string& name, const at::Tensor& param, const std::vector<std::string>& fp32_names) {
+  return param.numel() >= kQuantMinElements && param.scalar_type() == at::kFloat &&
+         std::find(fp32_names.begin(), fp32_names.end(), name) == fp32_names.end();
+}
+
 std::vector<std::string> embedding_weights(torch::nn::Module& model) {
   // Without the model itself in named_modules: that needs it held in a
   // shared_ptr, which a model on the stack is not.

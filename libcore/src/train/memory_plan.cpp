@@ -33,13 +33,43 @@ std::string mb_text(int64_t bytes) {
 
 int64_t bytes_of(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
 
+// The elements of a trainable parameter (an index into trainable_params) that a
+// rank keeps moments of: the whole tensor, or sharded each run it owns.
+struct MomentRun {
+  size_t param = 0;
+  int64_t length = 0;
+};
+
+NamedTensors trainable_params(torch::nn::Module& model) {
+  NamedTensors params;
+  for (const auto& p : model.named_parameters())
+    if (p.value().requires_grad()) params.emplace_back(p.key(), p.value());
+  return params;
+}
+
+// AdamW's moments under "8bit" over a rank's runs (codes and a scale a
+// block where keeps_8bit says so, fp32 otherwise), with the transients of
+// the step's largest group of blocks.
+int64_t eight_bit_moments(torch::nn::Module& model, const NamedTensors& params, const std::vector<MomentRun>& runs) {
+  const std::vector<std::string> fp32 = embedding_weights(model);
+  int64_t bytes = 0, group = 0;
+  for (const MomentRun& run : runs) {
+    const auto& [name, param] = params[run.param];
+    if (keeps_8bit(name, param, fp32)) {
+      bytes += 2 * (run.length + 4 * quant_blocks(run.length));
+      group = std::max(group, std::min(run.length, AdamW::kStepElements));
+    } else {
+      bytes += 2 * run.length * static_cast<int64_t>(param.element_size());
+    }
+  }
+  return bytes + AdamW::kStepBytesPerElement * group;
+}
+
 // A sharded run's figures (dist/shard.h's layout): a rank's block of each
 // group, in bytes, and the group flats' bytes, largest first.
 struct ShardFigures {
   int64_t block_bytes = 0;
-  // Under "8bit", rank 0's moments (its runs' codes and scales, fp32 for
-  // small tensors) and its longest quantised run.
-  int64_t eight_bit_moments = 0, largest_8bit_run = 0;
+  std::vector<MomentRun> runs;  // rank 0's
   std::vector<int64_t> flats;
   int64_t largest_flats(size_t n) const {
     int64_t sum = 0;
@@ -48,11 +78,7 @@ struct ShardFigures {
   }
 };
 
-ShardFigures shard_figures(torch::nn::Module& model, const PlanOptions& settings) {
-  const std::vector<std::string> embeddings = embedding_weights(model);
-  NamedTensors params;
-  for (const auto& p : model.named_parameters())
-    if (p.value().requires_grad()) params.emplace_back(p.key(), p.value());
+ShardFigures shard_figures(const NamedTensors& params, const PlanOptions& settings) {
   ShardFigures f;
   for (const auto& group : group_params(params, settings.bucket_mb)) {
     std::vector<int64_t> numels;
@@ -62,37 +88,10 @@ ShardFigures shard_figures(torch::nn::Module& model, const PlanOptions& settings
     const int64_t size = params[group.front()].second.element_size();
     f.block_bytes += shard.block * size;
     f.flats.push_back(shard.padded * size);
-    for (const ShardPiece& piece : shard.pieces) {
-      const auto& [name, param] = params[group[piece.tensor]];
-      if (!keeps_8bit(param) || std::find(embeddings.begin(), embeddings.end(), name) != embeddings.end()) {
-        f.eight_bit_moments += 2 * piece.length * size;
-        continue;
-      }
-      f.eight_bit_moments += 2 * (piece.length + 4 * quant_blocks(piece.length));
-      f.largest_8bit_run = std::max(f.largest_8bit_run, piece.length);
-    }
+    for (const ShardPiece& piece : shard.pieces) f.runs.push_back({group[piece.tensor], piece.length});
   }
   std::sort(f.flats.rbegin(), f.flats.rend());
   return f;
-}
-
-// AdamW's moments under "8bit" (unsharded), with the transients of the
-// step's largest group of blocks; shard_figures has the sharded ones.
-int64_t eight_bit_moments(torch::nn::Module& model) {
-  int64_t bytes = 0, group = 0;
-  const std::vector<std::string> embeddings = embedding_weights(model);
-  for (const auto& item : model.named_parameters()) {
-    const std::string& name = item.key();
-    const at::Tensor& p = item.value();
-    if (!p.requires_grad()) continue;
-    if (keeps_8bit(p) && std::find(embeddings.begin(), embeddings.end(), name) == embeddings.end()) {
-      bytes += 2 * (p.numel() + 4 * quant_blocks(p.numel()));
-      group = std::max(group, std::min(p.numel(), AdamW::kStepElements));
-    } else {
-      bytes += 2 * bytes_of(p);
-    }
-  }
-  return bytes + AdamW::kStepBytesPerElement * group;
 }
 
 }  // namespace
@@ -157,15 +156,20 @@ MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanOptions& settin
   for (const auto& b : model.buffers()) buffers += bytes_of(b);
   plan.weights += buffers;
   plan.gradients = trainable;
-  plan.optimizer = settings.eight_bit ? eight_bit_moments(model) : 2 * trainable;
+  const NamedTensors params = trainable_params(model);
+  if (settings.eight_bit) {
+    std::vector<MomentRun> whole;
+    for (size_t i = 0; i < params.size(); ++i) whole.push_back({i, params[i].second.numel()});
+    plan.optimizer = eight_bit_moments(model, params, whole);
+  } else {
+    plan.optimizer = 2 * trainable;
+  }
   if (settings.ema) plan.ema = trainable + buffers;
   if (settings.world_size > 1) plan.buckets = trainable;
   if (settings.world_size > 1 && settings.shard != "none") {
-    const ShardFigures f = shard_figures(model, settings);
-    plan.optimizer = (settings.eight_bit ? f.eight_bit_moments +
-                                               AdamW::kStepBytesPerElement * std::min(f.largest_8bit_run, AdamW::kStepElements)
-                                         : 2 * f.block_bytes) +
-                     f.largest_flats(2);
+    const ShardFigures f = shard_figures(params, settings);
+    plan.optimizer =
+        (settings.eight_bit ? eight_bit_moments(model, params, f.runs) : 2 * f.block_bytes) + f.largest_flats(2);
     if (settings.shard == "gradients") {
       plan.buckets = f.block_bytes + (GradSync::kBucketsInFlight + GradSync::kBucketsFilling) * f.largest_flats(1) +
                      GradSync::kBucketsInFlight * f.largest_flats(1) / settings.world_size;

@@ -366,4 +366,17 @@ TEST(TrainAdamW8bit, LoadStateNamesAMisshapenQuantisedEntry) {
       << message;
 }
 
+// Codes stored as another type would be converted value by value, not
+// decoded: a code of 300 would wrap to 44. Refused, naming the entry.
+TEST(TrainAdamW8bit, LoadStateNamesQuantisedCodesOfAnotherType) {
+  const NamedTensors params = make_large_params(25);
+  AdamW eight(params, eight_bit_options(), trainer_rule);
+  NamedTensors bad = copy_of(eight.state());
+  ASSERT_EQ(bad[0].first, "fc.weight.exp_avg.codes");
+  bad[0].second = bad[0].second.to(torch::kInt);
+  const std::string message = tandem::testing::message_of<tandem::UsageError>([&] { eight.load_state(bad); });
+  EXPECT_NE(message.find("fc.weight.exp_avg.codes: expected Byte ["), std::string::npos) << message;
+  EXPECT_NE(message.find("got Int ["), std::string::npos) << message;
+}
+
 }  // namespace

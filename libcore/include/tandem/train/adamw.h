@@ -21,16 +21,17 @@
 namespace tandem {
 
 class ParamShards;
+struct ElementRun;
 
 struct AdamWOptions {
   double beta1 = 0.9;
   double beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 0.0;
-  // train.optimizer_state = "8bit": the moments of parameters of at least
-  // kQuantMinElements elements are kept blockwise-quantised
-  // (train/blockwise8.h), the rest in fp32, and so are those named here
-  // (embeddings: embedding_weights).
+  // train.optimizer_state = "8bit": the moments of the parameters keeps_8bit
+  // (train/blockwise8.h) accepts are kept blockwise-quantised, the rest in
+  // fp32; those named here stay fp32 whatever their size (embeddings:
+  // embedding_weights).
   bool eight_bit = false;
   std::vector<std::string> fp32_moments;
 };
@@ -110,6 +111,9 @@ class AdamW {
   };
   // Parameter i's update in groups of kStepElements (8-bit moments).
   void step_quantized(size_t i, int64_t step, double lr);
+  // The runs of parameter i this rank keeps moments of: sharded, those it
+  // owns; otherwise the whole tensor as one.
+  std::vector<ElementRun> runs_of(size_t i) const;
   // The checks of load_state for parameter i: what it misses, or holds
   // misshapen; whether the state has its moments in 8 bits.
   bool check_entry(size_t i, const TensorSource& state, std::set<std::string>& given,

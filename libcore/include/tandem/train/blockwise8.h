@@ -47,12 +47,11 @@ inline constexpr int64_t kQuantBlock = 2048;
 // and the rounding would cost more than the bytes saved.
 inline constexpr int64_t kQuantMinElements = 4096;
 
-// Whether "8bit" may quantise a parameter's moments (by its size; and not
-// one of embedding_weights): fp32 parameters, whose moments the step
-// dequantises to fp32 beside them.
-inline bool keeps_8bit(const at::Tensor& param) {
-  return param.numel() >= kQuantMinElements && param.scalar_type() == at::kFloat;
-}
+// Whether "8bit" quantises the moments of parameter `name`, the one rule
+// AdamW and the memory plan share: fp32 parameters (the step dequantises
+// their moments to fp32 beside them) of kQuantMinElements or more, other
+// than those named in `fp32_names` (embedding_weights).
+bool keeps_8bit(const std::string& name, const at::Tensor& param, const std::vector<std::string>& fp32_names);
 
 // The weights of a model's embedding layers (torch::nn::Embedding), whose
 // moments stay fp32: each step's gradient touches few of their rows, the
