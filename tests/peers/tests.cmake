@@ -24,3 +24,9 @@ add_test(NAME peer_blockwise8_vs_numpy
          COMMAND ${TANDEM_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/blockwise8_vs_numpy.py $<TARGET_FILE:unit_tests>
                  ${CMAKE_CURRENT_BINARY_DIR}/peer-blockwise8)
 set_tests_properties(peer_blockwise8_vs_numpy PROPERTIES LABELS "peers;unit" SKIP_RETURN_CODE 77 TIMEOUT 300)
+# carotid's calibration figures (ECE, Brier, reliability bins, the loss)
+# against scikit-learn's on the same predictions.
+add_test(NAME peer_calibration_vs_sklearn
+         COMMAND ${TANDEM_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/calibration_vs_sklearn.py
+                 $<TARGET_FILE:carotid_tests> ${CMAKE_CURRENT_BINARY_DIR}/peer-calibration)
+set_tests_properties(peer_calibration_vs_sklearn PROPERTIES LABELS "peers;carotid" SKIP_RETURN_CODE 77 TIMEOUT 300)

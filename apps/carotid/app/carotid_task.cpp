@@ -195,16 +195,12 @@ std::vector<std::string> CarotidTask::metric_names() const {
   return classification_metric_names(options_.model.resnet.num_classes);
 }
 
-// At either level: the loss is better smaller; the counts (tp, fp, tn, fn,
-// count) say nothing alone; every other figure is better larger.
+// At either level, as the figure says (metrics/classifier_metrics.h).
 std::string CarotidTask::metric_mode(const std::string& name) const {
   std::string figure = name;
   for (const char* level : {kImageLevel, kPersonLevel})
     if (figure.rfind(level, 0) == 0) figure = figure.substr(std::string(level).size());
-  if (figure == "loss") return "min";
-  for (const char* count : {"tp", "fp", "tn", "fn", "count"})
-    if (figure == count) return "";
-  return "max";
+  return figure_mode(figure);
 }
 
 std::vector<std::string> classification_metric_names(int64_t classes) {

@@ -146,7 +146,7 @@ int report(tandem::World& world, const std::string& cv_dir, bool tensorboard, co
   if (world.is_main()) {
     const std::string table = write_cv_report(cv_dir, k, tensorboard, rule);
     log::info("cross-validation report: ", cv_dir, "/cv_report.json, cv_report.txt, and the pooled out-of-fold ",
-              "test_report.json, confusion_matrix.png, roc_curve.png\n", table);
+              "test_report.json, confusion_matrix.png, roc_curve.png, reliability.png, reliability_person.png\n", table);
   }
   world.setup_barrier("rank 0 to write the cross-validation report");
   return tandem::kExitOk;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "metrics/calibration.h"
 #include "metrics/classifier_metrics.h"
 #include "metrics/roc_curve.h"
 #include "tandem/data/csv.h"
@@ -33,6 +34,7 @@ struct Level {
   std::vector<int64_t> labels;
   Matrix confusion;
   std::vector<RocPoint> roc;  // two classes with both present only
+  Calibration calibration;
 };
 
 // Rows true class, columns predicted; for two classes predicted positive at
@@ -50,8 +52,9 @@ Matrix confusion_of(const std::vector<std::vector<double>>& probs, const std::ve
 
 Level make_level(std::string name, std::vector<std::vector<double>> probs, std::vector<int64_t> labels,
                  int64_t classes) {
-  Level level{std::move(name), std::move(probs), std::move(labels), {}, {}};
+  Level level{std::move(name), std::move(probs), std::move(labels), {}, {}, {}};
   level.confusion = confusion_of(level.probs, level.labels, classes);
+  level.calibration = calibration_of_rows(level.probs, level.labels);
   const bool both = std::count(level.labels.begin(), level.labels.end(), 1) > 0 &&
                     std::count(level.labels.begin(), level.labels.end(), 0) > 0;
   if (classes == 2 && both) {
@@ -128,13 +131,41 @@ std::string roc_script(const fs::path& tmp, const Level& persons, const Level& i
   return s + plot + "\n";
 }
 
-// Both figures from one gnuplot run, drawn aside and renamed into `dir`.
+// The gnuplot script of a level's reliability diagram (each non-empty bin's
+// observed frequency against its mean probability, with its count), its
+// data written into `tmp`, drawn as `png`.
+std::string reliability_script(const fs::path& tmp, const Level& level, const std::string& png, bool binary) {
+  const fs::path data = tmp / (level.name + "_reliability.dat");
+  std::ostringstream out;
+  out.precision(17);
+  for (const ReliabilityBin& bin : level.calibration.bins)
+    if (bin.count > 0) out << bin.mean_confidence << " " << bin.observed_frequency << " " << bin.count << "\n";
+  tandem::write_bytes_atomically(data.string(), out.str());
+  char title[160];
+  std::snprintf(title, sizeof title, "Test set, %s: reliability (ECE %.3f, Brier %.3f)", level.name.c_str(),
+                level.calibration.ece, level.calibration.brier);
+  std::string s = "reset\nset terminal pngcairo size 640,560 noenhanced\n";
+  s += "set output " + tandem::gnuplot_quoted((tmp / png).string()) + "\n";
+  s += "set title " + tandem::gnuplot_quoted(title) + "\n";
+  s += binary ? "set xlabel 'mean predicted probability of class 1'\nset ylabel 'observed frequency of class 1'\n"
+              : "set xlabel 'mean probability of the predicted class'\nset ylabel 'observed accuracy'\n";
+  s += "set xrange [0:1]\nset yrange [0:1.05]\nset size square\nset grid\nset key top left\n";
+  s += "plot x with lines dt 2 lc 'gray' title 'calibrated', " + tandem::gnuplot_quoted(data.string()) +
+       " using 1:2 with linespoints lw 2 pt 7 title 'bins of 1/15', '' using 1:2:(sprintf('%d', $3)) with labels "
+       "offset 0,1 notitle\n";
+  return s;
+}
+
+// Every figure from one gnuplot run, drawn aside and renamed into `dir`.
 // Returns the PNGs written.
 std::vector<fs::path> draw_figures(const fs::path& dir, const Level& persons, const Level& images,
                                    const std::vector<std::string>& names) {
   tandem::TempDir tmp(dir, "report");
   std::string s = confusion_script(tmp.path(), persons, names);
-  std::vector<std::string> made = {"confusion_matrix.png"};
+  std::vector<std::string> made = {"confusion_matrix.png", "reliability.png", "reliability_person.png"};
+  const bool binary = names.size() == 2;
+  s += reliability_script(tmp.path(), images, "reliability.png", binary);
+  s += reliability_script(tmp.path(), persons, "reliability_person.png", binary);
   if (!persons.roc.empty() && !images.roc.empty()) {
     s += roc_script(tmp.path(), persons, images);
     made.push_back("roc_curve.png");
@@ -157,6 +188,14 @@ nlohmann::json level_json(const Level& level, const tandem::Metrics& metrics, co
   for (const auto& [k, v] : metrics)
     if (k.rfind(prefix, 0) == 0) j[k.substr(prefix.size())] = std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
   j["confusion_matrix"] = level.confusion;
+  // The reliability diagram's bins (metrics/calibration.h), empty ones included.
+  nlohmann::json bins = nlohmann::json::array();
+  for (size_t b = 0; b < level.calibration.bins.size(); ++b) {
+    const ReliabilityBin& bin = level.calibration.bins[b];
+    bins.push_back({{"bin", b}, {"count", bin.count}, {"mean_probability", bin.mean_confidence},
+                    {"observed_frequency", bin.observed_frequency}});
+  }
+  j["reliability"] = bins;
   if (!level.roc.empty()) {
     nlohmann::json roc = nlohmann::json::array();
     for (const auto& p : level.roc) roc.push_back({{"fpr", p.fpr}, {"tpr", p.tpr}, {"threshold", p.threshold}});

@@ -1,5 +1,7 @@
 #include "metrics/classifier_metrics.h"
 
+#include "metrics/calibration.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -65,6 +67,14 @@ void check_binary(const std::vector<double>& probs, const std::vector<int64_t>& 
 
 }  // namespace
 
+std::string figure_mode(const std::string& figure) {
+  for (const char* smaller : {"loss", "ece", "brier"})
+    if (figure == smaller) return "min";
+  for (const char* count : {"tp", "fp", "tn", "fn", "count"})
+    if (figure == count) return "";
+  return "max";
+}
+
 double roc_auc(const std::vector<double>& prob_positive, const std::vector<int64_t>& labels) {
   check_binary(prob_positive, labels);
   std::vector<bool> positive(labels.size());
@@ -100,6 +110,9 @@ BinaryMetrics binary_metrics(const std::vector<double>& prob_positive, const std
                         : has_pos          ? m.sensitivity
                                            : m.specificity;
   m.auc = roc_auc(prob_positive, labels);
+  const Calibration c = calibration(prob_positive, labels);
+  m.ece = c.ece;
+  m.brier = c.brier;
   return m;
 }
 
@@ -120,6 +133,8 @@ const BinaryFigure kBinaryFigures[] = {
     {"specificity", true, [](const BinaryMetrics& m) { return m.specificity; }},
     {"f1", true, [](const BinaryMetrics& m) { return m.f1; }},
     {"auc", false, [](const BinaryMetrics& m) { return m.auc; }},
+    {"ece", false, [](const BinaryMetrics& m) { return m.ece; }},
+    {"brier", false, [](const BinaryMetrics& m) { return m.brier; }},
     {"tp", false, [](const BinaryMetrics& m) { return static_cast<double>(m.tp); }},
     {"fp", false, [](const BinaryMetrics& m) { return static_cast<double>(m.fp); }},
     {"tn", false, [](const BinaryMetrics& m) { return static_cast<double>(m.tn); }},
@@ -210,6 +225,9 @@ MulticlassMetrics multiclass_metrics(const std::vector<std::vector<double>>& pro
     m.confusion[static_cast<size_t>(labels[i])][best] += 1;
   }
   m.loss = loss_sum / static_cast<double>(m.count);
+  const Calibration c = calibration_of_rows(probs, labels);
+  m.ece = c.ece;
+  m.brier = c.brier;
   add_confusion_figures(m);
   add_one_vs_rest_auc(m, probs, labels);
   return m;
@@ -220,6 +238,8 @@ std::vector<std::pair<std::string, double>> MulticlassMetrics::named() const {
           {"accuracy", accuracy},
           {"balanced_accuracy", balanced_accuracy},
           {"auc", macro_auc},
+          {"ece", ece},
+          {"brier", brier},
           {"count", static_cast<double>(count)}};
 }
 

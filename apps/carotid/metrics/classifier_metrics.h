@@ -36,6 +36,11 @@ struct BinaryMetrics {
   // NaN when the labels hold one class only (it is undefined then; scikit-
   // learn raises) or when a probability is NaN.
   double auc = 0;
+  // Calibration of P(class 1) (metrics/calibration.h): expected calibration
+  // error over 15 equal-width bins, and the Brier score. NaN with a NaN
+  // probability. `loss` is the negative log-likelihood.
+  double ece = 0;
+  double brier = 0;
 
   // Every figure as (name, value) in a fixed order, the name being the
   // field's: what metric logs, test reports and the cv tables show. A new
@@ -45,6 +50,11 @@ struct BinaryMetrics {
   // AUC or the counts): what a report gives at a chosen threshold.
   std::vector<std::pair<std::string, double>> decided() const;
 };
+
+// Which way a figure of named() is better, as train.best_mode says it:
+// "min" for the loss and the calibration errors (ece, brier), "" for the
+// counts (tp, fp, tn, fn, count), which say nothing alone, "max" for the rest.
+std::string figure_mode(const std::string& figure);
 
 // `prob_positive[i]` is the predicted probability that example i is class 1;
 // `labels[i]` is 0 or 1. A NaN probability (a diverged model) is predicted
@@ -71,6 +81,10 @@ struct MulticlassMetrics {
   // (NaN when there is none): scikit-learn's multi_class="ovr", average="macro".
   std::vector<double> auc_per_class;
   double macro_auc = 0;
+  // Top-label calibration (metrics/calibration.h): the highest probability
+  // of each example against whether its class is the label.
+  double ece = 0;
+  double brier = 0;
 
   std::vector<std::pair<std::string, double>> named() const;
 };

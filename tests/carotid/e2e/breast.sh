@@ -14,17 +14,29 @@ source "$(dirname "${BASH_SOURCE[0]}")/breast_lib.sh"
 "$mpiexec" -n 2 "$carotid" "${breast[@]}" --epochs 2 --output-dir "$work/out" 2>&1 | tee "$work/train.log"
 run=$(ls -d "$work"/out/train_*)
 for f in config.toml metrics.jsonl split.csv test_report.json confusion_matrix.txt \
-         confusion_matrix.png roc_curve.png models/best_model.h5 models/final_model.h5 logs/rank-1.log; do
+         confusion_matrix.png roc_curve.png reliability.png reliability_person.png models/best_model.h5 \
+         models/final_model.h5 logs/rank-1.log; do
   [ -s "$run/$f" ] || fail "$run/$f missing"
 done
 grep -q '"person_auc"\|"auc"' "$run/test_report.json" || fail "no AUC in test_report.json"
 grep -q '"at_threshold"' "$run/test_report.json" || fail "no figures at the chosen threshold in test_report.json"
+# Calibration at both levels: ece and brier, and 15 reliability bins that
+# hold every image, and every person, once.
+"$python" - "$run/test_report.json" <<'PY' || fail "test_report.json lacks the calibration figures"
+import json, sys
+report = json.load(open(sys.argv[1]))
+for level in ("images", "persons"):
+    figures = report[level]
+    assert 0 <= figures["ece"] <= 1 and 0 <= figures["brier"] <= 1, (level, figures["ece"], figures["brier"])
+    bins = figures["reliability"]
+    assert len(bins) == 15 and sum(b["count"] for b in bins) == figures["count"], (level, bins)
+PY
 threshold=$(sed -n 's/.*INFO  threshold \([0-9.e-]*\) (youden on [0-9]* validation persons).*/\1/p' "$work/train.log")
 [ -n "$threshold" ] || fail "train chose no threshold (youden on the validation persons)"
 ls "$run"/tb/events.out.tfevents.* >/dev/null || fail "$run/tb holds no TensorBoard events"
 status=0
 "$python" "$tb_check" images "$run/tb" test/confusion_matrix="$run/confusion_matrix.png" \
-  test/roc_curve="$run/roc_curve.png" || status=$?
+  test/roc_curve="$run/roc_curve.png" test/reliability="$run/reliability.png" || status=$?
 [ "$status" = 0 ] || [ "$status" = 77 ] || fail "TensorBoard does not read the figures in $run/tb"
 grep -Eq "test \(best_model.h5, [0-9]+ images\): person auc" "$work/train.log" || fail "no test line"
 # Every person once, in one part; 214 persons with labels and images.
