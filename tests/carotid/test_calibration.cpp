@@ -31,7 +31,7 @@ TEST(Calibration, OneExampleABin) {
 }
 
 TEST(Calibration, ABinComparesItsMeanWithItsFrequency) {
-  // All in [10/15, 11/15): 0.7 said, 3 of 4 positive.
+  // All in (10/15, 11/15]: 0.7 said, 3 of 4 positive.
   const auto c = calibration({0.7, 0.7, 0.7, 0.7}, {1, 1, 1, 0});
   EXPECT_EQ(c.bins[10].count, 4);
   EXPECT_DOUBLE_EQ(c.bins[10].observed_frequency, 0.75);
@@ -54,6 +54,13 @@ TEST(Calibration, NaNMakesTheFiguresNaN) {
   EXPECT_TRUE(std::isnan(c.ece));
   EXPECT_TRUE(std::isnan(c.brier));
   EXPECT_EQ(c.bins[7].count, 1);
+}
+
+TEST(Calibration, ARowWithANaNIsNaN) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto c = carotid::calibration_of_rows({{0.7, 0.2, 0.1}, {0.6, nan, 0.2}}, {0, 0});
+  EXPECT_TRUE(std::isnan(c.ece));
+  EXPECT_TRUE(std::isnan(c.brier));
 }
 
 TEST(Calibration, BadInputIsRefused) {

@@ -75,9 +75,12 @@ Calibration calibration_of_rows(const std::vector<std::vector<double>>& probs, c
       continue;
     }
     size_t best = 0;
-    for (size_t c = 1; c < row.size(); ++c)
+    bool diverged = false;
+    for (size_t c = 0; c < row.size(); ++c) {
+      diverged |= std::isnan(row[c]);
       if (row[c] > row[best] || (std::isnan(row[best]) && !std::isnan(row[c]))) best = c;
-    confidence.push_back(row[best]);
+    }
+    confidence.push_back(diverged ? std::numeric_limits<double>::quiet_NaN() : row[best]);
     outcome.push_back(static_cast<int64_t>(best) == labels[i]);
   }
   return calibration(confidence, outcome);

@@ -42,7 +42,8 @@ Calibration calibration(const std::vector<double>& confidence, const std::vector
 
 // The same for rows of class probabilities (a softmax each) and their
 // labels: two classes, of P(class 1); more, of the top class's probability
-// (the lowest class on ties, NaN aside, as the confusion matrix predicts).
+// (the lowest class on ties, as the confusion matrix predicts); a row with
+// a NaN counts as a NaN confidence.
 Calibration calibration_of_rows(const std::vector<std::vector<double>>& probs, const std::vector<int64_t>& labels);
 
 }  // namespace carotid

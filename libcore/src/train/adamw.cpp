@@ -292,10 +292,10 @@ bool AdamW::check_entry(size_t i, const TensorSource& state, std::set<std::strin
                 : codes_key       ? shape == std::vector<int64_t>{param.numel()}
                                   : shape == std::vector<int64_t>{quant_blocks(param.numel())};
     // The 8-bit form is copied as stored, so its type must be the one
-    // written: codes of another type would be converted, not decoded. One
-    // element read tells it.
+    // written: codes of another type would be converted, not decoded. No
+    // rows read tell it.
     if (fits && stored_quantized)
-      fits = state.read_rows(key, 0, 1).scalar_type() == (codes_key ? at::kByte : at::kFloat);
+      fits = state.read_rows(key, 0, 0).scalar_type() == (codes_key ? at::kByte : at::kFloat);
     if (!fits) misshapen.push_back(key + ": expected " + want + ", got " + describe(state.read(key)));
   }
   return stored_quantized;
