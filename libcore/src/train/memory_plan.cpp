@@ -157,16 +157,17 @@ MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanOptions& settin
   plan.weights += buffers;
   plan.gradients = trainable;
   const NamedTensors params = trainable_params(model);
-  if (settings.eight_bit) {
+  if (settings.ema) plan.ema = trainable + buffers;
+  if (settings.world_size > 1) plan.buckets = trainable;
+  const bool sharded = settings.world_size > 1 && settings.shard != "none";
+  if (!sharded && settings.eight_bit) {
     std::vector<MomentRun> whole;
     for (size_t i = 0; i < params.size(); ++i) whole.push_back({i, params[i].second.numel()});
     plan.optimizer = eight_bit_moments(model, params, whole);
-  } else {
+  } else if (!sharded) {
     plan.optimizer = 2 * trainable;
   }
-  if (settings.ema) plan.ema = trainable + buffers;
-  if (settings.world_size > 1) plan.buckets = trainable;
-  if (settings.world_size > 1 && settings.shard != "none") {
+  if (sharded) {
     const ShardFigures f = shard_figures(params, settings);
     plan.optimizer =
         (settings.eight_bit ? eight_bit_moments(model, params, f.runs) : 2 * f.block_bytes) + f.largest_flats(2);
