@@ -157,7 +157,8 @@ void two_t4_rows(const summarize::GPTConfig& config, torch::nn::Module& model, t
 }
 
 // --t4 2: the same on two T4s (2 ranks) under each dist.shard, with AdamW's
-// moments in fp32 and in 8 bits (train.optimizer_state), from the
+// moments in fp32 and in 8 bits (train.optimizer_state), and under
+// "gradients" with sharded masters (train.master_weights), from the
 // model's own tensors (plan_model_memory, which knows the shards' layout at
 // the default dist.bucket_mb of 25); and under LoRA (rank 8 on all four
 // projections, the base frozen in fp16 as the trainer keeps it, unsharded).
@@ -181,6 +182,15 @@ void two_t4_verdicts() {
           two_t4_rows(config, *model, settings,
                       std::string(preset) + " | dist.shard = " + shard + (eight_bit ? ", 8-bit state" : ""), true);
         }
+        // train.master_weights = "sharded": fp16 working weights, the fp32
+        // masters sliced with the moments.
+        settings.shard = "gradients";
+        settings.master_weights = true;
+        two_t4_rows(config, *model, settings,
+                    std::string(preset) + " | dist.shard = gradients, sharded masters" +
+                        (eight_bit ? ", 8-bit state" : ""),
+                    true);
+        settings.master_weights = false;
       }
       settings.eight_bit = false;
     }

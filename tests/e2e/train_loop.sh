@@ -2,7 +2,8 @@
 # The shared training loop, end to end, on the toy task:
 #   train_loop.sh TOY COMPARE MPIEXEC CASE
 # CASE is one of: invariance, resume, resume_drawn_seed, ema, ema_bn, resume_other_world, preempt_one_rank,
-# bad_input, nonfinite, damaged_checkpoint, oom_backoff, micro_batch_auto, early_stop, shard, eight_bit. Each runs in a fresh directory and cleans up.
+# bad_input, nonfinite, damaged_checkpoint, oom_backoff, micro_batch_auto, early_stop, shard, eight_bit,
+# master_weights. Each runs in a fresh directory and cleans up.
 set -euo pipefail
 toy=$1 compare=$2 mpiexec=$3 case=$4
 work=$(mktemp -d)
@@ -137,6 +138,54 @@ sys.exit(not any(n.endswith("fc1.weight.exp_avg_sq.absmax") for n in names))' q8
   [ "$s" = 75 ] || fail "preempted sharded run exited $s, wanted 75"
   run 1 "${common[@]}" --set train.out_dir=q8one --set train.optimizer_state=8bit >/dev/null
   "$compare" losses q8/metrics.jsonl q8one/metrics.jsonl 0.002 || fail "the sharded 8-bit checkpoint resumed on 1 rank drifts"
+  ;;
+master_weights)
+  # train.master_weights = "sharded", in bf16 (which autocast runs on the
+  # CPU): fc1's and fc2's weights work in bf16, their fp32 masters sliced
+  # over the ranks. Under dist.shard = "gradients" the run is the replicated
+  # one to the bit (other cuts: tests/mpi/test_param_shards.cpp): the
+  # forward rounds the same fp32 values to bf16 either way, and the
+  # gradients reduce, clip and step in fp32 blocks alike. Checkpoints and model files hold the fp32 masters; a
+  # preempted run resumes bitwise, and each setting's checkpoint resumes
+  # under the other as if the run had had that setting from the start. Under
+  # "optimizer" (whose all-reduce runs in bf16), on 1 rank (whose
+  # accumulation does) and with 8-bit moments the losses follow.
+  common=(--set train.max_steps=20 --set toy.dropout=0 --set toy.hidden=64 --set train.global_batch=8
+    --set train.precision=bf16 --set dist.shard=gradients)
+  last=checkpoints/step-00000020.h5
+  run 2 "${common[@]}" --set train.out_dir=rep2 >/dev/null
+  run 2 "${common[@]}" --set train.out_dir=msh2 --set train.master_weights=sharded >/dev/null
+  grep -q 'train.master_weights = "sharded": 640 of the 706 trainable elements work in bf16' msh2/logs/rank-0.log ||
+    fail "the log does not say which weights work in bf16"
+  "$compare" models rep2/$last msh2/$last 0 || fail "sharded masters differ from replicated weights"
+  "$compare" optim rep2/$last msh2/$last 0 || fail "the moments differ"
+  "$compare" models rep2/models/final_model.h5 msh2/models/final_model.h5 0 || fail "the final models differ"
+  /usr/bin/python3 -c 'import h5py, sys
+f = h5py.File(sys.argv[1])
+sys.exit(not all(f["model"][n].dtype == "float32" for n in ("fc1.weight", "fc2.weight")))' msh2/$last ||
+    fail "the checkpoint does not hold fp32 weights"
+  s=$(status run 2 "${common[@]}" --set train.out_dir=split --set train.master_weights=sharded --set toy.signal_at_call=10)
+  [ "$s" = 75 ] || fail "preempted run exited $s, wanted 75"
+  run 2 "${common[@]}" --set train.out_dir=split --set train.master_weights=sharded >/dev/null
+  "$compare" models msh2/$last split/$last 0 || fail "the resume differs"
+  "$compare" optim msh2/$last split/$last 0 || fail "the resume's moments differ"
+  for to in sharded replicated; do
+    from=$([ $to = sharded ] && echo replicated || echo sharded)
+    s=$(status run 2 "${common[@]}" --set train.out_dir=to-$to --set train.master_weights=$from --set toy.signal_at_call=10)
+    [ "$s" = 75 ] || fail "preempted $from run exited $s, wanted 75"
+    run 2 "${common[@]}" --set train.out_dir=to-$to --set train.master_weights=$to >"$work/out.log" 2>&1
+    grep -q "train.master_weights \"$from\" -> \"$to\"" "$work/out.log" || fail "the resume did not name the change"
+    "$compare" models rep2/$last to-$to/$last 0 || fail "$from resumed as $to differs"
+  done
+  run 2 "${common[@]}" --set dist.shard=optimizer --set train.out_dir=opt-rep >/dev/null
+  run 2 "${common[@]}" --set dist.shard=optimizer --set train.out_dir=opt-msh --set train.master_weights=sharded >/dev/null
+  "$compare" losses opt-rep/metrics.jsonl opt-msh/metrics.jsonl 0.002 || fail "dist.shard = optimizer drifts"
+  run 1 "${common[@]}" --set train.out_dir=one --set train.master_weights=sharded >/dev/null
+  "$compare" losses rep2/metrics.jsonl one/metrics.jsonl 0.002 || fail "one rank drifts"
+  wide=(--set toy.hidden=1024 --set train.optimizer_state=8bit)
+  run 2 "${common[@]}" "${wide[@]}" --set train.out_dir=q8-rep >/dev/null
+  run 2 "${common[@]}" "${wide[@]}" --set train.out_dir=q8-msh --set train.master_weights=sharded >/dev/null
+  "$compare" models q8-rep/$last q8-msh/$last 0 || fail "8-bit moments under sharded masters differ"
   ;;
 shard)
   # dist.shard = "optimizer" (ZeRO-1): bitwise as unsharded on 2 and 3 ranks,

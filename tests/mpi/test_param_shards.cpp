@@ -15,6 +15,7 @@
 #include "tandem/dist/world.h"
 #include "tandem/train/adamw.h"
 #include "tandem/train/blockwise8.h"
+#include "tandem/train/precision.h"
 #include "world_fixture.h"
 
 namespace tandem {
@@ -173,6 +174,81 @@ NamedTensors make_large_params(uint64_t seed) {
 
 TEST(ShardedAdamW, EightBitStepsStateAndResumeBitwiseAsUnsharded) {
   steps_state_and_resume(make_large_params(4), make_large_params(4), true);
+}
+
+// train.master_weights = "sharded": the matrices work in bf16, their fp32
+// masters sliced over the ranks in the optimizer. With gradients a bf16
+// value can hold (as a bf16 backward gives them), twelve steps keep the
+// masters the fp32 AdamW's weights to the bit and the working weights
+// those rounded; the gathered masters are whole on rank 0, and a fresh
+// optimizer loaded with them (as a resume loads a checkpoint's "model" set)
+// carries on alike. The gradients reach the fp32 blocks through
+// take_gradients, as on one rank or under dist.shard = "optimizer".
+void masters_step_and_resume(const NamedTensors& first, const NamedTensors& second, bool eight_bit) {
+  auto& world = test_world();
+  MpiComm comm(world);
+  NamedTensors whole = first, cut = second;
+  const std::vector<at::Tensor> fp32 = to_working_precision(cut, Precision::BF16, {"embed"});
+  ASSERT_EQ(cut[0].second.scalar_type(), at::kFloat) << "the embedding stays fp32";
+  ASSERT_EQ(cut[1].second.scalar_type(), at::kBFloat16) << "the convolution works in bf16";
+  ASSERT_EQ(cut[1].second.strides(), whole[1].second.strides()) << "and keeps its channels-last layout";
+  ParamShards shards(comm, cut, kBucketMb, /*gradients=*/true, eight_bit ? kQuantBlock : ParamShards::kAlign);
+  AdamWOptions options;
+  options.weight_decay = 0.1;
+  options.eight_bit = eight_bit;
+  options.fp32_moments = {"embed"};
+  const auto decay = [](const std::string&, const at::Tensor& p) { return p.dim() >= 2; };
+  AdamW reference(whole, options, decay);
+  auto masters = std::make_unique<AdamW>(cut, options, decay, &shards, fp32);
+  auto step_both = [&](AdamW& a, AdamW& b, int step) {
+    torch::manual_seed(100 + step);
+    for (size_t i = 0; i < whole.size(); ++i) {
+      const at::Tensor g = torch::randn(whole[i].second.sizes()).to(at::kBFloat16).to(at::kFloat);
+      whole[i].second.mutable_grad() = g.clone();
+      cut[i].second.mutable_grad() = g.to(cut[i].second.scalar_type());
+    }
+    shards.take_gradients();
+    for (const auto& [name, p] : cut) EXPECT_FALSE(p.grad().defined()) << "take_gradients left " << name << "'s .grad";
+    a.step(1e-2);
+    b.step(1e-2);
+    a.zero_grad();
+    b.zero_grad();
+  };
+  auto expect_rounded = [&](const std::string& when) {
+    for (size_t i = 0; i < whole.size(); ++i)
+      EXPECT_TRUE(torch::equal(whole[i].second.to(cut[i].second.scalar_type()), cut[i].second))
+          << whole[i].first << " is not the fp32 run's weight rounded " << when;
+  };
+  for (int step = 0; step < 12; ++step) step_both(reference, *masters, step);
+  expect_rounded("after 12 steps");
+
+  const std::vector<at::Tensor> gathered = masters->masters();
+  NamedTensors model_set;  // what a checkpoint's "model" set holds: fp32, the masters
+  for (size_t i = 0; i < whole.size(); ++i) {
+    if (world.rank() == 0 && gathered[i].defined()) {
+      EXPECT_TRUE(torch::equal(gathered[i], whole[i].second)) << whole[i].first << "'s master is not the fp32 weight";
+      EXPECT_EQ(gathered[i].strides(), whole[i].second.strides()) << whole[i].first;
+    }
+    model_set.emplace_back(whole[i].first, whole[i].second.detach().contiguous());
+  }
+  if (world.rank() == 0) EXPECT_FALSE(gathered[0].defined()) << "the fp32 embedding has no master";
+  if (world.rank() != 0) EXPECT_TRUE(gathered.empty());
+  const NamedTensors state = reference.state();
+  std::vector<at::Tensor> rounded;
+  for (const auto& [name, p] : cut) rounded.push_back(p.scalar_type() == at::kFloat ? at::Tensor() : p.to(at::kFloat));
+  masters = std::make_unique<AdamW>(cut, options, decay, &shards, rounded);
+  masters->load_masters(MemorySource(model_set));
+  masters->load_state(state);
+  for (int step = 12; step < 15; ++step) step_both(reference, *masters, step);
+  expect_rounded("after the resume");
+}
+
+TEST(ShardedAdamW, MastersStepAsTheFp32WeightsAndRoundIntoTheWorkingOnes) {
+  masters_step_and_resume(make_params(9), make_params(9), false);
+}
+
+TEST(ShardedAdamW, EightBitMastersStepAsTheFp32Weights) {
+  masters_step_and_resume(make_large_params(10), make_large_params(10), true);
 }
 
 // ZeRO-2: GradSync reduce-scatters into the shards' gradient blocks. After

@@ -173,10 +173,7 @@ tandem::Metrics SummarizeTask::collective_metrics(torch::nn::Module& module, con
   if (!gpt) throw std::logic_error("SummarizeTask evaluates a model that is not its GPT");
   GPT model(gpt);
   InferenceOptions settings = rouge_->settings;
-  // Under LoRA the trainer keeps the frozen base in the training precision
-  // (Task::frozen_base): only autocast at that precision takes it, on the
-  // CPU too, where inference is otherwise fp32.
-  if (spec_.lora.enabled()) settings.generate.precision = ctx.precision;
+  if (ctx.weights_in_precision) settings.generate.precision = ctx.precision;
   const auto start = std::chrono::steady_clock::now();
   const auto scored =
       score_summaries(*ctx.world, model, *rouge_->tokenizer, rouge_->examples, settings, rouge_->stemmer);

@@ -45,6 +45,7 @@ class VaeTask : public tandem::Task {
 
   std::shared_ptr<torch::nn::Module> build_model() override;
   bool fixed_shapes() const override { return true; }  // images of one size
+  std::vector<std::string> fp32_weights(torch::nn::Module& model) const override { return vavae::fp32_weights(model); }
   int64_t train_size() const override { return static_cast<int64_t>(train_.size()); }
   int64_t eval_size() const override { return static_cast<int64_t>(val_.size()); }
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;

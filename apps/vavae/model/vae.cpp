@@ -193,6 +193,16 @@ EncoderImpl::EncoderImpl(const VaeOptions& options) {
   conv_out = register_module("conv_out", conv(width, 2 * options.z_channels, 3));
 }
 
+std::vector<std::string> fp32_weights(torch::nn::Module& model) {
+  std::vector<std::string> names;
+  if (model.as<VfVaeImpl>()) names.push_back(std::string(kVfProjectionPrefix) + "weight");
+  for (const auto& item : model.named_modules("", /*include_self=*/false)) {
+    if (item.value()->as<EncoderImpl>()) names.push_back(item.key() + ".conv_out.weight");
+    if (item.value()->as<VfVaeImpl>()) names.push_back(item.key() + "." + kVfProjectionPrefix + "weight");
+  }
+  return names;
+}
+
 at::Tensor EncoderImpl::forward(const at::Tensor& x) {
   at::Tensor h = conv_in(x);
   for (const auto& level : *down) h = recomputed_level(*level->as<Level>(), h);

@@ -148,6 +148,12 @@ class EncoderImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Encoder);
 
+// The weights of `model` (a VAE, or a model holding one) that run in fp32
+// under any autocast, by name: each encoder's conv_out (EncoderImpl::forward)
+// and a VF-VAE's linear_proj (the VF loss's path, vae_training_loss).
+// Task::fp32_weights.
+std::vector<std::string> fp32_weights(torch::nn::Module& model);
+
 class DecoderImpl : public torch::nn::Module {
  public:
   explicit DecoderImpl(const VaeOptions& options);

@@ -81,7 +81,8 @@ ParamShards::ParamShards(Communicator& comm, const NamedTensors& params, double 
       runs.push_back({piece.offset, piece.length, groups_.size(), piece.at});
     }
     if (gradients)
-      gradients_.push_back(torch::zeros({group.shard.block}, params[group.params.front()].second.options()));
+      gradients_.push_back(
+          torch::zeros({group.shard.block}, params[group.params.front()].second.options().dtype(at::kFloat)));
     groups_.push_back(std::move(group));
   }
 }
@@ -91,6 +92,24 @@ int64_t ParamShards::owned_elements() const {
   for (const auto& runs : owned_)
     for (const ElementRun& run : runs) n += run.length;
   return n;
+}
+
+void ParamShards::take_gradients() const {
+  if (!holds_gradients()) throw std::logic_error("ParamShards::take_gradients: the shards hold no gradients");
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const at::Tensor& param = params_[i].second;
+    const at::Tensor grad = param.grad();
+    if (grad.defined()) {
+      // In the parameter's memory order, as its runs count elements.
+      const at::Tensor laid_out = grad.strides() == param.strides() ? grad : at::empty_like(param).copy_(grad);
+      const at::Tensor flat = memory_order(laid_out);
+      for (const ElementRun& run : owned_[i]) gradient(run).copy_(flat.narrow(0, run.offset, run.length));
+    } else {
+      for (const ElementRun& run : owned_[i]) gradient(run).zero_();
+    }
+    param.mutable_grad().reset();
+  }
 }
 
 at::Tensor ParamShards::block_of(const ShardGroup& group, const std::vector<at::Tensor>* local, int64_t per) const {

@@ -31,13 +31,20 @@ bool is_step_count(const at::Tensor& tensor) {
 
 }  // namespace
 
-AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay, const ParamShards* shards)
+AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay, const ParamShards* shards,
+             const std::vector<at::Tensor>& masters)
     : params_(std::move(params)), options_(options), shards_(shards) {
   // Checked before anything, the same on every rank: a rank refusing alone
   // would leave the others waiting in a collective.
   if (options_.eight_bit && shards_ && shards_->align() % kQuantBlock != 0)
     throw std::invalid_argument("AdamW: 8-bit moments need shards aligned to " + std::to_string(kQuantBlock) +
                                 " elements, not " + std::to_string(shards_->align()));
+  has_masters_ = std::any_of(masters.begin(), masters.end(), [](const at::Tensor& m) { return m.defined(); });
+  if (!masters.empty() && masters.size() != params_.size())
+    throw std::invalid_argument("AdamW: " + std::to_string(masters.size()) + " masters for " +
+                                std::to_string(params_.size()) + " parameters");
+  if (has_masters_ && !(shards_ && shards_->holds_gradients()))
+    throw std::invalid_argument("AdamW: fp32 masters need shards that hold the gradients");
   std::unordered_set<std::string> seen;
   slots_.reserve(params_.size());
   for (const auto& [name, param] : params_) {
@@ -48,7 +55,25 @@ AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay, const P
     // Allocated up front, not at the first step as torch does, so that state()
     // always has the same entries; zeros make the first update identical.
     Slot slot;
-    if (options_.eight_bit && keeps_8bit(name, param, options_.fp32_moments)) {
+    const size_t index = slots_.size();
+    const at::Tensor master = index < masters.size() ? masters[index] : at::Tensor();
+    if (master.defined()) {
+      if (master.sizes() != param.sizes() || master.scalar_type() != at::kFloat)
+        throw std::invalid_argument("AdamW: the master of '" + name + "' is not an fp32 tensor of its shape");
+      const at::Tensor from = memory_order(master);
+      std::vector<at::Tensor> runs;
+      for (const ElementRun& run : runs_of(index)) runs.push_back(from.narrow(0, run.offset, run.length));
+      slot.master = (runs.empty() ? at::empty({0}, master.options()) : at::cat(runs)).to(param.device());
+    }
+    // The moments of the fp32 values the update writes: the master's, or the
+    // parameter's. A half-precision parameter without a master would meet
+    // the fp32 gradient blocks in one kernel.
+    const at::Tensor& values = master.defined() ? master : param;
+    if (shards_ && shards_->holds_gradients() && values.scalar_type() != at::kFloat)
+      throw std::invalid_argument("AdamW: parameter '" + name + "' is " +
+                                  std::string(c10::toString(values.scalar_type())) +
+                                  " without an fp32 master, and the shards' gradients are fp32");
+    if (options_.eight_bit && keeps_8bit(name, values, options_.fp32_moments)) {
       if (!signed_map_.defined()) {
         signed_map_ = dynamic_map(true).to(param.device());
         unsigned_map_ = dynamic_map(false).to(param.device());
@@ -72,7 +97,7 @@ AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay, const P
     } else if (shards_) {
       int64_t owned = 0;
       for (const ElementRun& run : shards_->owned(slots_.size())) owned += run.length;
-      slot.exp_avg = torch::zeros({owned}, param.options());
+      slot.exp_avg = torch::zeros({owned}, values.options());
     } else {
       slot.exp_avg = torch::zeros_like(param, at::MemoryFormat::Preserve);
     }
@@ -94,14 +119,16 @@ AdamW::AdamW(NamedTensors params, AdamWOptions options, DecayRule decay, const P
 void AdamW::step(double lr) {
   torch::NoGradGuard no_grad;
   // Parameters that step together: the same count after this update (normally
-  // all of them), decay, device and dtype (one kernel's lists share the last two).
+  // all of them), decay, device and the dtype the update writes (one kernel's
+  // lists share the last two).
   using GroupKey = std::tuple<int64_t, bool, at::DeviceType, at::DeviceIndex, at::ScalarType>;
   std::map<GroupKey, std::vector<size_t>> groups;
   for (size_t i = 0; i < params_.size(); ++i) {
     const at::Tensor& param = params_[i].second;
     if (!param.grad().defined() && !(shards_ && shards_->holds_gradients())) continue;
     const at::Device device = param.device();
-    groups[{slots_[i].step + 1, slots_[i].decay, device.type(), device.index(), param.scalar_type()}].push_back(i);
+    const at::ScalarType dtype = slots_[i].master.defined() ? at::kFloat : param.scalar_type();
+    groups[{slots_[i].step + 1, slots_[i].decay, device.type(), device.index(), dtype}].push_back(i);
   }
 
   for (const auto& [key, members] : groups) {
@@ -129,6 +156,8 @@ void AdamW::step(double lr) {
     // autograd's check of saved tensors, not a copy kept until its weight
     // changes (summarize's packed weights for generating during training).
     for (const at::Tensor& param : lists[0]) param.unsafeGetTensorImpl()->bump_version();
+    for (size_t i : members)
+      if (!slots_[i].quantized()) write_back(i);
   }
   if (shards_) shards_->all_gather();
 }
@@ -146,11 +175,12 @@ void AdamW::step_quantized(size_t i, int64_t step, double lr) {
     const at::Tensor& given = param.grad();
     g = memory_order(given.strides() == param.strides() ? given : at::empty_like(param).copy_(given));
   }
-  const at::Tensor p = memory_order(param);
+  const at::Tensor p = updated(i);
   const at::Tensor count = at::scalar_tensor(static_cast<double>(step), p.options().dtype(at::kFloat));
-  int64_t done = 0;  // the run's first element in the slot's codes
+  int64_t done = 0;  // the run's first element in the slot's codes (and master)
   for (const ElementRun& run : runs_of(i)) {
     const at::Tensor grad = held ? shards_->gradient(run) : g.narrow(0, run.offset, run.length);
+    const int64_t base = slot.master.defined() ? done : run.offset;  // the run's first element in p
     for (int64_t first = 0; first < run.length; first += kStepElements) {
       const int64_t length = std::min(kStepElements, run.length - first), blocks = quant_blocks(length);
       const int64_t code = done + first, block = done / kQuantBlock + first / kQuantBlock;
@@ -161,7 +191,7 @@ void AdamW::step_quantized(size_t i, int64_t step, double lr) {
         moments[k] = at::empty({length}, p.options().dtype(at::kFloat));
         dequantize_blockwise(q.codes.narrow(0, code, length), q.absmax.narrow(0, block, blocks), map_of(q), moments[k]);
       }
-      at::_fused_adamw_({p.narrow(0, run.offset + first, length)}, {grad.narrow(0, first, length)}, {moments[0]},
+      at::_fused_adamw_({p.narrow(0, base + first, length)}, {grad.narrow(0, first, length)}, {moments[0]},
                         {moments[1]}, /*max_exp_avg_sqs=*/{}, {count}, lr, options_.beta1, options_.beta2,
                         slot.decay ? options_.weight_decay : 0.0, options_.eps, /*amsgrad=*/false, /*maximize=*/false);
       for (int k = 0; k < 2; ++k) {
@@ -171,7 +201,42 @@ void AdamW::step_quantized(size_t i, int64_t step, double lr) {
     }
     done += run.length;
   }
+  if (slot.master.defined()) {
+    write_back(i);
+  } else {
+    param.unsafeGetTensorImpl()->bump_version();
+  }
+}
+
+at::Tensor AdamW::updated(size_t i) const {
+  const Slot& slot = slots_[i];
+  return slot.master.defined() ? slot.master : memory_order(params_[i].second);
+}
+
+void AdamW::write_back(size_t i) const {
+  const Slot& slot = slots_[i];
+  if (!slot.master.defined()) return;
+  const at::Tensor& param = params_[i].second;
+  const at::Tensor p = memory_order(param);
+  int64_t at = 0;
+  for (const ElementRun& run : runs_of(i)) {
+    p.narrow(0, run.offset, run.length).copy_(slot.master.narrow(0, at, run.length));
+    at += run.length;
+  }
   param.unsafeGetTensorImpl()->bump_version();
+}
+
+std::vector<at::Tensor> AdamW::masters() const {
+  std::vector<at::Tensor> local;
+  for (const Slot& slot : slots_) local.push_back(slot.master);
+  if (!has_masters_) return {};
+  return shards_->gather(local);
+}
+
+void AdamW::load_masters(const TensorSource& weights) {
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].master.defined()) load_moment(i, slots_[i].master, weights, params_[i].first, false, false);
 }
 
 std::vector<ElementRun> AdamW::runs_of(size_t i) const {
@@ -204,7 +269,8 @@ void AdamW::add_views(size_t i, std::vector<at::Tensor> (&lists)[4]) const {
   const at::Tensor p = memory_order(param), g = held ? grad : memory_order(grad);
   int64_t at = 0;
   for (const ElementRun& run : shards_->owned(i)) {
-    lists[0].push_back(p.narrow(0, run.offset, run.length));
+    lists[0].push_back(slot.master.defined() ? slot.master.narrow(0, at, run.length)
+                                             : p.narrow(0, run.offset, run.length));
     lists[1].push_back(held ? shards_->gradient(run) : g.narrow(0, run.offset, run.length));
     lists[2].push_back(slot.exp_avg.narrow(0, at, run.length));
     lists[3].push_back(slot.exp_avg_sq.narrow(0, at, run.length));
@@ -426,7 +492,9 @@ void AdamW::load_moment(size_t i, at::Tensor& moment, const TensorSource& state,
       const int64_t first = run.offset / row, end = (run.offset + run.length + row - 1) / row;
       part = state.read_rows(key, first, end).reshape({-1}).narrow(0, run.offset - first * row, run.length);
     } else {
-      if (!laid_out.defined()) laid_out = memory_order(at::empty_like(param).copy_(state.read(key)));
+      if (!laid_out.defined())
+        laid_out =
+            memory_order(at::empty_like(param, param.options().dtype(moment.scalar_type())).copy_(state.read(key)));
       part = laid_out.narrow(0, run.offset, run.length);
     }
     moment.narrow(0, at, run.length).copy_(part);

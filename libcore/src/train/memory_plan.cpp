@@ -16,6 +16,7 @@
 #include "tandem/dist/shard.h"
 #include "tandem/train/adamw.h"
 #include "tandem/train/blockwise8.h"
+#include "tandem/train/precision.h"
 
 namespace tandem {
 namespace {
@@ -47,6 +48,25 @@ NamedTensors trainable_params(torch::nn::Module& model) {
   return params;
 }
 
+// The trainable parameters as the run will hold them: under sharded masters
+// the matrices works_in_half names in half precision (shapes alone, on the
+// meta device; which half does not matter to a byte count), so that the
+// shards group them as the run's ParamShards will.
+NamedTensors working_params(torch::nn::Module& model, const NamedTensors& params, const PlanOptions& settings) {
+  if (!settings.master_weights) return params;
+  const std::vector<std::string> kept = kept_in_fp32(model, settings.fp32_weights);
+  NamedTensors working;
+  for (const auto& [name, p] : params) {
+    if (!works_in_half(name, p, kept)) {
+      working.emplace_back(name, p);
+      continue;
+    }
+    working.emplace_back(name,
+                         at::empty(p.sizes(), p.options().dtype(at::kHalf).device(at::kMeta)).requires_grad_(true));
+  }
+  return working;
+}
+
 // AdamW's moments under "8bit" over a rank's runs (codes and a scale a
 // block where keeps_8bit says so, fp32 otherwise), with the transients of
 // the step's largest group of blocks.
@@ -55,27 +75,28 @@ int64_t eight_bit_moments(torch::nn::Module& model, const NamedTensors& params, 
   int64_t bytes = 0, group = 0;
   for (const MomentRun& run : runs) {
     const auto& [name, param] = params[run.param];
-    if (keeps_8bit(name, param, fp32)) {
+    // Decided on the fp32 value the moments are of: a half-precision working
+    // weight's master (a plan made again after the conversion).
+    const at::Tensor values = param.scalar_type() == at::kFloat
+                                  ? param
+                                  : at::empty(param.sizes(), param.options().dtype(at::kFloat).device(at::kMeta));
+    if (keeps_8bit(name, values, fp32)) {
       bytes += 2 * (run.length + 4 * quant_blocks(run.length));
       group = std::max(group, std::min(run.length, AdamW::kStepElements));
     } else {
-      bytes += 2 * run.length * static_cast<int64_t>(param.element_size());
+      bytes += 2 * run.length * static_cast<int64_t>(values.element_size());
     }
   }
   return bytes + AdamW::kStepBytesPerElement * group;
 }
 
 // A sharded run's figures (dist/shard.h's layout): a rank's block of each
-// group, in bytes, and the group flats' bytes, largest first.
+// group, in elements, its runs, and each group's flat in the order the
+// collectives walk the groups, in bytes of its working dtype and in elements.
 struct ShardFigures {
-  int64_t block_bytes = 0;
+  int64_t block_elements = 0;
   std::vector<MomentRun> runs;  // rank 0's
-  std::vector<int64_t> flats;
-  int64_t largest_flats(size_t n) const {
-    int64_t sum = 0;
-    for (size_t k = 0; k < flats.size() && k < n; ++k) sum += flats[k];
-    return sum;
-  }
+  std::vector<int64_t> flat_bytes, flat_elements;
 };
 
 ShardFigures shard_figures(const NamedTensors& params, const PlanOptions& settings) {
@@ -85,13 +106,27 @@ ShardFigures shard_figures(const NamedTensors& params, const PlanOptions& settin
     for (size_t i : group) numels.push_back(params[i].second.numel());
     const Shard shard =
         shard_of(numels, settings.world_size, 0, settings.eight_bit ? kQuantBlock : ParamShards::kAlign);
-    const int64_t size = params[group.front()].second.element_size();
-    f.block_bytes += shard.block * size;
-    f.flats.push_back(shard.padded * size);
+    f.block_elements += shard.block;
+    f.flat_bytes.push_back(shard.padded * params[group.front()].second.element_size());
+    f.flat_elements.push_back(shard.padded);
     for (const ShardPiece& piece : shard.pieces) f.runs.push_back({group[piece.tensor], piece.length});
   }
-  std::sort(f.flats.rbegin(), f.flats.rend());
   return f;
+}
+
+// The most that `n` consecutive groups' figures sum to: what the flats of the
+// groups a collective has under way at once hold, since the all-gather
+// (two) and GradSync's buckets (travelling and filling) walk the groups in
+// order. A model's one huge group (GPT-2's tied embedding, 321 MB in fp32
+// for gpt2-xl) so counts once, not once per flat.
+int64_t most_at_once(const std::vector<int64_t>& per_group, size_t n) {
+  int64_t most = 0;
+  for (size_t first = 0; first < per_group.size(); ++first) {
+    int64_t sum = 0;
+    for (size_t k = first; k < per_group.size() && k < first + n; ++k) sum += per_group[k];
+    most = std::max(most, sum);
+  }
+  return most;
 }
 
 }  // namespace
@@ -144,22 +179,26 @@ MetricsWriter::Row MemoryPlan::row(int64_t free_bytes) const {
 
 MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanOptions& settings) {
   MemoryPlan plan;
-  int64_t trainable = 0, trainable_elements = 0, largest = 0;
-  for (const auto& p : model.parameters()) {
-    plan.weights += bytes_of(p);
-    if (!p.requires_grad()) continue;
+  for (const auto& p : model.parameters())
+    if (!p.requires_grad()) plan.weights += bytes_of(p);
+  const NamedTensors params = trainable_params(model);
+  const NamedTensors working = working_params(model, params, settings);
+  // In the working dtype; `in_fp32`: the elements autocast casts.
+  int64_t trainable = 0, in_fp32 = 0, largest = 0;
+  for (const auto& [name, p] : working) {
     trainable += bytes_of(p);
-    trainable_elements += p.numel();
+    if (p.scalar_type() == at::kFloat) in_fp32 += p.numel();
     largest = std::max(largest, bytes_of(p));
   }
   int64_t buffers = 0;
   for (const auto& b : model.buffers()) buffers += bytes_of(b);
-  plan.weights += buffers;
+  plan.weights += trainable + buffers;
   plan.gradients = trainable;
-  const NamedTensors params = trainable_params(model);
   if (settings.ema) plan.ema = trainable + buffers;
   if (settings.world_size > 1) plan.buckets = trainable;
-  const bool sharded = settings.world_size > 1 && settings.shard != "none";
+  // The moments are fp32 (or 8-bit) whatever the working dtype: counted on
+  // the fp32 parameters.
+  const bool sharded = settings.master_weights || (settings.world_size > 1 && settings.shard != "none");
   if (!sharded && settings.eight_bit) {
     std::vector<MomentRun> whole;
     for (size_t i = 0; i < params.size(); ++i) whole.push_back({i, params[i].second.numel()});
@@ -168,16 +207,23 @@ MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanOptions& settin
     plan.optimizer = 2 * trainable;
   }
   if (sharded) {
-    const ShardFigures f = shard_figures(params, settings);
-    plan.optimizer =
-        (settings.eight_bit ? eight_bit_moments(model, params, f.runs) : 2 * f.block_bytes) + f.largest_flats(2);
-    if (settings.shard == "gradients") {
-      plan.buckets = f.block_bytes + (GradSync::kBucketsInFlight + GradSync::kBucketsFilling) * f.largest_flats(1) +
-                     GradSync::kBucketsInFlight * f.largest_flats(1) / settings.world_size;
+    constexpr int64_t kFp32 = 4;
+    const ShardFigures f = shard_figures(working, settings);
+    int64_t masters = 0;
+    for (const MomentRun& run : f.runs)
+      if (working[run.param].second.scalar_type() != at::kFloat) masters += kFp32 * run.length;
+    plan.optimizer = (settings.eight_bit ? eight_bit_moments(model, params, f.runs) : 2 * kFp32 * f.block_elements) +
+                     masters + most_at_once(f.flat_bytes, 2);
+    if (settings.shard == "gradients" && settings.world_size > 1) {
+      const size_t held = GradSync::kBucketsInFlight + GradSync::kBucketsFilling;
+      plan.buckets = kFp32 * (f.block_elements + most_at_once(f.flat_elements, held) +
+                              most_at_once(f.flat_elements, GradSync::kBucketsInFlight) / settings.world_size);
       plan.gradients = largest;
+    } else if (settings.master_weights) {
+      plan.buckets += kFp32 * f.block_elements;
     }
   }
-  if (settings.half_precision) plan.casts = 2 * trainable_elements;
+  if (settings.half_precision) plan.casts = 2 * in_fp32;
   plan.accumulates = settings.grad_accum > 1;
   return plan;
 }

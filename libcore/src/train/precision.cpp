@@ -2,7 +2,11 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "tandem/error.h"
+#include "tandem/train/blockwise8.h"
 
 namespace tandem {
 
@@ -42,12 +46,47 @@ std::string to_string(Precision precision) {
   return "fp32";
 }
 
+namespace {
+
+at::ScalarType half_type(Precision precision) { return precision == Precision::FP16 ? at::kHalf : at::kBFloat16; }
+
+}  // namespace
+
 void keep_frozen_in(torch::nn::Module& module, Precision precision) {
   if (precision == Precision::FP32) return;
-  const auto half = precision == Precision::FP16 ? at::kHalf : at::kBFloat16;
+  const auto half = half_type(precision);
   torch::NoGradGuard no_grad;
   for (auto& p : module.parameters())
     if (!p.requires_grad() && p.dim() >= 2 && p.is_floating_point()) p.set_data(p.to(half));
+}
+
+bool works_in_half(const std::string& name, const at::Tensor& param, const std::vector<std::string>& kept) {
+  return param.dim() >= 2 && param.scalar_type() == at::kFloat &&
+         std::find(kept.begin(), kept.end(), name) == kept.end();
+}
+
+std::vector<std::string> kept_in_fp32(torch::nn::Module& model, const std::vector<std::string>& task_names) {
+  std::vector<std::string> names = embedding_weights(model);
+  names.insert(names.end(), task_names.begin(), task_names.end());
+  return names;
+}
+
+std::vector<at::Tensor> to_working_precision(const NamedTensors& params, Precision precision,
+                                             const std::vector<std::string>& kept) {
+  if (precision == Precision::FP32) throw std::logic_error("to_working_precision: the compute precision is fp32");
+  torch::NoGradGuard no_grad;
+  std::vector<at::Tensor> masters(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto& [name, param] = params[i];
+    if (!works_in_half(name, param, kept)) continue;
+    // In host memory until the optimizer has taken its slices: the device
+    // never holds the fp32 model beside the half one.
+    masters[i] = param.detach().to(at::kCPU);
+    // The parameter's layout kept (a channels-last convolution weight's), so
+    // that its runs in memory order are the master's.
+    param.set_data(param.to(half_type(precision), /*non_blocking=*/false, /*copy=*/false, at::MemoryFormat::Preserve));
+  }
+  return masters;
 }
 
 }  // namespace tandem

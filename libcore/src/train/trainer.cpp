@@ -52,6 +52,7 @@ void Trainer::Impl::set_up() {
   device = c10::Device(placement.torch_device());
   if (placement.cuda) gpu = gpu_info(placement.device_index);
   precision = resolve_precision(settings.precision, placement.cuda, gpu.cc_major);
+  check_master_weights();
   if (placement.cuda) set_gpu_math(dist, task.fixed_shapes());
   mfu_precision = precision == Precision::FP32 && tf32_active(dist, gpu.cc_major) ? "tf32" : to_string(precision);
 
@@ -136,7 +137,31 @@ void Trainer::Impl::build() {
   for (const auto& p : model->named_parameters())
     if (p.value().requires_grad()) params.emplace_back(p.key(), p.value());
   weights = frozen_base.empty() ? module_state(*model) : trained_state(*model);
+  make_optimizer();
+  scaler = std::make_unique<LossScaler>(precision == Precision::FP16);
+  bad_steps = std::make_unique<BadSteps>(settings.max_bad_steps, settings.key("max_bad_steps"));
+  const std::optional<Checkpoint> resume = record->open_resume();
+  if (resume) restore(*resume);
+  if (!masters_sharded()) {
+    std::vector<at::Tensor> all;
+    for (auto& [name, t] : weights) all.push_back(t);
+    broadcast_from_rank0(*comm, all);
+  }
+  if (world.size() > 1)
+    sync = std::make_unique<GradSync>(*comm, params, dist.bucket_mb, true, sync_sharded() ? shards.get() : nullptr);
+  // Built from the synchronised weights, so every rank averages the same
+  // values; a resumed run continues the average it saved.
+  if (settings.ema_decay > 0) {
+    ema = std::make_unique<Ema>(*model);
+    if (resume && resume->has_set("ema")) tandem::restore(*resume, "ema", ema->named_tensors());
+  }
+}
 
+// The shards and AdamW over the trainable parameters. Under
+// train.master_weights = "sharded" the matrices first become half-precision
+// working weights, their fp32 values (the same on every rank: broadcast
+// first, since each rank built its own) the masters' first values.
+void Trainer::Impl::make_optimizer() {
   AdamWOptions opt;
   opt.beta1 = settings.beta1;
   opt.beta2 = settings.beta2;
@@ -144,32 +169,70 @@ void Trainer::Impl::build() {
   opt.weight_decay = settings.weight_decay;
   opt.eight_bit = settings.optimizer_state == "8bit";
   if (opt.eight_bit) opt.fp32_moments = embedding_weights(*model);
-  if (dist.shard != "none" && world.size() > 1) {
+  std::vector<at::Tensor> masters;
+  if (masters_sharded()) {
+    std::vector<at::Tensor> all;
+    for (auto& [name, t] : weights) all.push_back(t);
+    broadcast_from_rank0(*comm, all);
+    masters = to_working_precision(params, precision, kept_in_fp32(*model, task.fp32_weights(*model)));
+    int64_t half = 0, elements = 0;
+    for (size_t i = 0; i < params.size(); ++i) {
+      elements += params[i].second.numel();
+      if (masters[i].defined()) half += params[i].second.numel();
+    }
+    log::info(settings.key("master_weights"), " = \"sharded\": ", half, " of the ", elements,
+              " trainable elements work in ", to_string(precision),
+              ", their fp32 masters kept in the optimizer, sliced over the ranks");
+  }
+  if ((dist.shard != "none" && world.size() > 1) || masters_sharded()) {
     // 8-bit moments' blocks must not straddle two ranks (blockwise8.h).
-    shards = std::make_unique<ParamShards>(*comm, params, dist.bucket_mb, dist.shard == "gradients",
-                                           opt.eight_bit ? kQuantBlock : ParamShards::kAlign);
+    shards =
+        std::make_unique<ParamShards>(*comm, params, dist.bucket_mb, dist.shard == "gradients" || masters_sharded(),
+                                      opt.eight_bit ? kQuantBlock : ParamShards::kAlign);
     int64_t elements = 0;
     for (const auto& [name, p] : params) elements += p.numel();
     log::info("dist.shard = \"", dist.shard, "\": this rank updates ", shards->owned_elements(), " of the ", elements,
               " trainable elements and keeps their AdamW moments", grads_sharded() ? " and gradients" : "", " alone");
   }
   optimizer = std::make_unique<AdamW>(
-      params, opt, [this](const std::string& n, const at::Tensor& p) { return task.decays(n, p); }, shards.get());
-  scaler = std::make_unique<LossScaler>(precision == Precision::FP16);
-  bad_steps = std::make_unique<BadSteps>(settings.max_bad_steps, settings.key("max_bad_steps"));
-  const std::optional<Checkpoint> resume = record->open_resume();
-  if (resume) restore(*resume);
-  std::vector<at::Tensor> all;
-  for (auto& [name, t] : weights) all.push_back(t);
-  broadcast_from_rank0(*comm, all);
-  if (world.size() > 1)
-    sync = std::make_unique<GradSync>(*comm, params, dist.bucket_mb, true, grads_sharded() ? shards.get() : nullptr);
-  // Built from the synchronised weights, so every rank averages the same
-  // values; a resumed run continues the average it saved.
-  if (settings.ema_decay > 0) {
-    ema = std::make_unique<Ema>(*model);
-    if (resume && resume->has_set("ema")) tandem::restore(*resume, "ema", ema->named_tensors());
-  }
+      params, opt, [this](const std::string& n, const at::Tensor& p) { return task.decays(n, p); }, shards.get(),
+      masters);
+}
+
+// train.master_weights = "sharded" against the other keys, once the
+// precision is resolved: a refusal names every key it depends on.
+void Trainer::Impl::check_master_weights() const {
+  if (!masters_sharded()) return;
+  const std::string key = settings.key("master_weights");
+  if (precision == Precision::FP32)
+    throw UsageError(key + " = \"sharded\" keeps the working weights in half precision, and " +
+                     settings.key("precision") + " = \"" + settings.precision +
+                     "\" computes in fp32 here: set it to \"bf16\" or \"fp16\", or " + key + " = \"replicated\"");
+  if (dist.shard == "none")
+    throw UsageError(key +
+                     " = \"sharded\" keeps the fp32 masters in the optimizer's shards, and dist.shard = \"none\": "
+                     "set dist.shard = \"gradients\" (or \"optimizer\"), or " +
+                     key + " = \"replicated\"");
+  if (settings.ema_decay > 0)
+    throw UsageError(key + " = \"sharded\" with " + settings.key("ema_decay") + " = " +
+                     number_text(settings.ema_decay) + ": an average of sharded masters is not built yet; set " +
+                     settings.key("ema_decay") + " = 0, or " + key + " = \"replicated\"");
+}
+
+// After a run of half-precision working weights (train.master_weights =
+// "sharded"), the model goes back to fp32, its values as they are: apps
+// judge and sample from trainer.model() at inference's precision, as after
+// a replicated run. The optimizer and shards go first (the masters were the
+// one fp32 copy), so that the device holds the model once.
+void Trainer::Impl::leave_in_fp32() {
+  if (!masters_sharded() || !optimizer) return;
+  sync.reset();
+  optimizer.reset();
+  shards.reset();
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, p] : params)
+    if (p.scalar_type() != at::kFloat)
+      p.set_data(p.to(at::kFloat, /*non_blocking=*/false, /*copy=*/false, at::MemoryFormat::Preserve));
 }
 
 // Task::frozen_base's rule (keep_frozen_in), before the memory plan counts
@@ -265,7 +328,8 @@ Trainer::Impl::StepFigures Trainer::Impl::forward_backward(DeviceFeed& feed, int
       return f;
     }
   }
-  if (sync && !grads_sharded()) sync->finish();
+  if (sync && !sync_sharded()) sync->finish();
+  if (grads_sharded() && !sync_sharded()) shards->take_gradients();
   return f;
 }
 
@@ -287,11 +351,11 @@ void Trainer::Impl::micro_step(DeviceFeed& feed, StepFigures& f, bool last) {
   // Only now: a loss may differentiate on its own (autograd::grad for an
   // adaptive weight, as vavae's VF loss does), and the gradient sync must
   // not take those gradients for this backward's.
-  if (sync) sync->prepare(last || grads_sharded());
+  if (sync) sync->prepare(last || sync_sharded());
   f.loss_sum += loss.sum.detach().to(torch::kDouble);
   f.weight_sum += loss.weight.detach().to(torch::kDouble);
   (loss.sum * (scaler->scale() / weight_hint)).backward();
-  if (sync && grads_sharded()) sync->finish();
+  if (sync && sync_sharded()) sync->finish();
 }
 
 // After running out of memory, the collectives of the step this rank has not
@@ -303,7 +367,7 @@ void Trainer::Impl::settle_collectives(int64_t micro_steps_left, int64_t micro_s
   if (weight_hint == 0)
     weight_hint = first_weight_hint(torch::zeros({}, torch::TensorOptions().device(device)), micro_steps);
   if (!sync) return;
-  for (int64_t k = 0; k < (grads_sharded() ? micro_steps_left : 1); ++k) sync->abandon();
+  for (int64_t k = 0; k < (sync_sharded() ? micro_steps_left : 1); ++k) sync->abandon();
 }
 
 // The first micro-batch's loss weight averaged over the ranks, times the
@@ -502,7 +566,9 @@ Trainer::~Trainer() = default;
 // gradient sync) is torn down by the unwinding: see report_error.
 int Trainer::run() {
   try {
-    return impl_->run();
+    const int status = impl_->run();
+    impl_->leave_in_fp32();
+    return status;
   } catch (const std::exception& e) {
     report_error(impl_->world, e);
     throw;
@@ -550,8 +616,10 @@ int Trainer::Impl::run() {
 torch::nn::Module& Trainer::model() { return *impl_->model; }
 
 void Trainer::on_gradients(GradientHook hook) {
-  if (impl_->dist.shard == "gradients" && impl_->world.size() > 1)
-    throw std::logic_error("Trainer::on_gradients: under dist.shard = \"gradients\" no parameter holds its gradient");
+  if ((impl_->dist.shard == "gradients" && impl_->world.size() > 1) || impl_->masters_sharded())
+    throw std::logic_error(
+        "Trainer::on_gradients: under dist.shard = \"gradients\" or train.master_weights = \"sharded\" no "
+        "parameter holds its gradient");
   impl_->gradient_hook = std::move(hook);
 }
 

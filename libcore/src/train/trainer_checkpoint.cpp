@@ -39,6 +39,9 @@ void Trainer::Impl::restore(const Checkpoint& ckpt) {
   // A tensor at a time, each rank reading what it keeps: the whole weights,
   // and under dist.shard only its runs of the moments (AdamW::load_state).
   tandem::restore(ckpt, "model", weights);
+  // Half-precision working weights were rounded from the file's fp32 ones,
+  // which are the masters' values (weights_to_write).
+  if (optimizer->has_masters()) optimizer->load_masters(*ckpt.source("model"));
   if (const int64_t converted = optimizer->load_state(*ckpt.source("optim")))
     log::info(path, ": the AdamW moments of ", converted, converted == 1 ? " parameter" : " parameters",
               " converted to train.optimizer_state = \"", settings.optimizer_state, "\"");
@@ -88,10 +91,24 @@ void Trainer::Impl::record_precision(CheckpointState& state) const {
   if (placement.cuda || settings.precision != "auto") state["precision"] = to_string(precision);
 }
 
+NamedTensors Trainer::Impl::weights_to_write() const {
+  if (!optimizer->has_masters()) return weights;
+  const std::vector<at::Tensor> masters = optimizer->masters();
+  if (world.rank() != 0) return {};
+  std::map<std::string, at::Tensor> by_name;
+  for (size_t i = 0; i < params.size(); ++i)
+    if (masters[i].defined()) by_name.emplace(params[i].first, masters[i]);
+  NamedTensors out = weights;
+  for (auto& [name, tensor] : out)
+    if (const auto it = by_name.find(name); it != by_name.end()) tensor = it->second;
+  return out;
+}
+
 void Trainer::Impl::save(int64_t steps_done) {
   average_buffers(steps_done);
-  // Every rank's part: sharded, the moments are gathered to rank 0.
+  // Every rank's part: sharded, the moments (and masters) are gathered to rank 0.
   NamedTensors optim = optimizer->state();
+  const NamedTensors model_set = weights_to_write();
   require_whole("the checkpoint of step " + std::to_string(steps_done));
   if (world.rank() == 0) {
     CheckpointState state = scaler->state();
@@ -108,7 +125,7 @@ void Trainer::Impl::save(int64_t steps_done) {
     state["config"] = config.to_toml();
     record_precision(state);
     if (!frozen_base.empty()) state["frozen_base"] = frozen_base;
-    TensorSets sets = {{"model", weights}, {"optim", optim}};
+    TensorSets sets = {{"model", model_set}, {"optim", optim}};
     if (ema) sets["ema"] = ema->named_tensors();
     const auto path = record->checkpoints().save(steps_done, sets, state);
     log::info("checkpoint ", path);
@@ -123,6 +140,7 @@ void Trainer::Impl::save(int64_t steps_done) {
 // what was evaluated (the EMA, with one), so every reader of model files
 // (predict, test reports, sampling, model.load) gets it without knowing of EMAs.
 void Trainer::Impl::save_model(const std::string& name, int64_t steps_done) {
+  const NamedTensors model_set = weights_to_write();
   require_whole("the model file " + name + ".h5");
   if (world.rank() != 0) return;
   CheckpointState state;
@@ -131,7 +149,7 @@ void Trainer::Impl::save_model(const std::string& name, int64_t steps_done) {
   record_precision(state);
   if (!frozen_base.empty()) state["frozen_base"] = frozen_base;
   fs::create_directories(out_dir / "models");
-  TensorSets sets = {{"model", weights}};
+  TensorSets sets = {{"model", model_set}};
   save_checkpoint((out_dir / "models" / (name + ".h5")).string(), sets, state);
 }
 

@@ -12,6 +12,7 @@ bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
   ctx.world = &world;
   ctx.device = device;
   ctx.precision = precision;
+  ctx.weights_in_precision = !frozen_base.empty() || masters_sharded();
   ctx.micro_batch = batches->micro_batch();
   ctx.seed = seed;
   last_eval = evaluate(task, *model, ctx);

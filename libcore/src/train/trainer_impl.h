@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -90,10 +91,17 @@ struct Trainer::Impl {
   NamedTensors params;   // trainable, in registration order
   NamedTensors weights;  // what a checkpoint holds: every parameter, or the trained state alone
   std::string frozen_base;              // Task::frozen_base
-  std::unique_ptr<ParamShards> shards;  // dist.shard other than "none", on more than one rank
-  // dist.shard = "gradients": GradSync reduce-scatters every micro-step into
-  // the shards' gradient blocks, which stand in for the parameters' .grad.
+  // dist.shard other than "none" on more than one rank, or on any number
+  // under train.master_weights = "sharded".
+  std::unique_ptr<ParamShards> shards;
+  // The shards' fp32 gradient blocks stand in for the parameters' .grad at
+  // the step: dist.shard = "gradients", or sharded masters (which read them).
   bool grads_sharded() const { return shards && shards->holds_gradients(); }
+  // dist.shard = "gradients" on more than one rank: GradSync reduce-scatters
+  // every micro-step into the blocks. Otherwise, with blocks, the step's
+  // whole gradients are moved into them after the sync (take_gradients).
+  bool sync_sharded() const { return grads_sharded() && dist.shard == "gradients" && world.size() > 1; }
+  bool masters_sharded() const { return settings.master_weights == "sharded"; }
   std::unique_ptr<AdamW> optimizer;
   std::unique_ptr<LossScaler> scaler;
   std::unique_ptr<GradSync> sync;
@@ -138,9 +146,16 @@ struct Trainer::Impl {
   void build();
   void keep_frozen_in_compute_precision();
   void check_frozen_base_agrees();
+  void make_optimizer();
+  void check_master_weights() const;
+  void leave_in_fp32();
   void restore(const Checkpoint& ckpt);
   void restore_oom_micro_batch(const Checkpoint& ckpt);
   void save(int64_t steps_done);
+  // The weights a checkpoint or model file holds: `weights`, with the fp32
+  // masters in place of half-precision working weights (gathered to rank 0,
+  // where alone it is meant for; a collective).
+  NamedTensors weights_to_write() const;
   // Throws JobEnding, naming `what`, when the watchdog fired while the device
   // computed what is about to be committed (a file): it waits for the device
   // first, since an aborted collective ends with a partial result.

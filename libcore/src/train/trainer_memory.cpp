@@ -79,6 +79,8 @@ PlanOptions Trainer::Impl::plan_options() const {
   terms.half_precision = precision != Precision::FP32;
   terms.ema = settings.ema_decay > 0;
   terms.eight_bit = settings.optimizer_state == "8bit";
+  terms.master_weights = masters_sharded();
+  terms.fp32_weights = task.fp32_weights(*model);
   terms.shard = dist.shard;
   terms.bucket_mb = dist.bucket_mb;
   return terms;
@@ -123,6 +125,21 @@ std::string Trainer::Impl::what_would_fit(const PlanOptions& terms, const Memory
     if (p.total() > budget) continue;
     would.push_back("dist.shard = \"" + *more + "\" (" + mb(p.total()) + ")");
     break;
+  }
+  if (!terms.eight_bit) {
+    PlanOptions eight = terms;
+    eight.eight_bit = true;
+    const MemoryPlan p = plan_for(eight, 1, smallest.recompute);
+    if (p.total() <= budget) would.push_back(settings.key("optimizer_state") + " = \"8bit\" (" + mb(p.total()) + ")");
+  }
+  if (terms.half_precision && !terms.master_weights) {
+    PlanOptions masters = terms;
+    masters.master_weights = true;
+    if (masters.shard == "none") masters.shard = "gradients";
+    const MemoryPlan p = plan_for(masters, 1, smallest.recompute);
+    if (p.total() <= budget)
+      would.push_back(settings.key("master_weights") + " = \"sharded\"" +
+                      (terms.shard == "none" ? " with dist.shard = \"gradients\"" : "") + " (" + mb(p.total()) + ")");
   }
   if (!terms.half_precision) {
     PlanOptions half = terms;

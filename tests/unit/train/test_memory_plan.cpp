@@ -80,19 +80,65 @@ TEST(MemoryPlan, EightBitStateCountsCodesScalesAndTheStepsGroup) {
             weight + bias + embedding + tandem::AdamW::kStepBytesPerElement * 6400);
 }
 
-// dist.shard = "gradients": the gradient blocks, four flats of the largest
-// group (two travelling, two filling) and the travelling ones' parts take
-// the buckets' place, and only the largest parameter's gradient exists
-// whole, until its hook moves it into a bucket.
-TEST(MemoryPlan, ShardedGradientsHoldARanksBlocksAndThreeFlats) {
+// dist.shard = "gradients": the gradient blocks, the flats of four
+// consecutive groups (two travelling, two filling) and the travelling
+// ones' parts take the buckets' place, and only the largest parameter's
+// gradient exists whole, until its hook moves it into a bucket. One group
+// has one flat at a time.
+TEST(MemoryPlan, ShardedGradientsHoldARanksBlocksAndFourGroupsFlats) {
   auto model = small_model();
   tandem::PlanOptions settings;
   settings.world_size = 2;
   settings.shard = "gradients";
   const tandem::MemoryPlan plan = tandem::plan_model_memory(*model, settings);
   EXPECT_EQ(plan.optimizer, (2 * 192 + 384) * 4);
-  EXPECT_EQ(plan.buckets, (192 + 4 * 384 + 2 * 192) * 4);
+  EXPECT_EQ(plan.buckets, (192 + 384 + 384 / 2) * 4);
   EXPECT_EQ(plan.gradients, 200 * 4);
+  // Five groups (in launch order: 2.weight, 1.bias, 1.weight, 0.bias,
+  // 0.weight) of blocks of 64, 64, 128, 64 and 64 elements, flats
+  // of 128, 128, 256, 128 and 128: at most four at once, 640, and two
+  // travelling, 384.
+  torch::nn::Sequential five(torch::nn::Linear(8, 8), torch::nn::Linear(8, 32), torch::nn::Linear(4, 8));
+  five[2]->as<torch::nn::Linear>()->bias.set_requires_grad(false);
+  settings.bucket_mb = 1e-6;
+  const tandem::MemoryPlan groups = tandem::plan_model_memory(*five, settings);
+  EXPECT_EQ(groups.buckets, (64 + 64 + 128 + 64 + 64 + 640 + 384 / 2) * 4);
+}
+
+// train.master_weights = "sharded": the linear weight (200) works in half
+// precision, 2 bytes an element, and only the fp32 BatchNorm's 40 are cast
+// by autocast. The shards (two groups now: the norm's fp32 tensors, then
+// the half weight) hold the moments of a rank's blocks, the fp32 masters
+// of its runs of the weight, and the all-gather's flats in each group's
+// dtype; the gradient blocks are fp32.
+TEST(MemoryPlan, ShardedMastersHoldHalfWeightsAndARanksFp32Runs) {
+  auto model = small_model();
+  tandem::PlanOptions settings;
+  settings.half_precision = true;
+  settings.master_weights = true;
+  settings.world_size = 2;
+  settings.shard = "gradients";
+  const tandem::MemoryPlan two = tandem::plan_model_memory(*model, settings);
+  EXPECT_EQ(two.weights, 20 * 4 + 200 * 2 + 40 * 4 + 40 * 4 + 8)
+      << "the frozen bias, the half weight, the norm, buffers";
+  EXPECT_EQ(two.casts, 40 * 2);
+  // Rank 0: blocks of 64 (norm: bias 0-19, weight from 64 on rank 1) and 128
+  // (the weight's first 128 elements); flats of 128 fp32 and 256 half.
+  EXPECT_EQ(two.optimizer, 2 * 4 * (64 + 128) + 4 * 128 + (128 * 4 + 256 * 2));
+  EXPECT_EQ(two.buckets, 4 * (64 + 128) + 4 * (128 + 256) + 4 * (128 + 256) / 2);
+  EXPECT_EQ(two.gradients, 200 * 2) << "the largest gradient, in its parameter's dtype";
+  // One rank, dist.shard = "optimizer": the shards are the whole tensors
+  // (blocks of 128 and 256), the gradients whole in their dtypes, and the
+  // fp32 blocks the step moves them into.
+  settings.world_size = 1;
+  settings.shard = "optimizer";
+  const tandem::MemoryPlan one = tandem::plan_model_memory(*model, settings);
+  EXPECT_EQ(one.optimizer, 2 * 4 * (128 + 256) + 4 * 200 + (128 * 4 + 256 * 2));
+  EXPECT_EQ(one.gradients, 200 * 2 + 40 * 4);
+  EXPECT_EQ(one.buckets, 4 * (128 + 256));
+  // A weight the task keeps fp32 (Task::fp32_weights) is planned as replicated.
+  settings.fp32_weights = {"0.weight"};
+  EXPECT_EQ(tandem::plan_model_memory(*model, settings).casts, 240 * 2);
 }
 
 TEST(MemoryPlan, TotalIsTheLargerOfBackwardsStartAndEnd) {

@@ -152,6 +152,43 @@ TEST(TrainAutocastGuard, ASavedStateIsAppliedEvenWhenDisabled) {
   EXPECT_EQ(torch::mm(a, a).scalar_type(), torch::kBFloat16);
 }
 
+// train.master_weights = "sharded": the trained matrices go to the compute
+// dtype in place (the module sees it), keeping their layout; embeddings,
+// biases, norms, the names a task keeps and frozen parameters stay; the
+// fp32 values come back, the old storage, for the masters.
+TEST(TrainPrecision, WorkingPrecisionTakesTheTrainedMatricesButEmbeddings) {
+  torch::nn::Sequential model(torch::nn::Embedding(10, 4), torch::nn::Linear(4, 6),
+                              torch::nn::LayerNorm(torch::nn::LayerNormOptions({6})), torch::nn::Conv2d(6, 8, 3),
+                              torch::nn::Linear(8, 2));
+  model[4]->as<torch::nn::Linear>()->weight.set_requires_grad(false);
+  auto* conv = model[3]->as<torch::nn::Conv2d>();
+  conv->weight.set_data(conv->weight.contiguous(at::MemoryFormat::ChannelsLast));
+  tandem::NamedTensors params;
+  for (const auto& p : model->named_parameters())
+    if (p.value().requires_grad()) params.emplace_back(p.key(), p.value());
+  const std::vector<at::Tensor> before = [&] {
+    std::vector<at::Tensor> copies;
+    for (const auto& [name, p] : params) copies.push_back(p.detach().clone());
+    return copies;
+  }();
+  const std::vector<std::string> kept = tandem::kept_in_fp32(*model, {"3.weight"});
+  EXPECT_EQ(kept, (std::vector<std::string>{"0.weight", "3.weight"}));
+  const std::vector<at::Tensor> masters = tandem::to_working_precision(params, Precision::BF16, {"0.weight"});
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto& [name, p] = params[i];
+    const bool half = name == "1.weight" || name == "3.weight";
+    EXPECT_EQ(p.scalar_type(), half ? at::kBFloat16 : at::kFloat) << name;
+    EXPECT_EQ(masters[i].defined(), half) << name;
+    if (!half) continue;
+    EXPECT_TRUE(torch::equal(masters[i], before[i])) << name << "'s master is not its fp32 value";
+    EXPECT_TRUE(torch::equal(p, before[i].to(at::kBFloat16))) << name << " is not its value rounded";
+  }
+  EXPECT_EQ(conv->weight.scalar_type(), at::kBFloat16) << "the module holds the converted tensor";
+  EXPECT_TRUE(conv->weight.is_contiguous(at::MemoryFormat::ChannelsLast));
+  EXPECT_EQ(model[4]->as<torch::nn::Linear>()->weight.scalar_type(), at::kFloat) << "a frozen matrix is left alone";
+  EXPECT_THROW(tandem::to_working_precision(params, Precision::FP32, {}), std::logic_error);
+}
+
 TEST(TrainAutocastGuard, Fp16OnCudaLowersMatmuls) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   const at::Tensor a = torch::randn({4, 4}, torch::kCUDA);

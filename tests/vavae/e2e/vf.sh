@@ -2,7 +2,8 @@
 # vf.sh VAVAE FIXTURE VF_FIXTURE MPIEXEC JOB FASHION_MNIST WORK: train-vae as
 # a VA-VAE under two ranks, aligned with stand-in foundation features
 # (tests/vavae/fixture/vf_features.cpp): it trains (the VF loss takes its own
-# gradients inside the step, which the gradient sync must not count), extract
+# gradients inside the step, which the gradient sync must not count; also
+# under sharded masters in bf16), extract
 # then encodes with the trained model (its projection left out), and a
 # missing or misshapen features file stops the run at the door (exit 2)
 # before anything is written. Exits 77 (skipped) without Fashion-MNIST.
@@ -25,6 +26,12 @@ grep -q "aligned with 6-channel features of $work/vf.h5" <<<"$log" || fail "trai
 [ -s "$work/out/vae/vae.safetensors" ] || fail "no vae.safetensors"
 "$mpiexec" -n 2 "$vavae" extract "${common[@]}" --run-dir "$work/out" 2>&1 || fail "extract with the VA-VAE failed"
 [ -s "$work/out/latent_features/train.h5" ] || fail "extract wrote no latents"
+# Under train.master_weights = "sharded" the layers the VF loss runs in fp32
+# (the encoder's conv_out, the projection) keep fp32 weights; in bf16 they
+# met an fp32 input (Task::fp32_weights).
+"$mpiexec" -n 2 "$vavae" train-vae "${common[@]}" --run-dir "$work/masters" --set vae.vf_features="$work/vf.h5" \
+  --set train.precision=bf16 --set dist.shard=gradients --set train.master_weights=sharded 2>&1 ||
+  fail "train-vae with VF features under sharded masters failed"
 
 expect_refusal() { # expect_refusal MESSAGE FEATURES
   local out status

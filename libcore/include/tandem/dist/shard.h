@@ -89,7 +89,11 @@ class ParamShards {
 
   // With `gradients` (dist.shard = "gradients", ZeRO-2) it also holds the
   // rank's block of every group's gradient, which GradSync reduce-scatters
-  // into and AdamW reads instead of the parameters' .grad. `align`, a
+  // into (or take_gradients fills) and AdamW reads instead of the
+  // parameters' .grad. The blocks are fp32 whatever the parameters' dtype:
+  // half-precision working weights (train.master_weights = "sharded") have
+  // their gradients reduced, accumulated, clipped and applied in their fp32
+  // masters' precision, as DeepSpeed's fp32 gradient partitions. `align`, a
   // multiple of kAlign: 8-bit moments (train/blockwise8.h) ask for their
   // block, so that every run starts at a block of its tensor.
   ParamShards(Communicator& comm, const NamedTensors& params, double bucket_mb, bool gradients = false,
@@ -110,6 +114,11 @@ class ParamShards {
   const std::vector<at::Tensor>& gradients() const { return gradients_; }
   // Parameter i's gradient over `run`, one of owned(i).
   at::Tensor gradient(const ElementRun& run) const { return gradients_.at(run.group).narrow(0, run.at, run.length); }
+  // Gradients left whole in .grad (one rank; dist.shard = "optimizer", whose
+  // all-reduce leaves them so) into the blocks: this rank's runs of each
+  // parameter's .grad are copied in, over what the blocks held, and every
+  // .grad is dropped. A parameter without one leaves zeros.
+  void take_gradients() const;
 
   // After each rank has updated its runs: every rank's runs into every rank's
   // parameters, group by group with one gather in flight behind the one being

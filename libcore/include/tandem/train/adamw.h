@@ -53,7 +53,16 @@ class AdamW {
   // over the same parameters, and outliving this), ZeRO-1: the optimizer
   // keeps moments of the rank's runs of each parameter alone, and step() and
   // state() are collectives that every rank calls.
-  AdamW(NamedTensors params, AdamWOptions options, DecayRule decay, const ParamShards* shards = nullptr);
+  //
+  // `masters` (train.master_weights = "sharded"), parallel to `params`: where
+  // defined, the parameter is a half-precision working copy and this its fp32
+  // value (to_working_precision). The optimizer keeps an fp32 master of the
+  // rank's runs of it, initialised from it, updates the master and writes it
+  // rounded into the parameter's runs before the all-gather. Masters need
+  // `shards` that hold the gradients (fp32 blocks; one rank's shards are the
+  // whole tensors): their updates read the gradients there.
+  AdamW(NamedTensors params, AdamWOptions options, DecayRule decay, const ParamShards* shards = nullptr,
+        const std::vector<at::Tensor>& masters = {});
 
   // One update with learning rate `lr`. A parameter without a gradient is left
   // alone and its step count does not advance, as in torch. A parameter of
@@ -93,6 +102,17 @@ class AdamW {
   int64_t load_state(const TensorSource& state);
   int64_t load_state(const NamedTensors& state);
 
+  // The fp32 masters as whole tensors, shaped and laid out as their
+  // parameters, in host memory on rank 0 (gathered as state() gathers),
+  // parallel to params(), undefined for a parameter without one; other ranks
+  // get an empty vector. A collective.
+  std::vector<at::Tensor> masters() const;
+  // The masters from fp32 (or any) weights as a checkpoint's "model" set
+  // holds them, under the parameters' names: each rank reads its runs. The
+  // parameters themselves are the caller's to restore (rounded).
+  void load_masters(const TensorSource& weights);
+  bool has_masters() const { return has_masters_; }
+
   const NamedTensors& params() const { return params_; }
   const AdamWOptions& options() const { return options_; }
   bool decays(size_t index) const { return slots_.at(index).decay; }
@@ -102,6 +122,7 @@ class AdamW {
   // in 8 bits, `exp_avg` and `exp_avg_sq` are undefined and q_avg, q_avg_sq
   // hold them.
   struct Slot {
+    at::Tensor master;  // fp32, the runs end to end; undefined for an fp32 parameter
     at::Tensor exp_avg;
     at::Tensor exp_avg_sq;
     QuantizedMoment q_avg, q_avg_sq;
@@ -131,8 +152,15 @@ class AdamW {
   void load_moment(size_t i, at::Tensor& moment, const TensorSource& state, const std::string& key,
                    bool stored_quantized, bool is_signed) const;
 
+  // What the update writes for parameter i, in memory order: its fp32
+  // master's runs end to end, or the parameter itself.
+  at::Tensor updated(size_t i) const;
+  // After parameter i's master was updated: its runs rounded into the parameter.
+  void write_back(size_t i) const;
+
   NamedTensors params_;
   AdamWOptions options_;
+  bool has_masters_ = false;
   const ParamShards* shards_;
   std::vector<Slot> slots_;  // parallel to params_
   at::Tensor signed_map_, unsigned_map_;  // dynamic_map, on the parameters' device

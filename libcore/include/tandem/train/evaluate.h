@@ -17,6 +17,10 @@ struct EvalContext {
   World* world = nullptr;
   c10::Device device = c10::Device(c10::kCPU);
   Precision precision = Precision::FP32;
+  // Some of the model's weights are in the compute precision (a frozen base,
+  // Task::frozen_base; train.master_weights = "sharded"): only autocast at
+  // `precision` takes them, on the CPU too, where inference is otherwise fp32.
+  bool weights_in_precision = false;
   int64_t micro_batch = 1;
   uint64_t seed = 0;
 };

@@ -6,28 +6,39 @@
 // From the model's tensors, exact:
 //   weights      parameters and buffers, in their own dtype (fp32: autocast
 //                computes in half precision from fp32 master weights; a
-//                frozen base in the compute precision, Task::frozen_base)
-//   gradients    one per trainable parameter, made during backward (the
-//                optimizer's zero_grad drops them between steps)
+//                frozen base in the compute precision, Task::frozen_base;
+//                under train.master_weights = "sharded" the matrices
+//                works_in_half names, precision.h)
+//   gradients    one per trainable parameter, in its dtype, made during
+//                backward (the optimizer's zero_grad drops them between steps)
 //   optimizer    AdamW's two moments per trainable parameter; sharded
 //                (dist.shard "optimizer" or "gradients") those of a rank's
 //                block of each group (dist/shard.h: 1/world, padded), and
-//                the two groups' flats the step's all-gather holds at once;
+//                the flats of the two consecutive groups the step's
+//                all-gather holds at once (the largest such pair);
 //                under train.optimizer_state = "8bit" a byte an element and
 //                an fp32 scale a block for the tensors it quantises
 //                (blockwise8.h), and the step's transients for one group
-//                of blocks (adamw.h: 40 bytes an element of it)
+//                of blocks (adamw.h: 40 bytes an element of it); under
+//                sharded masters the fp32 masters of the rank's runs of the
+//                half-precision matrices, and the all-gather's flats in
+//                their dtype (the shards exist on one rank too)
 //   ema          the weights' average, a copy of the trainable parameters
 //                and the buffers (train.ema_decay > 0)
 //   buckets      GradSync's flat buffers, a second copy of the gradients
 //                (more than one rank); under dist.shard = "gradients" the
-//                rank's gradient blocks, and flats of the largest group for
-//                the buckets GradSync lets travel and fill at once with the
-//                travelling ones' parts (grad_sync.h), while `gradients` is
+//                rank's gradient blocks, and the flats of the buckets
+//                GradSync lets travel and fill at once, four consecutive
+//                groups (the largest such four), with the travelling
+//                ones' parts (grad_sync.h), while `gradients` is
 //                the largest parameter's alone: its .grad lives only until
-//                its hook moves it into a bucket
-//   casts        autocast's half-precision copies of the trainable weights,
-//                which its matrix products keep for backward (fp16, bf16)
+//                its hook moves it into a bucket. The blocks and their
+//                flats are fp32 (dist/shard.h); sharded masters without
+//                dist.shard = "gradients" add the fp32 blocks that the step's
+//                whole gradients are moved into
+//   casts        autocast's half-precision copies of the trainable weights
+//                still in fp32, which its matrix products keep for
+//                backward (fp16, bf16)
 // From the task (Task::activation_bytes), an estimate from shapes of what a
 // micro-batch's backward holds besides those, at the two moments its peak
 // can come:
@@ -84,6 +95,8 @@ struct PlanOptions {
   bool half_precision = false;  // autocast in fp16 or bf16
   bool ema = false;
   bool eight_bit = false;  // train.optimizer_state = "8bit"
+  bool master_weights = false;            // train.master_weights = "sharded" (with half_precision)
+  std::vector<std::string> fp32_weights;  // Task::fp32_weights: kept fp32 under sharded masters
   int64_t grad_accum = 1;  // micro-batches per step on a rank
   std::string shard = "none";    // dist.shard: "optimizer" or "gradients" split state over the ranks
   double bucket_mb = 25;         // dist.bucket_mb: ParamShards' groups

@@ -177,6 +177,15 @@ class Task {
   // Called once, after build_model. Empty (the default): every parameter is
   // checkpointed, in fp32.
   virtual std::string frozen_base() const { return ""; }
+  // Under train.master_weights = "sharded" the trained matrices work in the
+  // compute precision (precision.h, works_in_half), but the embeddings and
+  // those named here: the weights of layers the model runs with autocast off
+  // (AutocastOff), whose fp32 inputs must meet fp32 weights. The default
+  // names none.
+  virtual std::vector<std::string> fp32_weights(torch::nn::Module& model) const {
+    (void)model;
+    return {};
+  }
 };
 
 }  // namespace tandem

@@ -30,6 +30,7 @@ struct TrainKeys {
   double min_lr = 0.0, eps = 1e-8;
   std::string precision = "auto";
   std::string optimizer_state = "fp32";
+  std::string master_weights = "replicated";
   int64_t eval_every = 0, ckpt_every = 0, keep_last = 3, log_every = 10, max_bad_steps = 10;
   std::string resume = "auto";
   std::string best_metric = "eval_loss", best_mode = "min";
@@ -97,6 +98,13 @@ struct TrainKeys {
           "4096 elements stay fp32; under dist.shard each rank keeps its slices'). A checkpoint of either form "
           "resumes under the other, converted",
           one_of({"fp32", "8bit"}));
+    visit("train.master_weights", t.master_weights,
+          "where the fp32 weights AdamW updates live: \"replicated\", the model's own on every rank; \"sharded\" "
+          "(train.precision fp16 or bf16, dist.shard \"optimizer\" or \"gradients\"): the model's matrices are kept "
+          "in the compute precision on every rank and their fp32 masters as each rank's slices in the optimizer, "
+          "whose step updates them and gathers the half-precision weights (DeepSpeed's mixed-precision ZeRO); "
+          "checkpoints and model files hold the fp32 masters, so either setting resumes the other's checkpoint",
+          one_of({"replicated", "sharded"}));
     visit("train.eval_every", t.eval_every,
           "evaluate every N steps, and always at the end; 0: at the end of each epoch", at_least(0));
     visit("train.ckpt_every", t.ckpt_every, "checkpoint every N steps; 0: at the end only", at_least(0));
