@@ -97,6 +97,10 @@
 #                            fp32 and in 8 bits (train.optimizer_state; the
 #                            quantisation's tensor-op path, which only a GPU
 #                            runs): losses within 2% of fp32's, ms a step
+#   master-weights           the same, one rank in fp16 under dist.shard =
+#                            "gradients": replicated weights, sharded masters
+#                            (train.master_weights) and with 8-bit moments:
+#                            losses within 2%, ms a step
 #   gpt2-124m                GPT-2 124M on one GPU: ms/step, tokens/s, MFU,
 #                            peak memory (medians after the warm-up steps)
 #   torch-baseline           a plain PyTorch GPT-2 124M step beside it
@@ -163,7 +167,7 @@ checks+=(unit-gpu nccl-envcheck collectives-layouts contract-nccl)
 for a in "${apps[@]}"; do for p in "${precs[@]}"; do checks+=("tiny-$a-$p"); done; done
 checks+=(loop-faults fp16-overflow sampling-gpu mpi-shared-gpu carotid-shared-gpu vavae-pipeline shard-shared-gpu
   shard-nccl oom-scarce lora-fp16 generate-greedy rouge-training inference-precision packed-gpu optimizer-8bit
-  gpt2-124m torch-baseline memory-plan)
+  master-weights gpt2-124m torch-baseline memory-plan)
 
 quick=0 bundle='' only=()
 while [ $# -gt 0 ]; do
@@ -296,7 +300,8 @@ needs() { # needs APP: some wanted check runs APP
   case $1 in
     summarize) wanted_like cpu-reference-summarize || wanted_like tiny-summarize || wanted mpi-shared-gpu ||
       wanted shard-shared-gpu || wanted shard-nccl || wanted lora-fp16 || wanted generate-greedy || wanted rouge-training ||
-      wanted inference-precision || wanted packed-gpu || wanted optimizer-8bit || wanted gpt2-124m ||
+      wanted inference-precision || wanted packed-gpu || wanted optimizer-8bit || wanted master-weights ||
+      wanted gpt2-124m ||
       wanted oom-scarce ;;
     *) wanted_like "cpu-reference-$1" || wanted_like "tiny-$1" || wanted "$1-shared-gpu" || wanted "$1-pipeline" ;;
   esac
@@ -866,32 +871,53 @@ PY
   case $verdict_line in ok\ *) pass ${verdict_line#ok } $pads ;; *) fail "${verdict_line:-the comparison printed nothing}" ;; esac
 }
 
-# train.optimizer_state = "8bit" where the quantisation runs as tensor ops
-# (blockwise8.cpp; the CPU has a loop of its own): GPT-2 124M from scratch
-# on the built-in dialogues, 12 steps each way in the GPU's precision.
-# Every step's loss within 2% of fp32's; the median ms a step of each after
-# 3 steps of warm-up.
-check_optimizer_8bit() {
+# compare_settings NAME:SETTINGS...: GPT-2 124M from scratch on the built-in
+# dialogues, 12 steps under each setting (NAME, then its --set arguments
+# separated by spaces); passes when every step's loss of each is within 2%
+# of the first's, with the largest relative difference and each setting's
+# median ms a step after 3 steps of warm-up, and its ratio to the first's.
+compare_settings() {
   local job=(--config "$repo/jobs/summarize-tiny.toml" --set model.preset=gpt2 --set "data.cache_dir=$work/token-cache"
     --set dist.device=cuda --set train.max_steps=12 --set train.warmup_steps=2 --set train.micro_batch=16
-    --set train.grad_accum=1 --set train.ckpt_every=0 --set eval.rouge_samples=0) state figures
-  for state in fp32 8bit; do
-    prog apps/summarize train "${job[@]}" --set "train.optimizer_state=$state" --set "train.out_dir=$work/state-$state" ||
-      { fail "$state: exit status $?: $(first_error "$LOG")"; return; }
+    --set train.grad_accum=1 --set train.ckpt_every=0 --set eval.rouge_samples=0) spec name sets runs=() figures
+  for spec in "$@"; do
+    name=${spec%%:*}
+    read -ra sets <<<"${spec#*:}"
+    prog apps/summarize train "${job[@]}" "${sets[@]}" --set "train.out_dir=$work/setting-$name" ||
+      { fail "$name: exit status $?: $(first_error "$LOG")"; return; }
+    runs+=("$name" "$work/setting-$name/metrics.jsonl")
   done
-  figures=$("$TANDEM_PYTHON" - "$work/state-fp32/metrics.jsonl" "$work/state-8bit/metrics.jsonl" <<'PY'
+  figures=$("$TANDEM_PYTHON" - "${runs[@]}" <<'PY'
 import json, statistics, sys
-runs = [[r for r in map(json.loads, open(p)) if "ms" in r and "loss" in r] for p in sys.argv[1:]]
-if len(runs[0]) != 12 or len(runs[1]) != 12:
-    sys.exit(print(f"bad: {len(runs[0])} and {len(runs[1])} steps logged") or 0)
-worst = max(abs(b["loss"] - a["loss"]) / abs(a["loss"]) for a, b in zip(*runs))
+names, paths = sys.argv[1::2], sys.argv[2::2]
+runs = [[r for r in map(json.loads, open(p)) if "ms" in r and "loss" in r] for p in paths]
+if any(len(rows) != 12 for rows in runs):
+    sys.exit(print(f"bad: {[len(rows) for rows in runs]} steps logged") or 0)
+worst = max(abs(b["loss"] - a["loss"]) / abs(a["loss"]) for rows in runs[1:] for a, b in zip(runs[0], rows))
 ms = [statistics.median(r["ms"] for r in rows[3:]) for rows in runs]
-print(f"{'ok' if worst <= 0.02 else 'bad'} loss_rel_diff={worst:.2e} ms_fp32={ms[0]:.1f} ms_8bit={ms[1]:.1f} "
-      f"ratio={ms[1] / ms[0]:.2f}")
+words = [f"loss_rel_diff={worst:.2e}"] + [f"ms_{n}={m:.1f}" for n, m in zip(names, ms)]
+words += [f"ratio_{n}={m / ms[0]:.2f}" for n, m in zip(names[1:], ms[1:])]
+print(("ok " if worst <= 0.02 else "bad ") + " ".join(words))
 PY
   )
   # shellcheck disable=SC2086  # the figures are words
   case $figures in ok\ *) pass ${figures#ok } ;; *) fail "${figures:-the comparison printed nothing}" ;; esac
+}
+
+# train.optimizer_state = "8bit" where the quantisation runs as tensor ops
+# (blockwise8.cpp; the CPU has a loop of its own), in the GPU's precision.
+check_optimizer_8bit() {
+  compare_settings "fp32:--set train.optimizer_state=fp32" "8bit:--set train.optimizer_state=8bit"
+}
+
+# train.master_weights = "sharded" in fp16 (a T4's format), one rank under
+# dist.shard = "gradients": fp16 working matrices whose gradients the loss
+# scale must keep in range, moved into fp32 blocks that the scaler checks
+# and the masters step from; what the CPU's bf16 cannot show.
+check_master_weights() {
+  local fp16="--set train.precision=fp16 --set dist.shard=gradients"
+  compare_settings "replicated:$fp16" "sharded:$fp16 --set train.master_weights=sharded" \
+    "sharded_8bit:$fp16 --set train.master_weights=sharded --set train.optimizer_state=8bit"
 }
 
 # GPT-2 124M (model.preset = "gpt2", as jobs/summarize.toml has it) from
@@ -1127,7 +1153,7 @@ app_check carotid carotid-shared-gpu 240 check_carotid_shared_gpu
 if wanted vavae-pipeline && [ "$gpus" -gt 0 ] && [ -n "$no_tests" ]; then record vavae-pipeline skipped "$no_tests"
 else app_check vavae vavae-pipeline 420 check_vavae_pipeline; fi
 summarize_checks=(mpi-shared-gpu shard-shared-gpu shard-nccl oom-scarce lora-fp16 generate-greedy rouge-training
-  inference-precision packed-gpu optimizer-8bit gpt2-124m)
+  inference-precision packed-gpu optimizer-8bit master-weights gpt2-124m)
 if any_wanted "${summarize_checks[@]}"; then
   if [ "$gpus" -gt 0 ] && [ -n "$missing_summarize" ]; then
     for name in "${summarize_checks[@]}"; do
@@ -1147,6 +1173,7 @@ if any_wanted "${summarize_checks[@]}"; then
     gpu_check inference-precision 180 check_inference_precision
     gpu_check packed-gpu 180 check_packed
     gpu_check optimizer-8bit 240 check_optimizer_8bit
+    gpu_check master-weights 300 check_master_weights
     gpu_check gpt2-124m 300 check_gpt2
   fi
 fi

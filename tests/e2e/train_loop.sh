@@ -145,11 +145,13 @@ master_weights)
   # over the ranks. Under dist.shard = "gradients" the run is the replicated
   # one to the bit (other cuts: tests/mpi/test_param_shards.cpp): the
   # forward rounds the same fp32 values to bf16 either way, and the
-  # gradients reduce, clip and step in fp32 blocks alike. Checkpoints and model files hold the fp32 masters; a
-  # preempted run resumes bitwise, and each setting's checkpoint resumes
-  # under the other as if the run had had that setting from the start. Under
-  # "optimizer" (whose all-reduce runs in bf16), on 1 rank (whose
-  # accumulation does) and with 8-bit moments the losses follow.
+  # gradients reduce, clip and step in fp32 blocks alike. Checkpoints and
+  # model files hold the fp32 masters; a preempted run resumes bitwise, and
+  # each setting's checkpoint resumes under the other as if the run had had
+  # that setting from the start. 1 rank accumulates its 2 micro-batches in
+  # the fp32 blocks: the 2-rank curve up to summation order. Under
+  # "optimizer" (whose all-reduce runs in bf16) and with 8-bit moments the
+  # losses follow.
   common=(--set train.max_steps=20 --set toy.dropout=0 --set toy.hidden=64 --set train.global_batch=8
     --set train.precision=bf16 --set dist.shard=gradients)
   last=checkpoints/step-00000020.h5
@@ -181,7 +183,7 @@ sys.exit(not all(f["model"][n].dtype == "float32" for n in ("fc1.weight", "fc2.w
   run 2 "${common[@]}" --set dist.shard=optimizer --set train.out_dir=opt-msh --set train.master_weights=sharded >/dev/null
   "$compare" losses opt-rep/metrics.jsonl opt-msh/metrics.jsonl 0.002 || fail "dist.shard = optimizer drifts"
   run 1 "${common[@]}" --set train.out_dir=one --set train.master_weights=sharded >/dev/null
-  "$compare" losses rep2/metrics.jsonl one/metrics.jsonl 0.002 || fail "one rank drifts"
+  "$compare" losses rep2/metrics.jsonl one/metrics.jsonl 1e-5 || fail "one rank's accumulation drifts"
   wide=(--set toy.hidden=1024 --set train.optimizer_state=8bit)
   run 2 "${common[@]}" "${wide[@]}" --set train.out_dir=q8-rep >/dev/null
   run 2 "${common[@]}" "${wide[@]}" --set train.out_dir=q8-msh --set train.master_weights=sharded >/dev/null

@@ -22,8 +22,8 @@ for app in "${apps[@]}"; do cpu+=("cpu-reference-$app"); done
 gpu=(unit-gpu nccl-envcheck collectives-layouts contract-nccl)
 for app in "${apps[@]}"; do for prec in fp32 tf32 fp16 bf16; do gpu+=("tiny-$app-$prec"); done; done
 gpu+=(loop-faults fp16-overflow sampling-gpu mpi-shared-gpu carotid-shared-gpu vavae-pipeline shard-shared-gpu shard-nccl
-  oom-scarce lora-fp16 generate-greedy rouge-training inference-precision packed-gpu optimizer-8bit gpt2-124m
-  torch-baseline memory-plan)
+  oom-scarce lora-fp16 generate-greedy rouge-training inference-precision packed-gpu optimizer-8bit master-weights
+  gpt2-124m torch-baseline memory-plan)
 # carotid and vavae read images made from Debian's Fashion-MNIST (carotid:
 # or ../shared/data); without them their lines say so instead of passing.
 optional=()

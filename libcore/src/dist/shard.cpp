@@ -104,9 +104,7 @@ void ParamShards::take_gradients() const {
       // In the parameter's memory order, as its runs count elements.
       const at::Tensor laid_out = grad.strides() == param.strides() ? grad : at::empty_like(param).copy_(grad);
       const at::Tensor flat = memory_order(laid_out);
-      for (const ElementRun& run : owned_[i]) gradient(run).copy_(flat.narrow(0, run.offset, run.length));
-    } else {
-      for (const ElementRun& run : owned_[i]) gradient(run).zero_();
+      for (const ElementRun& run : owned_[i]) gradient(run).add_(flat.narrow(0, run.offset, run.length));
     }
     param.mutable_grad().reset();
   }

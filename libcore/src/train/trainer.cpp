@@ -329,7 +329,7 @@ Trainer::Impl::StepFigures Trainer::Impl::forward_backward(DeviceFeed& feed, int
     }
   }
   if (sync && !sync_sharded()) sync->finish();
-  if (grads_sharded() && !sync_sharded()) shards->take_gradients();
+  if (sync && grads_sharded() && !sync_sharded()) shards->take_gradients();
   return f;
 }
 
@@ -356,6 +356,8 @@ void Trainer::Impl::micro_step(DeviceFeed& feed, StepFigures& f, bool last) {
   f.weight_sum += loss.weight.detach().to(torch::kDouble);
   (loss.sum * (scaler->scale() / weight_hint)).backward();
   if (sync && sync_sharded()) sync->finish();
+  // One rank's blocks add up the micro-steps in fp32.
+  if (!sync && grads_sharded()) shards->take_gradients();
 }
 
 // After running out of memory, the collectives of the step this rank has not

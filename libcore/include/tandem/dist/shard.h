@@ -116,8 +116,9 @@ class ParamShards {
   at::Tensor gradient(const ElementRun& run) const { return gradients_.at(run.group).narrow(0, run.at, run.length); }
   // Gradients left whole in .grad (one rank; dist.shard = "optimizer", whose
   // all-reduce leaves them so) into the blocks: this rank's runs of each
-  // parameter's .grad are copied in, over what the blocks held, and every
-  // .grad is dropped. A parameter without one leaves zeros.
+  // parameter's .grad are added to them, and every .grad is dropped. One
+  // rank calls it after each micro-step, so that accumulation adds in fp32
+  // whatever the parameters' dtype.
   void take_gradients() const;
 
   // After each rank has updated its runs: every rank's runs into every rank's
