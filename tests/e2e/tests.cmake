@@ -54,18 +54,14 @@ tandem_e2e_test(train_optimizer_state_bad_value STATUS 2
   MATCH "train.optimizer_state must be one of fp32\\|8bit, got \"int8\""
   COMMAND $<TARGET_FILE:toy_train> --set train.optimizer_state=int8)
 
-# train.master_weights = "sharded" needs half precision, shards to keep its
-# masters in, and (for now) no EMA: each refusal names the keys, before any work.
+# train.master_weights = "sharded" needs half precision and shards to keep
+# its masters in: each refusal names the keys, before any work.
 tandem_e2e_test(train_master_weights_fp32 STATUS 2
   MATCH "train.master_weights = \"sharded\" keeps the working weights in half precision, and train.precision = \"fp32\""
   COMMAND $<TARGET_FILE:toy_train> --set train.master_weights=sharded --set train.precision=fp32 --set dist.shard=gradients)
 tandem_e2e_test(train_master_weights_unsharded STATUS 2
   MATCH "train.master_weights = \"sharded\" keeps the fp32 masters in the optimizer's shards, and dist.shard = \"none\""
   COMMAND $<TARGET_FILE:toy_train> --set train.master_weights=sharded --set train.precision=bf16)
-tandem_e2e_test(train_master_weights_ema STATUS 2
-  MATCH "train.master_weights = \"sharded\" with train.ema_decay = 0.9"
-  COMMAND $<TARGET_FILE:toy_train> --set train.master_weights=sharded --set train.precision=bf16 --set dist.shard=gradients
-          --set train.ema_decay=0.9)
 
 # srun without PMIx: each task would be a world of one. Refused before any work.
 tandem_e2e_test(envcheck_alone_under_srun STATUS 2

@@ -184,6 +184,19 @@ sys.exit(not all(f["model"][n].dtype == "float32" for n in ("fc1.weight", "fc2.w
   "$compare" losses opt-rep/metrics.jsonl opt-msh/metrics.jsonl 0.002 || fail "dist.shard = optimizer drifts"
   run 1 "${common[@]}" --set train.out_dir=one --set train.master_weights=sharded >/dev/null
   "$compare" losses rep2/metrics.jsonl one/metrics.jsonl 1e-5 || fail "one rank's accumulation drifts"
+  # With train.ema_decay the masters' slices are averaged (the rest by the
+  # Ema): the "ema" set and the model files (the average) are the
+  # replicated run's to the bit, and a preempted run resumes so.
+  ema=(--set train.ema_decay=0.9)
+  run 2 "${common[@]}" "${ema[@]}" --set train.out_dir=ema-rep >/dev/null
+  run 2 "${common[@]}" "${ema[@]}" --set train.out_dir=ema-msh --set train.master_weights=sharded >/dev/null
+  "$compare" ema ema-rep/$last ema-msh/$last 0 || fail "the average of sharded masters differs"
+  "$compare" models ema-rep/models/final_model.h5 ema-msh/models/final_model.h5 0 || fail "the EMA's final models differ"
+  s=$(status run 2 "${common[@]}" "${ema[@]}" --set train.out_dir=ema-split --set train.master_weights=sharded \
+    --set toy.signal_at_call=10)
+  [ "$s" = 75 ] || fail "preempted EMA run exited $s, wanted 75"
+  run 2 "${common[@]}" "${ema[@]}" --set train.out_dir=ema-split --set train.master_weights=sharded >/dev/null
+  "$compare" ema ema-rep/$last ema-split/$last 0 || fail "the resumed average differs"
   wide=(--set toy.hidden=1024 --set train.optimizer_state=8bit)
   run 2 "${common[@]}" "${wide[@]}" --set train.out_dir=q8-rep >/dev/null
   run 2 "${common[@]}" "${wide[@]}" --set train.out_dir=q8-msh --set train.master_weights=sharded >/dev/null

@@ -213,30 +213,64 @@ at::Tensor AdamW::updated(size_t i) const {
   return slot.master.defined() ? slot.master : memory_order(params_[i].second);
 }
 
-void AdamW::write_back(size_t i) const {
+void AdamW::write_back(size_t i, bool average) const {
   const Slot& slot = slots_[i];
   if (!slot.master.defined()) return;
+  const at::Tensor& from = average ? slot.average : slot.master;
   const at::Tensor& param = params_[i].second;
   const at::Tensor p = memory_order(param);
   int64_t at = 0;
   for (const ElementRun& run : runs_of(i)) {
-    p.narrow(0, run.offset, run.length).copy_(slot.master.narrow(0, at, run.length));
+    p.narrow(0, run.offset, run.length).copy_(from.narrow(0, at, run.length));
     at += run.length;
   }
   param.unsafeGetTensorImpl()->bump_version();
 }
 
-std::vector<at::Tensor> AdamW::masters() const {
+std::vector<at::Tensor> AdamW::masters(bool average) const {
+  if (!has_masters_ || (average && !has_average_)) return {};
   std::vector<at::Tensor> local;
-  for (const Slot& slot : slots_) local.push_back(slot.master);
-  if (!has_masters_) return {};
+  for (const Slot& slot : slots_) local.push_back(average ? slot.average : slot.master);
   return shards_->gather(local);
 }
 
-void AdamW::load_masters(const TensorSource& weights) {
+void AdamW::load_masters(const TensorSource& weights, bool average) {
+  if (average && !has_average_) throw std::logic_error("AdamW::load_masters: no average started");
   torch::NoGradGuard no_grad;
-  for (size_t i = 0; i < slots_.size(); ++i)
-    if (slots_[i].master.defined()) load_moment(i, slots_[i].master, weights, params_[i].first, false, false);
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    if (slot.master.defined())
+      load_moment(i, average ? slot.average : slot.master, weights, params_[i].first, false, false);
+  }
+}
+
+void AdamW::start_average() {
+  torch::NoGradGuard no_grad;
+  for (Slot& slot : slots_)
+    if (slot.master.defined()) slot.average = slot.master.clone();
+  has_average_ = has_masters_;
+}
+
+void AdamW::update_average(double decay) {
+  if (!(decay >= 0.0 && decay <= 1.0))
+    throw std::invalid_argument("AdamW::update_average: decay must be in [0, 1], got " + std::to_string(decay));
+  torch::NoGradGuard no_grad;
+  // As Ema::update: average += (1 - decay) (master - average), one lerp.
+  std::vector<at::Tensor> averages, masters;
+  for (const Slot& slot : slots_) {
+    if (!slot.average.defined()) continue;
+    averages.push_back(slot.average);
+    masters.push_back(slot.master);
+  }
+  if (!averages.empty()) at::_foreach_lerp_(averages, masters, 1.0 - decay);
+}
+
+void AdamW::write_masters(bool average) const {
+  if (!has_masters_) return;
+  if (average && !has_average_) throw std::logic_error("AdamW::write_masters: no average started");
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < slots_.size(); ++i) write_back(i, average);
+  shards_->all_gather();
 }
 
 std::vector<ElementRun> AdamW::runs_of(size_t i) const {

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -11,9 +12,9 @@
 namespace tandem {
 namespace {
 
-// The module's tensors in the Ema's order; throws when the names differ.
-std::vector<at::Tensor> matching(const NamedTensors& ema, const torch::nn::Module& module) {
-  const NamedTensors current = trained_state(module);
+// The module's tensors (`current`, as Ema::averaged gives them) in the Ema's
+// order; throws when the names differ.
+std::vector<at::Tensor> matching(const NamedTensors& ema, const NamedTensors& current) {
   if (current.size() != ema.size()) {
     throw std::invalid_argument("Ema: the module has " + std::to_string(current.size()) + " tensors, the average " +
                                 std::to_string(ema.size()));
@@ -32,16 +33,23 @@ std::vector<at::Tensor> matching(const NamedTensors& ema, const torch::nn::Modul
 
 }  // namespace
 
-Ema::Ema(const torch::nn::Module& module) {
+Ema::Ema(const torch::nn::Module& module, const std::vector<std::string>& elsewhere) : elsewhere_(elsewhere) {
   torch::NoGradGuard no_grad;
-  for (const auto& [name, tensor] : trained_state(module)) tensors_.emplace_back(name, tensor.detach().clone());
+  for (const auto& [name, tensor] : averaged(module)) tensors_.emplace_back(name, tensor.detach().clone());
   num_parameters_ = tensors_.size() - module.buffers().size();
+}
+
+NamedTensors Ema::averaged(const torch::nn::Module& module) const {
+  NamedTensors out;
+  for (auto& [name, tensor] : trained_state(module))
+    if (std::find(elsewhere_.begin(), elsewhere_.end(), name) == elsewhere_.end()) out.emplace_back(name, tensor);
+  return out;
 }
 
 void Ema::update(const torch::nn::Module& module, double decay) {
   if (!(decay >= 0.0 && decay <= 1.0))
     throw std::invalid_argument("Ema: decay must be in [0, 1], got " + std::to_string(decay));
-  const std::vector<at::Tensor> current = matching(tensors_, module);
+  const std::vector<at::Tensor> current = matching(tensors_, averaged(module));
   torch::NoGradGuard no_grad;
   // One multi-tensor lerp (average += (1 - decay) (param - average)) rather
   // than a scale and an add per parameter: a DiT-XL has hundreds of
@@ -57,7 +65,7 @@ void Ema::update(const torch::nn::Module& module, double decay) {
 }
 
 void Ema::copy_to(torch::nn::Module& module) const {
-  const std::vector<at::Tensor> current = matching(tensors_, module);
+  const std::vector<at::Tensor> current = matching(tensors_, averaged(module));
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < current.size(); ++i) current[i].copy_(tensors_[i].second);
 }

@@ -190,6 +190,7 @@ MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanOptions& settin
     if (p.scalar_type() == at::kFloat) in_fp32 += p.numel();
     largest = std::max(largest, bytes_of(p));
   }
+  constexpr int64_t kFp32 = 4;
   int64_t buffers = 0;
   for (const auto& b : model.buffers()) buffers += bytes_of(b);
   plan.weights += trainable + buffers;
@@ -207,13 +208,14 @@ MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanOptions& settin
     plan.optimizer = 2 * trainable;
   }
   if (sharded) {
-    constexpr int64_t kFp32 = 4;
     const ShardFigures f = shard_figures(working, settings);
     int64_t masters = 0;
     for (const MomentRun& run : f.runs)
       if (working[run.param].second.scalar_type() != at::kFloat) masters += kFp32 * run.length;
     plan.optimizer = (settings.eight_bit ? eight_bit_moments(model, params, f.runs) : 2 * kFp32 * f.block_elements) +
                      masters + most_at_once(f.flat_bytes, 2);
+    // The average of half-precision weights is of their masters' slices.
+    if (settings.ema && settings.master_weights) plan.ema = kFp32 * in_fp32 + buffers + masters;
     if (settings.shard == "gradients" && settings.world_size > 1) {
       const size_t held = GradSync::kBucketsInFlight + GradSync::kBucketsFilling;
       plan.buckets = kFp32 * (f.block_elements + most_at_once(f.flat_elements, held) +

@@ -151,10 +151,7 @@ void Trainer::Impl::build() {
     sync = std::make_unique<GradSync>(*comm, params, dist.bucket_mb, true, sync_sharded() ? shards.get() : nullptr);
   // Built from the synchronised weights, so every rank averages the same
   // values; a resumed run continues the average it saved.
-  if (settings.ema_decay > 0) {
-    ema = std::make_unique<Ema>(*model);
-    if (resume && resume->has_set("ema")) tandem::restore(*resume, "ema", ema->named_tensors());
-  }
+  if (settings.ema_decay > 0) make_ema(resume ? &*resume : nullptr);
 }
 
 // The shards and AdamW over the trainable parameters. Under
@@ -199,6 +196,20 @@ void Trainer::Impl::make_optimizer() {
       masters);
 }
 
+// The average of the weights (train.ema_decay), a resume's continued. Under
+// sharded masters AdamW averages the masters' slices, the Ema the rest, and
+// a checkpoint's "ema" set holds both whole, as a replicated run's.
+void Trainer::Impl::make_ema(const Checkpoint* resume) {
+  std::vector<std::string> elsewhere;
+  for (size_t i = 0; i < params.size(); ++i)
+    if (optimizer->has_master(i)) elsewhere.push_back(params[i].first);
+  ema = std::make_unique<Ema>(*model, elsewhere);
+  optimizer->start_average();
+  if (!resume || !resume->has_set("ema")) return;
+  tandem::restore(*resume, "ema", ema->named_tensors(), elsewhere);
+  if (optimizer->has_average()) optimizer->load_masters(*resume->source("ema"), true);
+}
+
 // train.master_weights = "sharded" against the other keys, once the
 // precision is resolved: a refusal names every key it depends on.
 void Trainer::Impl::check_master_weights() const {
@@ -213,10 +224,6 @@ void Trainer::Impl::check_master_weights() const {
                      " = \"sharded\" keeps the fp32 masters in the optimizer's shards, and dist.shard = \"none\": "
                      "set dist.shard = \"gradients\" (or \"optimizer\"), or " +
                      key + " = \"replicated\"");
-  if (settings.ema_decay > 0)
-    throw UsageError(key + " = \"sharded\" with " + settings.key("ema_decay") + " = " +
-                     number_text(settings.ema_decay) + ": an average of sharded masters is not built yet; set " +
-                     settings.key("ema_decay") + " = 0, or " + key + " = \"replicated\"");
 }
 
 // After a run of half-precision working weights (train.master_weights =
@@ -447,6 +454,7 @@ void Trainer::Impl::update(int64_t step, const StepFigures& f, const std::vector
   if (apply) {
     optimizer->step(lr);
     if (ema) ema->update(*model, settings.ema_decay);
+    if (ema && optimizer->has_average()) optimizer->update_average(settings.ema_decay);
   }
   optimizer->zero_grad();
   if (!apply) ++skipped;

@@ -91,17 +91,30 @@ void Trainer::Impl::record_precision(CheckpointState& state) const {
   if (placement.cuda || settings.precision != "auto") state["precision"] = to_string(precision);
 }
 
+NamedTensors Trainer::Impl::with_masters(NamedTensors set, const std::vector<at::Tensor>& whole) const {
+  std::map<std::string, at::Tensor> by_name;
+  for (size_t i = 0; i < whole.size(); ++i)
+    if (whole[i].defined()) by_name.emplace(params[i].first, whole[i]);
+  for (auto& [name, tensor] : set)
+    if (const auto it = by_name.find(name); it != by_name.end()) tensor = it->second;
+  return set;
+}
+
 NamedTensors Trainer::Impl::weights_to_write() const {
   if (!optimizer->has_masters()) return weights;
-  const std::vector<at::Tensor> masters = optimizer->masters();
-  if (world.rank() != 0) return {};
-  std::map<std::string, at::Tensor> by_name;
-  for (size_t i = 0; i < params.size(); ++i)
-    if (masters[i].defined()) by_name.emplace(params[i].first, masters[i]);
-  NamedTensors out = weights;
-  for (auto& [name, tensor] : out)
-    if (const auto it = by_name.find(name); it != by_name.end()) tensor = it->second;
-  return out;
+  return with_masters(weights, optimizer->masters(judging && optimizer->has_average()));
+}
+
+// The Ema's set, with the masters' averages in their parameters' places:
+// laid out as a replicated run's.
+NamedTensors Trainer::Impl::ema_to_write() const {
+  if (!optimizer->has_average()) return ema->named_tensors();
+  std::map<std::string, at::Tensor> own;
+  for (const auto& [name, tensor] : ema->named_tensors()) own.emplace(name, tensor);
+  NamedTensors set = trained_state(*model);
+  for (auto& [name, tensor] : set)
+    if (const auto it = own.find(name); it != own.end()) tensor = it->second;
+  return with_masters(set, optimizer->masters(true));
 }
 
 void Trainer::Impl::save(int64_t steps_done) {
@@ -109,6 +122,7 @@ void Trainer::Impl::save(int64_t steps_done) {
   // Every rank's part: sharded, the moments (and masters) are gathered to rank 0.
   NamedTensors optim = optimizer->state();
   const NamedTensors model_set = weights_to_write();
+  const NamedTensors ema_set = ema ? ema_to_write() : NamedTensors{};
   require_whole("the checkpoint of step " + std::to_string(steps_done));
   if (world.rank() == 0) {
     CheckpointState state = scaler->state();
@@ -126,7 +140,7 @@ void Trainer::Impl::save(int64_t steps_done) {
     record_precision(state);
     if (!frozen_base.empty()) state["frozen_base"] = frozen_base;
     TensorSets sets = {{"model", model_set}, {"optim", optim}};
-    if (ema) sets["ema"] = ema->named_tensors();
+    if (ema) sets["ema"] = ema_set;
     const auto path = record->checkpoints().save(steps_done, sets, state);
     log::info("checkpoint ", path);
   }

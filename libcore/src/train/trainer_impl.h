@@ -106,6 +106,7 @@ struct Trainer::Impl {
   std::unique_ptr<LossScaler> scaler;
   std::unique_ptr<GradSync> sync;
   std::unique_ptr<Ema> ema;  // only with train.ema_decay > 0
+  bool judging = false;      // while JudgedWeights lives: files take the masters' average
   std::unique_ptr<BadSteps> bad_steps;
   // A power of two near a rank's share of a global batch's loss weight, the
   // same on every rank: backward runs on loss sums divided by it, so
@@ -148,14 +149,20 @@ struct Trainer::Impl {
   void check_frozen_base_agrees();
   void make_optimizer();
   void check_master_weights() const;
+  void make_ema(const Checkpoint* resume);
   void leave_in_fp32();
   void restore(const Checkpoint& ckpt);
   void restore_oom_micro_batch(const Checkpoint& ckpt);
   void save(int64_t steps_done);
   // The weights a checkpoint or model file holds: `weights`, with the fp32
-  // masters in place of half-precision working weights (gathered to rank 0,
-  // where alone it is meant for; a collective).
+  // masters (their average while judging) in place of half-precision
+  // working weights; and the "ema" set. Collectives (the masters are
+  // gathered to rank 0, which alone writes: elsewhere the half-precision
+  // entries stay).
   NamedTensors weights_to_write() const;
+  NamedTensors ema_to_write() const;
+  // `set` with trainable parameter i's entry replaced by `whole[i]` where defined.
+  NamedTensors with_masters(NamedTensors set, const std::vector<at::Tensor>& whole) const;
   // Throws JobEnding, naming `what`, when the watchdog fired while the device
   // computed what is about to be committed (a file): it waits for the device
   // first, since an aborted collective ends with a partial result.
@@ -181,12 +188,15 @@ struct Trainer::Impl {
         torch::NoGradGuard no_grad;
         for (const auto& [name, t] : im_.weights) live_.push_back(t.clone());
         im_.ema->copy_to(*im_.model);
+        if (im_.optimizer->has_average()) im_.optimizer->write_masters(true);
+        im_.judging = true;
       }
       if (im_.settings.ema_bn_batches > 0) im_.recompute_ema_bn_stats(steps_done);
     }
     ~JudgedWeights() {
       torch::NoGradGuard no_grad;
       for (size_t i = 0; i < live_.size(); ++i) im_.weights[i].second.copy_(live_[i]);
+      im_.judging = false;
     }
     JudgedWeights(const JudgedWeights&) = delete;
     JudgedWeights& operator=(const JudgedWeights&) = delete;

@@ -127,6 +127,10 @@ TEST(MemoryPlan, ShardedMastersHoldHalfWeightsAndARanksFp32Runs) {
   EXPECT_EQ(two.optimizer, 2 * 4 * (64 + 128) + 4 * 128 + (128 * 4 + 256 * 2));
   EXPECT_EQ(two.buckets, 4 * (64 + 128) + 4 * (128 + 256) + 4 * (128 + 256) / 2);
   EXPECT_EQ(two.gradients, 200 * 2) << "the largest gradient, in its parameter's dtype";
+  settings.ema = true;
+  EXPECT_EQ(tandem::plan_model_memory(*model, settings).ema, 40 * 4 + (40 * 4 + 8) + 128 * 4)
+      << "an average of the fp32 norm, the buffers and the rank's slices of the masters";
+  settings.ema = false;
   // One rank, dist.shard = "optimizer": the shards are the whole tensors
   // (blocks of 128 and 256), the gradients whole in their dtypes, and the
   // fp32 blocks the step moves them into.

@@ -106,12 +106,26 @@ class AdamW {
   // parameters, in host memory on rank 0 (gathered as state() gathers),
   // parallel to params(), undefined for a parameter without one; other ranks
   // get an empty vector. A collective.
-  std::vector<at::Tensor> masters() const;
+  std::vector<at::Tensor> masters(bool average = false) const;
   // The masters from fp32 (or any) weights as a checkpoint's "model" set
   // holds them, under the parameters' names: each rank reads its runs. The
   // parameters themselves are the caller's to restore (rounded).
-  void load_masters(const TensorSource& weights);
+  void load_masters(const TensorSource& weights, bool average = false);
   bool has_masters() const { return has_masters_; }
+  bool has_master(size_t i) const { return slots_.at(i).master.defined(); }
+
+  // An exponential moving average of the masters (train.ema_decay under
+  // sharded masters; train/ema.h keeps the other parameters'): each rank
+  // averages its slices, as it updates them, in fp32. start_average() starts
+  // it at the masters; update_average() moves it by one step's decay.
+  // masters(true) and load_masters(..., true) gather and load it as the
+  // masters, and write_masters(true) puts it, rounded, into the parameters.
+  void start_average();
+  void update_average(double decay);
+  bool has_average() const { return has_average_; }
+  // The masters (or their average) rounded into every rank's parameters:
+  // each rank's runs, then the all-gather. A collective.
+  void write_masters(bool average) const;
 
   const NamedTensors& params() const { return params_; }
   const AdamWOptions& options() const { return options_; }
@@ -123,6 +137,7 @@ class AdamW {
   // hold them.
   struct Slot {
     at::Tensor master;  // fp32, the runs end to end; undefined for an fp32 parameter
+    at::Tensor average;  // the master's average, laid out as it (start_average)
     at::Tensor exp_avg;
     at::Tensor exp_avg_sq;
     QuantizedMoment q_avg, q_avg_sq;
@@ -155,12 +170,14 @@ class AdamW {
   // What the update writes for parameter i, in memory order: its fp32
   // master's runs end to end, or the parameter itself.
   at::Tensor updated(size_t i) const;
-  // After parameter i's master was updated: its runs rounded into the parameter.
-  void write_back(size_t i) const;
+  // After parameter i's master was updated: its runs (or the average's)
+  // rounded into the parameter.
+  void write_back(size_t i, bool average = false) const;
 
   NamedTensors params_;
   AdamWOptions options_;
   bool has_masters_ = false;
+  bool has_average_ = false;
   const ParamShards* shards_;
   std::vector<Slot> slots_;  // parallel to params_
   at::Tensor signed_map_, unsigned_map_;  // dynamic_map, on the parameters' device

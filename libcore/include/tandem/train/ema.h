@@ -5,6 +5,9 @@
 // ("ema/") and comes back into a freshly built model.
 #include <torch/nn/module.h>
 
+#include <string>
+#include <vector>
+
 #include "tandem/named_tensors.h"
 
 namespace tandem {
@@ -15,8 +18,10 @@ class Ema {
   // parameters that require gradients, and the buffers), on their devices:
   // build it once the model is where it will train. Frozen parameters are
   // left out: they never change, and a LoRA run's frozen base is most of the
-  // model.
-  explicit Ema(const torch::nn::Module& module);
+  // model. So are the parameters named in `elsewhere`, whose average another
+  // part keeps: under train.master_weights = "sharded" the half-precision
+  // working weights, averaged as their masters' slices (AdamW::update_average).
+  explicit Ema(const torch::nn::Module& module, const std::vector<std::string>& elsewhere = {});
 
   // ema = decay * ema + (1 - decay) * param for every parameter, without
   // recording gradients; buffers (fixed tables, running statistics) are copied,
@@ -36,6 +41,10 @@ class Ema {
   void copy_to(torch::nn::Module& module) const;
 
  private:
+  // The module's trained state less `elsewhere_`.
+  NamedTensors averaged(const torch::nn::Module& module) const;
+
+  std::vector<std::string> elsewhere_;
   NamedTensors tensors_;
   size_t num_parameters_ = 0;  // the first entries of tensors_
 };

@@ -24,7 +24,8 @@
 //                half-precision matrices, and the all-gather's flats in
 //                their dtype (the shards exist on one rank too)
 //   ema          the weights' average, a copy of the trainable parameters
-//                and the buffers (train.ema_decay > 0)
+//                and the buffers (train.ema_decay > 0); of sharded masters,
+//                a copy of the rank's slices
 //   buckets      GradSync's flat buffers, a second copy of the gradients
 //                (more than one rank); under dist.shard = "gradients" the
 //                rank's gradient blocks, and the flats of the buckets
