@@ -18,7 +18,7 @@ build=$(realpath "$1") out=$2 preset=${3:-gpt2-medium}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$repo/env/mpi_env.sh"
 mkdir -p "$out" && cd "$out" || exit 1
-printf '| setting | planned MB | measured peak MB | planned / measured | weights MB | optimizer MB | s/step | loss at step 4 |\n'
+printf '| setting | planned MB | measured peak MB | planned / measured | weights MB | AdamW state MB, planned / kept | s/step | loss at step 4 |\n'
 printf '|---|---|---|---|---|---|---|---|\n'
 for shard in ${SETTINGS:-none optimizer gradients lora bf16 masters masters-8bit}; do
   rm -rf "$shard"
@@ -43,13 +43,14 @@ for shard in ${SETTINGS:-none optimizer gradients lora bf16 masters masters-8bit
     { echo "$shard failed: see $out/$shard.log"; exit 1; }
   plan=$(head -n 1 "$shard/metrics.jsonl" | sed -n 's/.*"memory_plan_mb":\([0-9.]*\).*/\1/p')
   weights=$(head -n 1 "$shard/metrics.jsonl" | sed -n 's/.*"weights_mb":\([0-9.]*\).*/\1/p')
-  state=$(head -n 1 "$shard/metrics.jsonl" | sed -n 's/.*"optimizer_mb":\([0-9.]*\).*/\1/p')
+  state=$(sed -n 's/.*AdamW keeps \([0-9.]*\) MB on this rank.*the plan counted \([0-9.]*\) MB.*/\2 \/ \1/p' \
+    "$shard/logs/rank-0.log" | head -n 1)
   loss=$(grep '"ms"' "$shard/metrics.jsonl" | tail -n 1 | sed -n 's/.*"loss":\([0-9.]*\).*/\1/p')
   peak=$(grep '"ms"' "$shard/metrics.jsonl" | tail -n 1 | sed -n 's/.*"peak_mem_mb":\([0-9.]*\).*/\1/p')
   secs=$(grep '"ms"' "$shard/metrics.jsonl" | sed -n '2,4s/.*"ms":\([0-9.]*\).*/\1/p' |
     awk '{s += $1} END {printf "%.1f", s / NR / 1000}')
   awk -v s="$shard" -v p="$plan" -v m="$peak" -v w="$weights" -v o="$state" -v t="$secs" -v l="$loss" \
-    'BEGIN {printf "| %s | %.0f | %.0f | %.2f | %.0f | %.0f | %s | %.4f |\n", s, p, m, p / m, w, o, t, l}'
+    'BEGIN {printf "| %s | %.0f | %.0f | %.2f | %.0f | %s | %s | %.4f |\n", s, p, m, p / m, w, o, t, l}'
 done
 last=checkpoints/step-00000004.h5
 if [ -d optimizer ]; then

@@ -208,6 +208,15 @@ void AdamW::step_quantized(size_t i, int64_t step, double lr) {
   }
 }
 
+int64_t AdamW::state_bytes() const {
+  int64_t bytes = 0;
+  for (const Slot& slot : slots_)
+    for (const at::Tensor* t : {&slot.master, &slot.exp_avg, &slot.exp_avg_sq, &slot.q_avg.codes, &slot.q_avg.absmax,
+                                &slot.q_avg_sq.codes, &slot.q_avg_sq.absmax})
+      if (t->defined()) bytes += static_cast<int64_t>(t->nbytes());
+  return bytes;
+}
+
 at::Tensor AdamW::updated(size_t i) const {
   const Slot& slot = slots_[i];
   return slot.master.defined() ? slot.master : memory_order(params_[i].second);

@@ -68,11 +68,15 @@ NamedTensors working_params(torch::nn::Module& model, const NamedTensors& params
 }
 
 // AdamW's moments under "8bit" over a rank's runs (codes and a scale a
-// block where keeps_8bit says so, fp32 otherwise), with the transients of
-// the step's largest group of blocks.
-int64_t eight_bit_moments(torch::nn::Module& model, const NamedTensors& params, const std::vector<MomentRun>& runs) {
+// block where keeps_8bit says so, fp32 otherwise), and the transients of the
+// step's largest group of blocks.
+struct MomentBytes {
+  int64_t kept = 0, transients = 0;
+};
+MomentBytes eight_bit_moments(torch::nn::Module& model, const NamedTensors& params, const std::vector<MomentRun>& runs) {
   const std::vector<std::string> fp32 = embedding_weights(model);
-  int64_t bytes = 0, group = 0;
+  MomentBytes bytes;
+  int64_t group = 0;
   for (const MomentRun& run : runs) {
     const auto& [name, param] = params[run.param];
     // Decided on the fp32 value the moments are of: a half-precision working
@@ -81,13 +85,14 @@ int64_t eight_bit_moments(torch::nn::Module& model, const NamedTensors& params, 
                                   ? param
                                   : at::empty(param.sizes(), param.options().dtype(at::kFloat).device(at::kMeta));
     if (keeps_8bit(name, values, fp32)) {
-      bytes += 2 * (run.length + 4 * quant_blocks(run.length));
+      bytes.kept += 2 * (run.length + 4 * quant_blocks(run.length));
       group = std::max(group, std::min(run.length, AdamW::kStepElements));
     } else {
-      bytes += 2 * run.length * static_cast<int64_t>(values.element_size());
+      bytes.kept += 2 * run.length * static_cast<int64_t>(values.element_size());
     }
   }
-  return bytes + AdamW::kStepBytesPerElement * group;
+  bytes.transients = AdamW::kStepBytesPerElement * group;
+  return bytes;
 }
 
 // A sharded run's figures (dist/shard.h's layout): a rank's block of each
@@ -203,17 +208,21 @@ MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanOptions& settin
   if (!sharded && settings.eight_bit) {
     std::vector<MomentRun> whole;
     for (size_t i = 0; i < params.size(); ++i) whole.push_back({i, params[i].second.numel()});
-    plan.optimizer = eight_bit_moments(model, params, whole);
+    const MomentBytes moments = eight_bit_moments(model, params, whole);
+    plan.optimizer_state = moments.kept;
+    plan.optimizer = moments.kept + moments.transients;
   } else if (!sharded) {
-    plan.optimizer = 2 * trainable;
+    plan.optimizer = plan.optimizer_state = 2 * trainable;
   }
   if (sharded) {
     const ShardFigures f = shard_figures(working, settings);
     int64_t masters = 0;
     for (const MomentRun& run : f.runs)
       if (working[run.param].second.scalar_type() != at::kFloat) masters += kFp32 * run.length;
-    plan.optimizer = (settings.eight_bit ? eight_bit_moments(model, params, f.runs) : 2 * kFp32 * f.block_elements) +
-                     masters + most_at_once(f.flat_bytes, 2);
+    const MomentBytes moments =
+        settings.eight_bit ? eight_bit_moments(model, params, f.runs) : MomentBytes{2 * kFp32 * f.block_elements, 0};
+    plan.optimizer_state = moments.kept + masters;
+    plan.optimizer = plan.optimizer_state + moments.transients + most_at_once(f.flat_bytes, 2);
     // The average of half-precision weights is of their masters' slices.
     if (settings.ema && settings.master_weights) plan.ema = kFp32 * in_fp32 + buffers + masters;
     if (settings.shard == "gradients" && settings.world_size > 1) {

@@ -194,6 +194,10 @@ void Trainer::Impl::make_optimizer() {
   optimizer = std::make_unique<AdamW>(
       params, opt, [this](const std::string& n, const at::Tensor& p) { return task.decays(n, p); }, shards.get(),
       masters);
+  constexpr double kMb = 1024.0 * 1024.0;
+  log::info("AdamW keeps ", number_text(std::round(optimizer->state_bytes() / kMb * 10) / 10),
+            " MB on this rank (moments", optimizer->has_masters() ? ", masters' slices" : "", "); the plan counted ",
+            number_text(std::round(plan.optimizer_state / kMb * 10) / 10), " MB");
 }
 
 // The average of the weights (train.ema_decay), a resume's continued. Under

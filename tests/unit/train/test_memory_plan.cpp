@@ -76,8 +76,9 @@ TEST(MemoryPlan, EightBitStateCountsCodesScalesAndTheStepsGroup) {
   tandem::PlanOptions settings;
   settings.eight_bit = true;
   const int64_t weight = 2 * (6400 + 4 * 4), bias = 2 * 100 * 4, embedding = 2 * 6400 * 4;
-  EXPECT_EQ(tandem::plan_model_memory(*model, settings).optimizer,
-            weight + bias + embedding + tandem::AdamW::kStepBytesPerElement * 6400);
+  const tandem::MemoryPlan plan = tandem::plan_model_memory(*model, settings);
+  EXPECT_EQ(plan.optimizer, weight + bias + embedding + tandem::AdamW::kStepBytesPerElement * 6400);
+  EXPECT_EQ(plan.optimizer_state, weight + bias + embedding) << "what AdamW keeps between steps";
 }
 
 // dist.shard = "gradients": the gradient blocks, the flats of four
@@ -125,6 +126,7 @@ TEST(MemoryPlan, ShardedMastersHoldHalfWeightsAndARanksFp32Runs) {
   // Rank 0: blocks of 64 (norm: bias 0-19, weight from 64 on rank 1) and 128
   // (the weight's first 128 elements); flats of 128 fp32 and 256 half.
   EXPECT_EQ(two.optimizer, 2 * 4 * (64 + 128) + 4 * 128 + (128 * 4 + 256 * 2));
+  EXPECT_EQ(two.optimizer_state, 2 * 4 * (64 + 128) + 4 * 128) << "the moments of the blocks and the masters' runs";
   EXPECT_EQ(two.buckets, 4 * (64 + 128) + 4 * (128 + 256) + 4 * (128 + 256) / 2);
   EXPECT_EQ(two.gradients, 200 * 2) << "the largest gradient, in its parameter's dtype";
   settings.ema = true;

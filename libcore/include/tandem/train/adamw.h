@@ -112,6 +112,9 @@ class AdamW {
   // parameters themselves are the caller's to restore (rounded).
   void load_masters(const TensorSource& weights, bool average = false);
   bool has_masters() const { return has_masters_; }
+  // Bytes this rank keeps between steps: moments (codes and scales under
+  // "8bit") and masters' slices; the masters' average is the EMA's.
+  int64_t state_bytes() const;
   bool has_master(size_t i) const { return slots_.at(i).master.defined(); }
 
   // An exponential moving average of the masters (train.ema_decay under

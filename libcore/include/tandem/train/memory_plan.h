@@ -74,6 +74,9 @@ namespace tandem {
 
 struct MemoryPlan {
   int64_t weights = 0, gradients = 0, optimizer = 0, ema = 0, buckets = 0, casts = 0;
+  // Of `optimizer`, what AdamW keeps between steps (moments, masters'
+  // slices), without the flats and transients: AdamW::state_bytes's plan.
+  int64_t optimizer_state = 0;
   // -1: the task cannot say; the total then leaves both out.
   int64_t activations = -1, activations_end = 0;
   bool accumulates = false;  // grad_accum > 1: gradients live through the forward
