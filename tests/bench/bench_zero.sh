@@ -43,7 +43,7 @@ for shard in ${SETTINGS:-none optimizer gradients lora bf16 masters masters-8bit
     { echo "$shard failed: see $out/$shard.log"; exit 1; }
   plan=$(head -n 1 "$shard/metrics.jsonl" | sed -n 's/.*"memory_plan_mb":\([0-9.]*\).*/\1/p')
   weights=$(head -n 1 "$shard/metrics.jsonl" | sed -n 's/.*"weights_mb":\([0-9.]*\).*/\1/p')
-  state=$(sed -n 's/.*AdamW keeps \([0-9.]*\) MB on this rank.*the plan counted \([0-9.]*\) MB.*/\2 \/ \1/p' \
+  state=$(sed -n 's/.*AdamW keeps \([0-9.]*\) MB on rank 0.*the plan counted \([0-9.]*\) MB.*/\2 \/ \1/p' \
     "$shard/logs/rank-0.log" | head -n 1)
   loss=$(grep '"ms"' "$shard/metrics.jsonl" | tail -n 1 | sed -n 's/.*"loss":\([0-9.]*\).*/\1/p')
   peak=$(grep '"ms"' "$shard/metrics.jsonl" | tail -n 1 | sed -n 's/.*"peak_mem_mb":\([0-9.]*\).*/\1/p')
@@ -53,11 +53,13 @@ for shard in ${SETTINGS:-none optimizer gradients lora bf16 masters masters-8bit
     'BEGIN {printf "| %s | %.0f | %.0f | %.2f | %.0f | %s | %s | %.4f |\n", s, p, m, p / m, w, o, t, l}'
 done
 last=checkpoints/step-00000004.h5
+rc=0
 if [ -d optimizer ]; then
-  "$build/tests/compare_runs" models "none/$last" "optimizer/$last" 0
-  "$build/tests/compare_runs" optim "none/$last" "optimizer/$last" 0
-  "$build/tests/compare_runs" models "none/$last" "gradients/$last" 1e-4
+  "$build/tests/compare_runs" models "none/$last" "optimizer/$last" 0 || rc=1
+  "$build/tests/compare_runs" optim "none/$last" "optimizer/$last" 0 || rc=1
+  "$build/tests/compare_runs" models "none/$last" "gradients/$last" 1e-4 || rc=1
 fi
 if [ -d masters ]; then
-  "$build/tests/compare_runs" models "bf16/$last" "masters/$last" 0
+  "$build/tests/compare_runs" models "bf16/$last" "masters/$last" 0 || rc=1
 fi
+exit $rc

@@ -158,7 +158,7 @@ std::string Checkpoint::get_string(const std::string& key) const {
 }
 
 void restore(const Checkpoint& checkpoint, const std::string& set, const NamedTensors& targets,
-             const std::vector<std::string>& read_elsewhere) {
+             const NamedTensors& read_elsewhere) {
   const std::unique_ptr<TensorSource> source = checkpoint.source(set);
   const std::vector<std::string> stored = source->names();
   std::unordered_map<std::string, std::vector<int64_t>> by_name;
@@ -166,11 +166,9 @@ void restore(const Checkpoint& checkpoint, const std::string& set, const NamedTe
 
   std::vector<std::string> missing, reshaped, unexpected;
   std::unordered_set<std::string> targeted;
-  for (const std::string& name : read_elsewhere) {
-    targeted.insert(name);
-    if (!by_name.count(name)) missing.push_back(name);
-  }
-  for (const auto& [name, tensor] : targets) {
+  NamedTensors checked = targets;
+  checked.insert(checked.end(), read_elsewhere.begin(), read_elsewhere.end());
+  for (const auto& [name, tensor] : checked) {
     targeted.insert(name);
     const auto it = by_name.find(name);
     if (it == by_name.end()) {

@@ -216,11 +216,15 @@ MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanOptions& settin
   }
   if (sharded) {
     const ShardFigures f = shard_figures(working, settings);
-    int64_t masters = 0;
-    for (const MomentRun& run : f.runs)
+    // AdamW keeps the moments and masters of the rank's runs alone, not the
+    // blocks' gaps and padding.
+    int64_t masters = 0, owned = 0;
+    for (const MomentRun& run : f.runs) {
+      owned += run.length;
       if (working[run.param].second.scalar_type() != at::kFloat) masters += kFp32 * run.length;
+    }
     const MomentBytes moments =
-        settings.eight_bit ? eight_bit_moments(model, params, f.runs) : MomentBytes{2 * kFp32 * f.block_elements, 0};
+        settings.eight_bit ? eight_bit_moments(model, params, f.runs) : MomentBytes{2 * kFp32 * owned, 0};
     plan.optimizer_state = moments.kept + masters;
     plan.optimizer = plan.optimizer_state + moments.transients + most_at_once(f.flat_bytes, 2);
     // The average of half-precision weights is of their masters' slices.

@@ -194,10 +194,12 @@ void Trainer::Impl::make_optimizer() {
   optimizer = std::make_unique<AdamW>(
       params, opt, [this](const std::string& n, const at::Tensor& p) { return task.decays(n, p); }, shards.get(),
       masters);
+  // The plan is rank 0's: other ranks' runs differ by a few elements.
   constexpr double kMb = 1024.0 * 1024.0;
-  log::info("AdamW keeps ", number_text(std::round(optimizer->state_bytes() / kMb * 10) / 10),
-            " MB on this rank (moments", optimizer->has_masters() ? ", masters' slices" : "", "); the plan counted ",
-            number_text(std::round(plan.optimizer_state / kMb * 10) / 10), " MB");
+  if (world.rank() == 0)
+    log::info("AdamW keeps ", number_text(std::round(optimizer->state_bytes() / kMb * 10) / 10),
+              " MB on rank 0 (moments", optimizer->has_masters() ? ", masters' slices" : "", "); the plan counted ",
+              number_text(std::round(plan.optimizer_state / kMb * 10) / 10), " MB");
 }
 
 // The average of the weights (train.ema_decay), a resume's continued. Under
@@ -205,12 +207,16 @@ void Trainer::Impl::make_optimizer() {
 // a checkpoint's "ema" set holds both whole, as a replicated run's.
 void Trainer::Impl::make_ema(const Checkpoint* resume) {
   std::vector<std::string> elsewhere;
-  for (size_t i = 0; i < params.size(); ++i)
-    if (optimizer->has_master(i)) elsewhere.push_back(params[i].first);
+  NamedTensors averaged_elsewhere;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!optimizer->has_master(i)) continue;
+    elsewhere.push_back(params[i].first);
+    averaged_elsewhere.push_back(params[i]);
+  }
   ema = std::make_unique<Ema>(*model, elsewhere);
   optimizer->start_average();
   if (!resume || !resume->has_set("ema")) return;
-  tandem::restore(*resume, "ema", ema->named_tensors(), elsewhere);
+  tandem::restore(*resume, "ema", ema->named_tensors(), averaged_elsewhere);
   if (optimizer->has_average()) optimizer->load_masters(*resume->source("ema"), true);
 }
 

@@ -98,8 +98,9 @@ struct Trainer::Impl {
   // the step: dist.shard = "gradients", or sharded masters (which read them).
   bool grads_sharded() const { return shards && shards->holds_gradients(); }
   // dist.shard = "gradients" on more than one rank: GradSync reduce-scatters
-  // every micro-step into the blocks. Otherwise, with blocks, the step's
-  // whole gradients are moved into them after the sync (take_gradients).
+  // every micro-step into the blocks. Otherwise, with blocks, the whole
+  // gradients are added into them (take_gradients): after the sync under
+  // "optimizer", after each micro-step on one rank.
   bool sync_sharded() const { return grads_sharded() && dist.shard == "gradients" && world.size() > 1; }
   bool masters_sharded() const { return settings.master_weights == "sharded"; }
   std::unique_ptr<AdamW> optimizer;

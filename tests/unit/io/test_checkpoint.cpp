@@ -156,6 +156,27 @@ TEST_F(CheckpointTest, MismatchListsDifferencesAndChangesNothing) {
     EXPECT_TRUE(torch::equal(targets[i].second, before[i])) << targets[i].first;
 }
 
+// Tensors another reader takes (the sharded masters' averages) are checked
+// as the targets are, and copied by nobody here.
+TEST_F(CheckpointTest, TensorsReadElsewhereAreCheckedNotCopied) {
+  tandem::save_checkpoint(path("ckpt.h5"),
+                          {{"ema", {{"own", torch::ones({2})}, {"theirs", torch::ones({3, 4})}}}}, {});
+  const Checkpoint checkpoint = tandem::load_checkpoint(path("ckpt.h5"));
+  const at::Tensor own = torch::zeros({2}), theirs = torch::zeros({3, 4});
+  tandem::restore(checkpoint, "ema", {{"own", own}}, {{"theirs", theirs}});
+  EXPECT_TRUE(torch::equal(own, torch::ones({2})));
+  EXPECT_TRUE(torch::equal(theirs, torch::zeros({3, 4}))) << "a tensor read elsewhere was copied";
+  EXPECT_NE(usage_error_of([&] { tandem::restore(checkpoint, "ema", {{"own", own}}); })
+                .find("1 in the checkpoint only: theirs"),
+            std::string::npos);
+  const std::string reshaped =
+      usage_error_of([&] { tandem::restore(checkpoint, "ema", {{"own", own}}, {{"theirs", torch::zeros({4, 3})}}); });
+  EXPECT_NE(reshaped.find("theirs: checkpoint [3,4] vs ema [4,3]"), std::string::npos) << reshaped;
+  const std::string missing =
+      usage_error_of([&] { tandem::restore(checkpoint, "ema", {{"own", own}, {"theirs", theirs}}, {{"more", own}}); });
+  EXPECT_NE(missing.find("1 missing from the checkpoint: more"), std::string::npos) << missing;
+}
+
 TEST_F(CheckpointTest, DirectoryKeepsTheNewestAndFindsTheLatest) {
   CheckpointDir checkpoints(path("run/checkpoints"), 2);
   EXPECT_FALSE(checkpoints.latest().has_value());

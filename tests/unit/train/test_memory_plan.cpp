@@ -46,8 +46,9 @@ TEST(MemoryPlan, FiguresComeFromTheModelsTensors) {
   EXPECT_TRUE(all.accumulates);
 }
 
-// dist.shard = "optimizer": the moments of a rank's block of each group
-// (dist/shard.h) and the flats of the two largest groups, which the step's
+// dist.shard = "optimizer": the moments of a rank's runs in its block of
+// each group (dist/shard.h; not the gaps and padding, which AdamW keeps no
+// moments of) and the flats of the two consecutive groups the step's
 // all-gather holds at once.
 TEST(MemoryPlan, AShardedOptimizerHoldsARanksBlocksAndTwoGroupsFlats) {
   auto model = small_model();
@@ -56,12 +57,13 @@ TEST(MemoryPlan, AShardedOptimizerHoldsARanksBlocksAndTwoGroupsFlats) {
   settings.shard = "optimizer";
   // In reverse order bn.bias, bn.weight and the linear weight, starting at
   // multiples of 64 elements: 0, 64 and 128, a flat of 328. In one group,
-  // 2 blocks of 192 (a flat of 384 with padding).
-  EXPECT_EQ(tandem::plan_model_memory(*model, settings).optimizer, (2 * 192 + 384) * 4);
-  // A group per tensor (buckets of a few bytes): blocks of 64, 64 and 128,
-  // flats of 128, 128 and 256.
+  // 2 blocks of 192 (a flat of 384 with padding); rank 0's holds the norm's
+  // 20 + 20 and the weight's first 64.
+  EXPECT_EQ(tandem::plan_model_memory(*model, settings).optimizer, (2 * 104 + 384) * 4);
+  // A group per tensor (buckets of a few bytes): rank 0 owns 20, 20 and 128
+  // of them, the flats are 128, 128 and 256.
   settings.bucket_mb = 1e-6;
-  EXPECT_EQ(tandem::plan_model_memory(*model, settings).optimizer, (2 * (64 + 64 + 128) + 256 + 128) * 4);
+  EXPECT_EQ(tandem::plan_model_memory(*model, settings).optimizer, (2 * (20 + 20 + 128) + 128 + 256) * 4);
   // One rank has nothing to share the moments with.
   settings.world_size = 1;
   EXPECT_EQ(tandem::plan_model_memory(*model, settings).optimizer, 2 * 240 * 4);
@@ -92,7 +94,7 @@ TEST(MemoryPlan, ShardedGradientsHoldARanksBlocksAndFourGroupsFlats) {
   settings.world_size = 2;
   settings.shard = "gradients";
   const tandem::MemoryPlan plan = tandem::plan_model_memory(*model, settings);
-  EXPECT_EQ(plan.optimizer, (2 * 192 + 384) * 4);
+  EXPECT_EQ(plan.optimizer, (2 * 104 + 384) * 4);
   EXPECT_EQ(plan.buckets, (192 + 384 + 384 / 2) * 4);
   EXPECT_EQ(plan.gradients, 200 * 4);
   // Five groups (in launch order: 2.weight, 1.bias, 1.weight, 0.bias,
@@ -123,10 +125,10 @@ TEST(MemoryPlan, ShardedMastersHoldHalfWeightsAndARanksFp32Runs) {
   EXPECT_EQ(two.weights, 20 * 4 + 200 * 2 + 40 * 4 + 40 * 4 + 8)
       << "the frozen bias, the half weight, the norm, buffers";
   EXPECT_EQ(two.casts, 40 * 2);
-  // Rank 0: blocks of 64 (norm: bias 0-19, weight from 64 on rank 1) and 128
-  // (the weight's first 128 elements); flats of 128 fp32 and 256 half.
-  EXPECT_EQ(two.optimizer, 2 * 4 * (64 + 128) + 4 * 128 + (128 * 4 + 256 * 2));
-  EXPECT_EQ(two.optimizer_state, 2 * 4 * (64 + 128) + 4 * 128) << "the moments of the blocks and the masters' runs";
+  // Rank 0: blocks of 64 (norm: its bias, 20; the weight from 64 on rank 1)
+  // and 128 (the weight's first 128 elements); flats of 128 fp32 and 256 half.
+  EXPECT_EQ(two.optimizer, 2 * 4 * (20 + 128) + 4 * 128 + (128 * 4 + 256 * 2));
+  EXPECT_EQ(two.optimizer_state, 2 * 4 * (20 + 128) + 4 * 128) << "the moments of the runs and the masters' runs";
   EXPECT_EQ(two.buckets, 4 * (64 + 128) + 4 * (128 + 256) + 4 * (128 + 256) / 2);
   EXPECT_EQ(two.gradients, 200 * 2) << "the largest gradient, in its parameter's dtype";
   settings.ema = true;
@@ -139,7 +141,7 @@ TEST(MemoryPlan, ShardedMastersHoldHalfWeightsAndARanksFp32Runs) {
   settings.world_size = 1;
   settings.shard = "optimizer";
   const tandem::MemoryPlan one = tandem::plan_model_memory(*model, settings);
-  EXPECT_EQ(one.optimizer, 2 * 4 * (128 + 256) + 4 * 200 + (128 * 4 + 256 * 2));
+  EXPECT_EQ(one.optimizer, 2 * 4 * 240 + 4 * 200 + (128 * 4 + 256 * 2));
   EXPECT_EQ(one.gradients, 200 * 2 + 40 * 4);
   EXPECT_EQ(one.buckets, 4 * (128 + 256));
   // A weight the task keeps fp32 (Task::fp32_weights) is planned as replicated.

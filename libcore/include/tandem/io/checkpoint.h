@@ -92,9 +92,9 @@ Checkpoint open_checkpoint(const std::string& path);
 // recording gradients, converting dtype and device as needed, a tensor at a
 // time. Names and shapes are checked first: on any difference nothing is
 // copied and a UsageError lists the missing, unexpected and reshaped tensors.
-// `read_elsewhere`: names the set must also hold, which another reader takes
-// (AdamW::load_masters: the sharded masters' slices).
+// `read_elsewhere`: tensors the set must also hold, shaped as these, which
+// another reader takes (AdamW::load_masters: the sharded masters' slices).
 void restore(const Checkpoint& checkpoint, const std::string& set, const NamedTensors& targets,
-             const std::vector<std::string>& read_elsewhere = {});
+             const NamedTensors& read_elsewhere = {});
 
 }  // namespace tandem
