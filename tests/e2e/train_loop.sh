@@ -197,6 +197,16 @@ sys.exit(not all(f["model"][n].dtype == "float32" for n in ("fc1.weight", "fc2.w
   [ "$s" = 75 ] || fail "preempted EMA run exited $s, wanted 75"
   run 2 "${common[@]}" "${ema[@]}" --set train.out_dir=ema-split --set train.master_weights=sharded >/dev/null
   "$compare" ema ema-rep/$last ema-split/$last 0 || fail "the resumed average differs"
+  # Rank 1 runs out of memory in step 3's backward: the step is dropped and
+  # run again at micro-batch 2, bitwise as a run that switched there.
+  small=(--set train.max_steps=8 --set train.global_batch=16 --set dist.bucket_mb=0.0001 --set train.master_weights=sharded)
+  s=$(status run 2 "${common[@]}" "${small[@]}" --set train.out_dir=oref --set toy.signal_at_call=3)
+  [ "$s" = 75 ] || fail "preempted reference exited $s, wanted 75"
+  run 2 "${common[@]}" "${small[@]}" --set train.out_dir=oref --set train.micro_batch=2 >/dev/null
+  run 2 "${common[@]}" "${small[@]}" --set toy.oom_from_call=5 --set toy.oom_rank=1 --set toy.oom_above=2 \
+    --set toy.oom_in=backward --set train.out_dir=oom >"$work/out.log" 2>&1 || fail "the out-of-memory run failed"
+  grep -q "step 3 ran out of memory on 1 rank(s)" "$work/out.log" || fail "no back-off line"
+  "$compare" models oref/models/final_model.h5 oom/models/final_model.h5 0 || fail "the back-off under masters differs"
   wide=(--set toy.hidden=1024 --set train.optimizer_state=8bit)
   run 2 "${common[@]}" "${wide[@]}" --set train.out_dir=q8-rep >/dev/null
   run 2 "${common[@]}" "${wide[@]}" --set train.out_dir=q8-msh --set train.master_weights=sharded >/dev/null
