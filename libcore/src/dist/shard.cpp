@@ -135,6 +135,8 @@ at::Tensor ParamShards::block_of(const ShardGroup& group, const std::vector<at::
 }
 
 void ParamShards::all_gather() const {
+  // One rank's runs are the whole parameters, which it has just written.
+  if (comm_.size() == 1) return;
   torch::NoGradGuard no_grad;
   struct InFlight {
     const ShardGroup* group;

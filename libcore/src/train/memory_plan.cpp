@@ -226,7 +226,9 @@ MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanOptions& settin
     const MomentBytes moments =
         settings.eight_bit ? eight_bit_moments(model, params, f.runs) : MomentBytes{2 * kFp32 * owned, 0};
     plan.optimizer_state = moments.kept + masters;
-    plan.optimizer = plan.optimizer_state + moments.transients + most_at_once(f.flat_bytes, 2);
+    // One rank gathers nothing (sharded masters there).
+    plan.optimizer = plan.optimizer_state + moments.transients +
+                     (settings.world_size > 1 ? most_at_once(f.flat_bytes, 2) : 0);
     // The average of half-precision weights is of their masters' slices.
     if (settings.ema && settings.master_weights) plan.ema = kFp32 * in_fp32 + buffers + masters;
     if (settings.shard == "gradients" && settings.world_size > 1) {

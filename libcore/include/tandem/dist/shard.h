@@ -125,6 +125,7 @@ class ParamShards {
   // parameters, group by group with one gather in flight behind the one being
   // copied out, so that two groups' flats are the most it holds at once.
   // Moves the parameters' version counters, as any in-place change does.
+  // Nothing to do on one rank (sharded masters there).
   void all_gather() const;
 
   // Whole tensors from each rank's runs: `local[i]` holds this rank's runs of

@@ -21,8 +21,9 @@
 //                (blockwise8.h), and the step's transients for one group
 //                of blocks (adamw.h: 40 bytes an element of it); under
 //                sharded masters the fp32 masters of the rank's runs of the
-//                half-precision matrices, and the all-gather's flats in
-//                their dtype (the shards exist on one rank too)
+//                half-precision matrices (the shards exist on one rank too,
+//                the whole tensors; nothing is gathered there), and the
+//                all-gather's flats in their dtype
 //   ema          the weights' average, a copy of the trainable parameters
 //                and the buffers (train.ema_decay > 0); of sharded masters,
 //                a copy of the rank's slices
