@@ -2,7 +2,6 @@
 
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -33,7 +32,8 @@ std::vector<at::Tensor> matching(const NamedTensors& ema, const NamedTensors& cu
 
 }  // namespace
 
-Ema::Ema(const torch::nn::Module& module, const std::vector<std::string>& elsewhere) : elsewhere_(elsewhere) {
+Ema::Ema(const torch::nn::Module& module, const std::vector<std::string>& elsewhere)
+    : elsewhere_(elsewhere.begin(), elsewhere.end()) {
   torch::NoGradGuard no_grad;
   for (const auto& [name, tensor] : averaged(module)) tensors_.emplace_back(name, tensor.detach().clone());
   num_parameters_ = tensors_.size() - module.buffers().size();
@@ -42,7 +42,7 @@ Ema::Ema(const torch::nn::Module& module, const std::vector<std::string>& elsewh
 NamedTensors Ema::averaged(const torch::nn::Module& module) const {
   NamedTensors out;
   for (auto& [name, tensor] : trained_state(module))
-    if (std::find(elsewhere_.begin(), elsewhere_.end(), name) == elsewhere_.end()) out.emplace_back(name, tensor);
+    if (!elsewhere_.count(name)) out.emplace_back(name, tensor);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <torch/nn/module.h>
 
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "tandem/named_tensors.h"
@@ -44,7 +45,7 @@ class Ema {
   // The module's trained state less `elsewhere_`.
   NamedTensors averaged(const torch::nn::Module& module) const;
 
-  std::vector<std::string> elsewhere_;
+  std::unordered_set<std::string> elsewhere_;  // asked for every tensor, every step
   NamedTensors tensors_;
   size_t num_parameters_ = 0;  // the first entries of tensors_
 };
