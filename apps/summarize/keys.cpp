@@ -11,6 +11,7 @@
 #include "tandem/config/schema.h"
 #include "tandem/config/settings.h"
 #include "tandem/dist/dist_keys.h"
+#include "tandem/train/plan_command.h"
 #include "tandem/train/train_keys.h"
 
 namespace summarize {
@@ -79,6 +80,7 @@ tandem::Schema summarize_schema() {
   tandem::declare_keys<GenKeys>(s);
   tandem::declare_keys<ScoreKeys>(s);
   tandem::declare_keys<CommandKeys>(s);
+  tandem::add_plan_keys(s);
   s.alias("--batch-size", "train.micro_batch");
   s.alias("--lr", "train.lr");
   s.alias("--max-steps", "train.max_steps");

@@ -36,6 +36,8 @@ const std::vector<tandem::Command>& commands() {
       {"all", "train, eval, predict (the default)", on_corpus(summarize::run_all), true},
       {"train", "train only: checkpoints, models/best_model.h5, models/final_model.h5", on_corpus(summarize::run_train),
        true},
+      {"plan", "[--gpus t4x2] [--shard all] [--data]: will the job fit; its memory plan a rank, before it runs",
+       on_corpus(summarize::run_plan)},
       {"eval", "ROUGE on validation with --checkpoint C (default: the run's best model) into eval.json",
        on_corpus(summarize::run_eval)},
       {"predict", "submission.csv (id,summary) for the test file", on_corpus(summarize::run_predict)},

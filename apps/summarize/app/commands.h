@@ -66,5 +66,7 @@ int run_generate(tandem::World& world, const tandem::Config& config);
 int run_export(tandem::World& world, const tandem::Config& config);
 int run_tokenize(tandem::World& world, const tandem::Config& config);
 int run_score(tandem::World& world, const tandem::Config& config);
+// The memory plan of the job before it runs (tandem/train/plan_command.h).
+int run_plan(tandem::World& world, const tandem::Config& config);
 
 }  // namespace summarize

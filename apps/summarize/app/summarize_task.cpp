@@ -60,7 +60,12 @@ std::shared_ptr<const std::vector<int64_t>> lengths_of(const TokenSet& set) {
 
 SummarizeTask::SummarizeTask(ModelOptions spec, TokenSet train, TokenSet val, int64_t pad,
                              std::optional<RougeDuringTraining> rouge, BatchingKeys batching)
-    : spec_(std::move(spec)), train_(std::move(train)), val_(std::move(val)), pad_(pad), rouge_(std::move(rouge)) {
+    : spec_(std::move(spec)),
+      train_(std::move(train)),
+      val_(std::move(val)),
+      pad_(pad),
+      rouge_(std::move(rouge)),
+      rows_(row_bounds(train_)) {
   if (batching.batching == "random") return;
   train_lengths_ = lengths_of(train_);
   val_lengths_ = lengths_of(val_);
@@ -195,29 +200,38 @@ std::string SummarizeTask::metric_mode(const std::string& name) const {
   return name == "loss" ? "min" : "max";
 }
 
-tandem::Activations SummarizeTask::activation_bytes(const tandem::ActivationQuery& query) const {
-  int64_t length = 0, predicted = 0;
-  double share = 0;  // of a row's tokens that are summary
-  for (int64_t i = 0; i < train_.size(); ++i) {
-    const int64_t summary = train_.length(i) - train_.prompt_len[i];
-    length = std::max(length, train_.length(i));
-    predicted = std::max(predicted, summary);
-    share = std::max(share, static_cast<double>(summary) / static_cast<double>(std::max<int64_t>(train_.length(i), 1)));
+RowBounds row_bounds(const TokenSet& set) {
+  RowBounds rows;
+  for (int64_t i = 0; i < set.size(); ++i) {
+    const int64_t summary = set.length(i) - set.prompt_len[i];
+    rows.length = std::max(rows.length, set.length(i));
+    rows.predicted = std::max(rows.predicted, summary);
+    rows.share =
+        std::max(rows.share, static_cast<double>(summary) / static_cast<double>(std::max<int64_t>(set.length(i), 1)));
   }
-  if (pack_tokens_ == 0) return spec_.shape.activation_bytes(query, length, predicted, !spec_.lora.enabled());
+  return rows;
+}
+
+tandem::Activations summarize_activations(const ModelOptions& spec, const RowBounds& rows, int64_t pack_tokens,
+                                          const tandem::ActivationQuery& query) {
+  if (pack_tokens == 0) return spec.shape.activation_bytes(query, rows.length, rows.predicted, !spec.lora.enabled());
   // Packed: rows of at most that share fill a sequence with at most that
   // share of summary. Attention gathers q, k, v into buckets of rows and its
   // output back (nn/packed_rows.h), each bucket up to a quarter padding: a
   // layer keeps up to 4/3 of its 4c values a token for backward where the
   // model without packing keeps them once, so a third of them again.
-  tandem::Activations bytes = spec_.shape.activation_bytes(
-      query, pack_tokens_, static_cast<int64_t>(std::ceil(share * static_cast<double>(pack_tokens_))),
-      !spec_.lora.enabled());
+  tandem::Activations bytes = spec.shape.activation_bytes(
+      query, pack_tokens, static_cast<int64_t>(std::ceil(rows.share * static_cast<double>(pack_tokens))),
+      !spec.lora.enabled());
   if (bytes.start >= 0) {
-    const int64_t layers = query.recompute ? 1 : spec_.shape.n_layer;
-    bytes.start += layers * query.micro_batch * pack_tokens_ * 4 * spec_.shape.n_embd * query.element_bytes / 3;
+    const int64_t layers = query.recompute ? 1 : spec.shape.n_layer;
+    bytes.start += layers * query.micro_batch * pack_tokens * 4 * spec.shape.n_embd * query.element_bytes / 3;
   }
   return bytes;
+}
+
+tandem::Activations SummarizeTask::activation_bytes(const tandem::ActivationQuery& query) const {
+  return summarize_activations(spec_, rows_, pack_tokens_, query);
 }
 
 namespace {

@@ -41,6 +41,22 @@ struct BatchingKeys {
   }
 };
 
+// The longest training row a plan must hold: its tokens, its summary tokens
+// (the end token included: what the loss predicts) and the largest share of
+// a row's tokens that are summary (packing fills sequences with such rows).
+struct RowBounds {
+  int64_t length = 0, predicted = 0;
+  double share = 0;
+};
+RowBounds row_bounds(const TokenSet& set);
+
+// What training keeps for backward on micro-batches of rows within `rows`
+// (GPTConfig::activation_bytes); packed into sequences of `pack_tokens`
+// when that is above 0. SummarizeTask::activation_bytes, and the plan
+// command's estimate before any data is read.
+tandem::Activations summarize_activations(const ModelOptions& spec, const RowBounds& rows, int64_t pack_tokens,
+                                          const tandem::ActivationQuery& query);
+
 class SummarizeTask : public tandem::Task {
  public:
   // Without `rouge`, evaluation gives the loss alone.
@@ -97,6 +113,7 @@ class SummarizeTask : public tandem::Task {
   std::optional<RougeDuringTraining> rouge_;
   std::shared_ptr<const std::vector<int64_t>> train_lengths_, val_lengths_;  // under "grouped" or "packed"
   int64_t pack_tokens_ = 0;
+  RowBounds rows_;  // of train_
 };
 
 // Builds the model a run asks for: a preset or explicit sizes, from scratch

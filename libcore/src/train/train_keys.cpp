@@ -7,6 +7,7 @@
 #include "tandem/config/schema.h"
 #include "tandem/config/settings.h"
 #include "tandem/error.h"
+#include "tandem/train/precision.h"
 
 namespace tandem {
 namespace {
@@ -105,6 +106,20 @@ TrainKeys train_settings(const Config& config, const std::string& model_table) {
                      t.key("ema_decay") + " > 0, or " + t.key("ema_bn_batches") + " = 0 (" +
                      config.source(t.key("ema_bn_batches")) + ")");
   return t;
+}
+
+void check_master_weights(const TrainKeys& settings, const std::string& shard, Precision precision) {
+  if (settings.master_weights != "sharded") return;
+  const std::string key = settings.key("master_weights");
+  if (precision == Precision::FP32)
+    throw UsageError(key + " = \"sharded\" keeps the working weights in half precision, and " +
+                     settings.key("precision") + " = \"" + settings.precision +
+                     "\" computes in fp32 here: set it to \"bf16\" or \"fp16\", or " + key + " = \"replicated\"");
+  if (shard == "none")
+    throw UsageError(key +
+                     " = \"sharded\" keeps the fp32 masters in the optimizer's shards, and dist.shard = \"none\": "
+                     "set dist.shard = \"gradients\" (or \"optimizer\"), or " +
+                     key + " = \"replicated\"");
 }
 
 }  // namespace tandem

@@ -52,7 +52,7 @@ void Trainer::Impl::set_up() {
   device = c10::Device(placement.torch_device());
   if (placement.cuda) gpu = gpu_info(placement.device_index);
   precision = resolve_precision(settings.precision, placement.cuda, gpu.cc_major);
-  check_master_weights();
+  check_master_weights(settings, dist.shard, precision);
   if (placement.cuda) set_gpu_math(dist, task.fixed_shapes());
   mfu_precision = precision == Precision::FP32 && tf32_active(dist, gpu.cc_major) ? "tf32" : to_string(precision);
 
@@ -218,22 +218,6 @@ void Trainer::Impl::make_ema(const Checkpoint* resume) {
   if (!resume || !resume->has_set("ema")) return;
   tandem::restore(*resume, "ema", ema->named_tensors(), averaged_elsewhere);
   if (optimizer->has_average()) optimizer->load_masters(*resume->source("ema"), true);
-}
-
-// train.master_weights = "sharded" against the other keys, once the
-// precision is resolved: a refusal names every key it depends on.
-void Trainer::Impl::check_master_weights() const {
-  if (!masters_sharded()) return;
-  const std::string key = settings.key("master_weights");
-  if (precision == Precision::FP32)
-    throw UsageError(key + " = \"sharded\" keeps the working weights in half precision, and " +
-                     settings.key("precision") + " = \"" + settings.precision +
-                     "\" computes in fp32 here: set it to \"bf16\" or \"fp16\", or " + key + " = \"replicated\"");
-  if (dist.shard == "none")
-    throw UsageError(key +
-                     " = \"sharded\" keeps the fp32 masters in the optimizer's shards, and dist.shard = \"none\": "
-                     "set dist.shard = \"gradients\" (or \"optimizer\"), or " +
-                     key + " = \"replicated\"");
 }
 
 // After a run of half-precision working weights (train.master_weights =

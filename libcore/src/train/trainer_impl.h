@@ -47,6 +47,7 @@
 #include "tandem/train/grad_norm.h"
 #include "tandem/train/evaluate.h"
 #include "tandem/train/loss_scaler.h"
+#include "tandem/train/memory_fit.h"
 #include "tandem/train/memory_plan.h"
 #include "tandem/train/preemption.h"
 #include "tandem/train/run_record.h"
@@ -137,11 +138,10 @@ struct Trainer::Impl {
   void check_best_metric();
   void set_up();
   void plan_memory(const std::vector<std::string>& devices);
-  MemoryPlan plan_for(PlanOptions terms, int64_t micro_batch, const std::string& recompute);
-  std::string what_would_fit(const PlanOptions& terms, const MemoryPlan& smallest, double budget);
+  // The plan's rule (memory_fit.h) over the model as it is and the present cut.
+  MemoryFit memory_fit();
   // The plan again after the batch split changed.
   void replan();
-  PlanOptions plan_options() const;
   std::string oom_context() const;
   void back_off(int64_t step, int64_t failed_ranks, double hint_before);
   std::vector<std::string> gather_free_memory();
@@ -149,7 +149,6 @@ struct Trainer::Impl {
   void keep_frozen_in_compute_precision();
   void check_frozen_base_agrees();
   void make_optimizer();
-  void check_master_weights() const;
   void make_ema(const Checkpoint* resume);
   void leave_in_fp32();
   void restore(const Checkpoint& ckpt);

@@ -177,4 +177,10 @@ TrainKeys run_settings(const Config& config);
 // the build that wrote it accepted them.
 TrainKeys run_fields(const Config& config);
 
+enum class Precision;
+// train.master_weights = "sharded" against the other keys, once the
+// precision is resolved: a UsageError that names every key it depends on
+// under fp32 or dist.shard = `shard` = "none".
+void check_master_weights(const TrainKeys& settings, const std::string& shard, Precision precision);
+
 }  // namespace tandem
