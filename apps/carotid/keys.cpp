@@ -11,6 +11,7 @@
 #include "tandem/config/schema.h"
 #include "tandem/config/settings.h"
 #include "tandem/dist/dist_keys.h"
+#include "tandem/train/plan_command.h"
 #include "tandem/train/train_keys.h"
 
 namespace carotid {
@@ -36,6 +37,7 @@ tandem::Schema carotid_schema() {
   tandem::declare_keys<LossKeys>(s);
   tandem::declare_keys<CommandKeys>(s);
   tandem::declare_keys<CvKeys>(s);
+  tandem::add_plan_keys(s);
   s.alias("--root-dir", "data.root");
   s.alias("--label-excel", "data.label_file");
   s.alias("--batch-size", "train.micro_batch");

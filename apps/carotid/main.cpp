@@ -29,10 +29,11 @@ int plot_out_of_place(tandem::World&, const tandem::Config&) {
 const std::vector<tandem::Command>& commands() {
   static const std::vector<tandem::Command> table = {
       {"train", "--root-dir DIR --label-excel label.xlsx [--epochs 50 ...] (the default)", carotid::run_train, true},
-      {"cv", "--folds 5 [--fold K --run-dir CV] [train options]: person-level cross-validation", carotid::run_cv,
-       true},
+      {"cv", "--folds 5 [--fold K --run-dir CV] [train options]: person-level cross-validation", carotid::run_cv, true},
       {"cv-report", "--run-dir CV: the report of a cross-validation whose folds ran as separate jobs",
        carotid::run_cv_report},
+      {"plan", "[--gpus t4x2] [--shard all] [--data]: will the job fit; its memory plan a rank, before it runs",
+       carotid::run_plan},
       {"predict", "--model RUN/models/best_model.h5 --input DIR [--labels FILE]", carotid::run_predict},
       {"plot", "RUN_DIR: charts of metrics.jsonl", plot_out_of_place}};
   return table;

@@ -9,6 +9,7 @@
 #include "app/vae_source.h"
 #include "data/user_folders.h"
 #include "model/dit.h"
+#include "tandem/train/plan_command.h"
 #include "tandem/config/schema.h"
 #include "tandem/config/settings.h"
 #include "tandem/dist/dist_keys.h"
@@ -75,6 +76,7 @@ tandem::Schema vavae_schema() {
   tandem::declare_keys<SampleKeys>(s);
   add_eval_keys(s);
   tandem::declare_keys<CompleteKeys>(s);
+  tandem::add_plan_keys(s);
   s.alias("--run-dir", "train.out_dir", "the pipeline's folder (OUT): vae/, latent_features/, dit/, samples/");
   s.alias("--data-root", "data.root");
   s.alias("--image-size", "data.image_size");

@@ -23,6 +23,8 @@ namespace {
 // requeue; extract and sample have no checkpoint to write and just stop.
 const std::vector<tandem::Command>& commands() {
   static const std::vector<tandem::Command> table = {
+      {"plan", "[--gpus t4x2] [--shard all] [--data]: will each stage fit; its memory plan a rank, before it runs",
+       vavae::run_plan},
       {"train-vae", "train the VAE on data.root/train (OUT/vae/, OUT/vae/vae.safetensors)", vavae::run_train_vae, true},
       {"extract", "encode train and val (OUT/latent_features/{train,val}.h5)", vavae::run_extract},
       {"train-dit", "train the DiT on the latents (OUT/dit/)", vavae::run_train_dit, true},

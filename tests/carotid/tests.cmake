@@ -42,7 +42,11 @@ foreach(case missing-root missing-column ratios corrupt-strict label-smoothing m
 endforeach()
 
 # A wrong command stops at the door, naming the commands there are.
-tandem_e2e_test(carotid_unknown_command STATUS 2 MATCH "unknown command 'trian': expected train, cv, cv-report, predict or plot"
+# plan: the ResNet-18 job on two T4s, from the job file alone.
+tandem_e2e_test(carotid_plan STATUS 0
+  MATCH "^ResNet-18: images of 224 x 224 pixels, 2 classes" "^\\| fits in 13125 \\| yes"
+  COMMAND $<TARGET_FILE:carotid> plan --config ${CMAKE_SOURCE_DIR}/jobs/carotid.toml --gpus t4x2)
+tandem_e2e_test(carotid_unknown_command STATUS 2 MATCH "unknown command 'trian': expected train, cv, cv-report, plan, predict or plot"
   COMMAND $<TARGET_FILE:carotid> trian)
 tandem_e2e_test(carotid_plot_out_of_place STATUS 2 MATCH "plot must come first: apps/carotid plot RUN_DIR"
   COMMAND $<TARGET_FILE:carotid> --set train.epochs=1 plot)

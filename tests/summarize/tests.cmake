@@ -49,6 +49,12 @@ add_test(NAME summarize_model_file_commands
                  ${CMAKE_CURRENT_BINARY_DIR}/model-file-commands)
 set_tests_properties(summarize_model_file_commands PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}" LABELS "summarize;e2e"
                      TIMEOUT 300)
+# plan: the jobs' promises, the edge of fitting, --shard all, bad input,
+# and the CPU plan against training's (e2e/plan.sh).
+add_test(NAME summarize_plan
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/plan.sh $<TARGET_FILE:summarize> ${CMAKE_SOURCE_DIR}
+                 ${CMAKE_CURRENT_BINARY_DIR}/plan)
+set_tests_properties(summarize_plan PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}" LABELS "summarize;e2e" TIMEOUT 300)
 # The ROUGE training evaluates is eval's, exactly; a bad count and a ROUGE
 # best_metric without ROUGE stop at the door.
 add_test(NAME summarize_rouge_during_training

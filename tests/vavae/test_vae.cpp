@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "model/vae.h"
+#include "model/vae_loss.h"
 #include "tandem/error.h"
 #include "tandem/io/safetensors.h"
 #include "tandem/nn/recompute.h"
 #include "tandem/obs/tensor_memory.h"
+#include "../unit/plan_accuracy.h"
 #include "../unit/test_support.h"
 
 namespace {
@@ -235,4 +237,40 @@ TEST(VavaeVae, RecomputedLevelsGiveBitwiseTheSameGradients) {
     EXPECT_TRUE(torch::equal(kept[i], redone[i])) << names[i];
   EXPECT_LT(forward_bytes[true], forward_bytes[false] / 2)
       << "kept by the forward: " << forward_bytes[true] << " bytes recomputing, " << forward_bytes[false] << " not";
+}
+
+// The memory plan's VAE estimate against measured training steps (the table
+// in docs/training.md, tests/bench/bench_memory_plan, has more): the tiny
+// preset on 8 images of 32 pixels, and a wider one with attention at two
+// levels on 4 of 64.
+TEST(VavaeVae, MemoryPlanIsWithin15PercentOfTheMeasuredPeak) {
+  vavae::VaeOptions wide = vavae::VaeOptions::preset("tiny");
+  wide.ch = 64;
+  wide.num_res_blocks = 2;
+  wide.resolution = 64;
+  wide.attn_resolutions = {16, 32};
+  const std::vector<std::tuple<vavae::VaeOptions, int64_t, int64_t>> cases = {
+      {vavae::VaeOptions::preset("tiny"), 8, 32}, {wide, 4, 64}};
+  for (const auto& [options, batch, size] : cases) {
+    const at::Tensor x = torch::rand({batch, 3, size, size}) * 2 - 1;
+    const int64_t f = options.downsample_factor();
+    const at::Tensor noise = torch::randn({batch, options.embed_dim, size / f, size / f});
+    for (bool recompute : {false, true}) {
+      const auto fig =
+          plan_accuracy::figures([&] { return vavae::Vae(options).ptr(); },
+                                 [&](torch::nn::Module& m) {
+                                   const vavae::VaeOutput out = static_cast<vavae::VaeImpl&>(m).forward(x, noise);
+                                   return vavae::vae_loss(x, out.reconstruction, out.posterior).total * batch;
+                                 },
+                                 [&](bool r) {
+                                   return options.activation_bytes({batch, 4, r}, size);
+                                 },
+                                 recompute);
+      EXPECT_NEAR(fig.ratio(), 1.0, 0.15)
+          << "ch " << options.ch << ", recompute " << recompute << ": planned " << fig.planned / (1 << 20)
+          << " MB (activations " << fig.plan.activations / (1 << 20) << ", at end "
+          << fig.plan.activations_end / (1 << 20) << "), measured " << fig.measured / (1 << 20) << " MB, forward kept "
+          << fig.kept / (1 << 20);
+    }
+  }
 }

@@ -43,5 +43,7 @@ int run_cv(tandem::World& world, const tandem::Config& config);
 int run_cv_report(tandem::World& world, const tandem::Config& config);
 // Probabilities per image and per person for new images, scored when labels are given.
 int run_predict(tandem::World& world, const tandem::Config& config);
+// The memory plan of the job before it runs (tandem/train/plan_command.h).
+int run_plan(tandem::World& world, const tandem::Config& config);
 
 }  // namespace carotid

@@ -64,6 +64,9 @@ int run_sample(tandem::World& world, const tandem::Config& config);
 // Stage 3: how often a classifier trained on real images recognises the
 // user of a generated image; OUT/evaluate/evaluate.json.
 int run_evaluate(tandem::World& world, const tandem::Config& config);
+// The memory plan of each model the pipeline trains, before it runs
+// (tandem/train/plan_command.h).
+int run_plan(tandem::World& world, const tandem::Config& config);
 // Every stage in order, skipping those whose outputs exist (unless cmd.force).
 int run_complete(tandem::World& world, const tandem::Config& config);
 

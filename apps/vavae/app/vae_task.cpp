@@ -61,6 +61,22 @@ std::shared_ptr<torch::nn::Module> VaeTask::build_model() {
   return vae.ptr();
 }
 
+tandem::Activations VaeTask::activation_bytes(const tandem::ActivationQuery& query) const {
+  return vae_activation_bytes(options_.vae, options_.image_size,
+                              options_.vf_features.defined() ? options_.vf_features.size(1) : 0, query);
+}
+
+tandem::Activations vae_activation_bytes(const VaeOptions& vae, int64_t image_size, int64_t vf_channels,
+                                         const tandem::ActivationQuery& query) {
+  tandem::Activations bytes = vae.activation_bytes(query, image_size);
+  if (vf_channels == 0) return bytes;
+  const int64_t hw = (image_size / vae.downsample_factor()) * (image_size / vae.downsample_factor());
+  // The projection's output, its normalised copy and the features'; S(z),
+  // S(f), their difference and its relu, in fp32.
+  bytes.start += query.micro_batch * (3 * vf_channels * hw * 4 + 4 * hw * hw * 4);
+  return bytes;
+}
+
 tandem::Batch VaeTask::make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) {
   const auto& items = train ? train_ : val_;
   const int64_t f = options_.vae.downsample_factor();

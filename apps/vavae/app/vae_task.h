@@ -39,12 +39,21 @@ at::Tensor vae_training_loss(VaeImpl& vae, const at::Tensor& images, const at::T
                              const at::Tensor& features, const VaeTaskOptions& options,
                              AdaptiveWeight* weigh = nullptr);
 
+// VaeTask::activation_bytes for a VAE on images of `image_size` pixels,
+// aligned with features of `vf_channels` (0: none); also the plan command's.
+tandem::Activations vae_activation_bytes(const VaeOptions& vae, int64_t image_size, int64_t vf_channels,
+                                         const tandem::ActivationQuery& query);
+
 class VaeTask : public tandem::Task {
  public:
   VaeTask(VaeTaskOptions options, std::vector<ImageItem> train, std::vector<ImageItem> val);
 
   std::shared_ptr<torch::nn::Module> build_model() override;
   bool fixed_shapes() const override { return true; }  // images of one size
+  // VaeOptions::activation_bytes, and under VF alignment the projected
+  // latents and the distance matrices' [hw, hw] similarities (estimated from
+  // the code, not measured).
+  tandem::Activations activation_bytes(const tandem::ActivationQuery& query) const override;
   std::vector<std::string> fp32_weights(torch::nn::Module& model) const override { return vavae::fp32_weights(model); }
   int64_t train_size() const override { return static_cast<int64_t>(train_.size()); }
   int64_t eval_size() const override { return static_cast<int64_t>(val_.size()); }

@@ -245,6 +245,79 @@ at::Tensor DecoderImpl::forward(const at::Tensor& z) {
   return conv_out(torch::silu(norm_out(h)));
 }
 
+tandem::Activations VaeOptions::activation_bytes(const tandem::ActivationQuery& q, int64_t image_size) const {
+  const int64_t e = q.element_bytes, levels = static_cast<int64_t>(ch_mult.size());
+  // Bytes a pixel of each tensor, per image. A GroupNorm -> SiLU -> conv
+  // chain keeps the norm's and the SiLU's outputs, fp32 under autocast
+  // (group_norm is on its fp32 list), and the conv's half copy of its input.
+  const int64_t chain = 8 + (e < 4 ? e : 0);
+  // ResnetBlock: a chain on its input, the first conv's output, a chain on
+  // that, and its output.
+  const auto resblock = [&](int64_t cin, int64_t cout) { return cin * chain + cout * (chain + 2 * e); };
+  // AttnBlock: the norm's output (and its half copy), q, k and v, the
+  // attention's output, its copy back to [N, C, H, W], and the output.
+  const auto attention = [&](int64_t c) { return c * (4 + (e < 4 ? e : 0) + 6 * e); };
+  const auto px = [&](int64_t level) {
+    const int64_t r = image_size >> level;
+    return r * r;
+  };
+  int64_t saved = 3 * px(0) * 4 + ch * px(0) * e;  // the image, conv_in's output
+  int64_t kept = saved;                            // under recomputation: what is not in a level or the middle
+  // Under recomputation, backward runs the levels and middles again in the
+  // reverse order of forward, each beside the kept inputs of those before it.
+  int64_t inputs = 0, again = 0;
+  const auto add = [&](int64_t level_input, int64_t own) {
+    saved += own;
+    inputs += level_input;
+    again = std::max(again, inputs + own);
+  };
+  int64_t width = ch;
+  for (int64_t l = 0; l < levels; ++l) {
+    const int64_t out = ch * ch_mult[l];
+    int64_t own = 0;
+    for (int64_t b = 0; b < num_res_blocks; ++b) {
+      own += resblock(b == 0 ? width : out, out) * px(l);
+      if (has_attention(*this, resolution >> l)) own += attention(out) * px(l);
+    }
+    if (l < levels - 1) own += out * e * ((image_size >> l) + 1) * ((image_size >> l) + 1) + out * e * px(l + 1);
+    add(width * e * px(l), own);
+    width = out;
+  }
+  const int64_t bottom = px(levels - 1);
+  const int64_t mid = (2 * resblock(width, width) + attention(width)) * bottom;
+  add(width * e * bottom, mid);
+  // The encoder's end in fp32 (its norm, SiLU, fp32 copy and conv_out), the
+  // moments, the posterior's std, sample and KL terms, post_quant_conv's and
+  // the decoder's conv_in's outputs.
+  const int64_t ends =
+      (width * 12 + 2 * z_channels * 4 + 2 * embed_dim * e + 6 * embed_dim * 4 + z_channels * e) * bottom;
+  saved += ends;
+  kept += ends;
+  add(width * e * bottom, mid);
+  for (int64_t l = levels - 1; l >= 0; --l) {
+    const int64_t out = ch * ch_mult[l];
+    int64_t own = 0;
+    for (int64_t b = 0; b <= num_res_blocks; ++b) {
+      own += resblock(b == 0 ? width : out, out) * px(l);
+      if (has_attention(*this, resolution >> l)) own += attention(out) * px(l);
+    }
+    if (l > 0) own += 2 * out * e * px(l - 1);
+    add(width * e * px(l), own);
+    width = out;
+  }
+  // The decoder's end (a chain and conv_out's output), the L1's fp32
+  // difference and its absolute value: freed before the levels run again.
+  const int64_t tail = (width * chain + out_ch * e + 2 * out_ch * 4) * px(0);
+  saved += tail;
+  // Backward starts with the reconstruction's gradient and, through
+  // conv_out, that of the last chain; it ends beside the first level's
+  // gradients, two of conv_in's output's size.
+  const int64_t first = (out_ch * 4 + width * 4) * px(0);
+  const int64_t last = 2 * ch * 4 * px(0);
+  if (q.recompute) return {q.micro_batch * (kept + tail + inputs + first), q.micro_batch * (kept + again + last)};
+  return {q.micro_batch * (saved + first), q.micro_batch * last};
+}
+
 VaeImpl::VaeImpl(const VaeOptions& options) : options_(options) {
   options.validate();
   encoder = register_module("encoder", Encoder(options));

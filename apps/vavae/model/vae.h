@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "model/posterior.h"
+#include "tandem/train/activations.h"
 
 namespace vavae {
 
@@ -54,6 +55,10 @@ struct VaeOptions {
 
   // f: how much smaller the latents are than the image on each side.
   int64_t downsample_factor() const;
+
+  // What training (vae_training_loss without the VF terms) keeps for
+  // backward on images of `image_size` pixels (Task::activation_bytes).
+  tandem::Activations activation_bytes(const tandem::ActivationQuery& query, int64_t image_size) const;
 };
 
 // GroupNorm -> SiLU -> conv 3x3, twice, plus the input (through a 1x1
