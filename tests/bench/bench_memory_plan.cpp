@@ -1,6 +1,6 @@
 // The memory plan (train/memory_plan.h) against what training takes, on the
 // CPU in fp32:
-//   build/tests/bench/bench_memory_plan [--steps N] [--only NAME] [--t4 1|2]
+//   build/tests/bench/bench_memory_plan [--steps N] [--only NAME]
 // For each model, micro-batch and recompute setting: the plan's activations
 // and total, and what was measured over N training steps (default 2: the
 // first makes AdamW's moments, the second is a step as every later one) with
@@ -11,14 +11,8 @@
 // the plan estimates). GPT-2 predicts a quarter of each sequence's positions,
 // as summarize predicts only the summary.
 //
-// --t4 1 prints the plan alone (nothing measured) for GPT-2 124M to XL
-// fine-tuned in fp16 on one 15 GB T4, sequences of 1024 tokens (the block
-// size: summarize's data.max_tokens = 0) with 64 summary tokens, accumulating
-// (jobs/summarize.toml's global batch of 256 is many micro-batches on one
-// GPU): the plan at the job's micro-batch of 16 and the largest micro-batch
-// that fits, with and without recomputation. A T4 has 15360 MiB, of which the CUDA context and
-// cuBLAS leave about 14.9 GiB free; a plan fits in 90% of that (the
-// trainer's rule).
+// What a run would plan on GPUs (nothing measured) is `summarize plan
+// --gpus t4x2` and its table, tests/bench/plan_t4.sh.
 #include <torch/torch.h>
 
 #include <cstdio>
@@ -29,9 +23,10 @@
 #include "bench_args.h"
 #include "model/dit.h"
 #include "model/gpt2.h"
+#include "model/vae.h"
+#include "model/vae_loss.h"
 #include "tandem/nn/resnet.h"
 #include "tandem/train/memory_plan.h"
-#include "tandem/train/precision.h"
 
 namespace {
 
@@ -104,104 +99,20 @@ Case dit(const std::string& preset, int64_t batch) {
           [options, batch](bool recompute) { return options.activation_bytes({batch, 4, recompute}); }};
 }
 
-// The plan of GPT-2 `preset` in fp16 on one GPU, from its parameter count
-// (GPT-2 has no buffers).
-tandem::MemoryPlan gpt2_fp16_plan(const summarize::GPTConfig& config, int64_t micro_batch, bool recompute) {
-  const int64_t n = config.num_parameters();
-  tandem::MemoryPlan plan;
-  plan.weights = plan.gradients = 4 * n;
-  plan.optimizer = 8 * n;
-  plan.casts = 2 * n;
-  plan.accumulates = true;
-  plan.micro_batch = micro_batch;
-  plan.recompute = recompute ? "blocks" : "none";
-  plan.set_activations(config.activation_bytes({micro_batch, 2, recompute}, 1024, 64));
-  return plan;
-}
-
-void t4_verdicts() {
-  const double fits = 0.9 * 14.9 * 1024;  // MB
-  std::printf("\n| GPT-2, fp16, 1024 tokens, one T4 | recompute | plan at micro-batch 1 MB | at 16 MB | "
-              "largest micro-batch that fits |\n|---|---|---|---|---|\n");
-  for (const char* preset : {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"}) {
-    const summarize::GPTConfig config = summarize::GPTConfig::preset(preset);
-    for (bool recompute : {false, true}) {
-      int64_t largest = 0;
-      while (largest < 256 && mb(gpt2_fp16_plan(config, largest + 1, recompute).total()) <= fits) ++largest;
-      std::printf("| %s | %s | %.0f | %.0f | %s |\n", preset, recompute ? "blocks" : "none",
-                  mb(gpt2_fp16_plan(config, 1, recompute).total()), mb(gpt2_fp16_plan(config, 16, recompute).total()),
-                  largest == 0 ? "none: does not fit" : std::to_string(largest).c_str());
-    }
-  }
-}
-
-// One row of --t4 2 for `model` under `settings`, with and without recomputation.
-void two_t4_rows(const summarize::GPTConfig& config, torch::nn::Module& model, tandem::PlanOptions settings,
-                 const std::string& label, bool trains_base) {
-  const double fits = 0.9 * 14.9 * 1024;  // MB
-  for (bool recompute : {false, true}) {
-    const auto plan_at = [&](int64_t micro_batch) {
-      tandem::MemoryPlan plan = tandem::plan_model_memory(model, settings);
-      plan.micro_batch = micro_batch;
-      plan.set_activations(config.activation_bytes({micro_batch, 2, recompute}, 1024, 64, trains_base));
-      return plan;
-    };
-    int64_t largest = 0;
-    while (largest < 256 && mb(plan_at(largest + 1).total()) <= fits) ++largest;
-    const tandem::MemoryPlan one = plan_at(1);
-    std::printf("| %s | %s | %.0f | %.0f | %s |\n", label.c_str(), recompute ? "blocks" : "none", mb(one.total()),
-                mb(one.weights + one.gradients + one.optimizer + one.buckets),
-                largest == 0 ? "none: does not fit" : std::to_string(largest).c_str());
-    std::fflush(stdout);
-  }
-}
-
-// --t4 2: the same on two T4s (2 ranks) under each dist.shard, with AdamW's
-// moments in fp32 and in 8 bits (train.optimizer_state), and under
-// "gradients" with sharded masters (train.master_weights), from the
-// model's own tensors (plan_model_memory, which knows the shards' layout at
-// the default dist.bucket_mb of 25); and under LoRA (rank 8 on all four
-// projections, the base frozen in fp16 as the trainer keeps it, unsharded).
-void two_t4_verdicts() {
-  std::printf(
-      "\n| GPT-2, fp16, 1024 tokens, two T4s | training | recompute | plan at micro-batch 1 MB | "
-      "weights + gradients + optimizer + buckets MB | largest micro-batch that fits |\n"
-      "|---|---|---|---|---|---|\n");
-  for (const char* preset : {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"}) {
-    const summarize::GPTConfig config = summarize::GPTConfig::preset(preset);
-    tandem::PlanOptions settings;
-    settings.world_size = 2;
-    settings.half_precision = true;
-    settings.grad_accum = 2;
-    {
-      const auto model = summarize::GPT(config).ptr();
-      for (const bool eight_bit : {false, true}) {
-        settings.eight_bit = eight_bit;
-        for (const char* shard : {"none", "optimizer", "gradients"}) {
-          settings.shard = shard;
-          two_t4_rows(config, *model, settings,
-                      std::string(preset) + " | dist.shard = " + shard + (eight_bit ? ", 8-bit state" : ""), true);
-        }
-        // train.master_weights = "sharded": fp16 working weights, the fp32
-        // masters sliced with the moments.
-        settings.shard = "gradients";
-        settings.master_weights = true;
-        two_t4_rows(config, *model, settings,
-                    std::string(preset) + " | dist.shard = gradients, sharded masters" +
-                        (eight_bit ? ", 8-bit state" : ""),
-                    true);
-        settings.master_weights = false;
-      }
-      settings.eight_bit = false;
-    }
-    summarize::GPT lora(config);
-    summarize::LoraKeys adapters;
-    adapters.targets = summarize::lora_targets();
-    summarize::add_lora(lora, adapters);
-    tandem::keep_frozen_in(*lora, tandem::Precision::FP16);
-    settings.shard = "none";
-    two_t4_rows(config, *lora, settings, std::string(preset) + " | LoRA r = 8, all four", false);
-  }
+Case vae(const std::string& preset, int64_t batch, int64_t size) {
+  const vavae::VaeOptions options = vavae::VaeOptions::preset(preset);
+  const int64_t f = options.downsample_factor();
+  const at::Tensor x = torch::rand({batch, 3, size, size}) * 2 - 1;
+  const at::Tensor noise = torch::randn({batch, options.embed_dim, size / f, size / f});
+  return {"VAE " + preset + ", " + std::to_string(batch) + " x " + std::to_string(size) + " px",
+          [options] { return vavae::Vae(options).ptr(); },
+          [x, noise, batch](torch::nn::Module& m) {
+            const vavae::VaeOutput out = static_cast<vavae::VaeImpl&>(m).forward(x, noise);
+            return vavae::vae_loss(x, out.reconstruction, out.posterior).total * batch;
+          },
+          [options, batch, size](bool recompute) {
+            return options.activation_bytes({batch, 4, recompute}, size);
+          }};
 }
 
 }  // namespace
@@ -209,26 +120,20 @@ void two_t4_verdicts() {
 int main(int argc, char** argv) {
   int64_t steps = 2;
   std::string only;
-  int t4 = 0;
   const auto take = [&](const std::string& key, const char* value) {
     if (key == "--steps") steps = std::atoll(value);
-    else if (key == "--only") only = value;
-    else if (key == "--t4")
-      t4 = std::atoi(value);
+    else if (key == "--only")
+      only = value;
     else return false;
     return true;
   };
-  if (const auto stop =
-          bench::parse_flags(argc, argv, "bench_memory_plan", "[--steps N] [--only NAME] [--t4 1|2]", take))
+  if (const auto stop = bench::parse_flags(argc, argv, "bench_memory_plan", "[--steps N] [--only NAME]", take))
     return *stop;
-  if (t4 == 1) t4_verdicts();
-  if (t4 == 2) two_t4_verdicts();
-  if (t4) return 0;
   std::printf("| model, micro-batch | recompute | planned activations MB, start of backward | at its end | "
               "kept by forward MB | planned MB | measured peak MB | planned / measured |\n|---|---|---|---|---|---|---|---|\n");
-  const Case cases[] = {gpt2("tiny", 8, 256),      gpt2("gpt2", 4, 256), gpt2("gpt2-medium", 2, 512),
-                        resnet(28, 64),            resnet(224, 16),      dit("tiny", 8),
-                        dit("B/1", 4)};
+  const Case cases[] = {gpt2("tiny", 8, 256), gpt2("gpt2", 4, 256), gpt2("gpt2-medium", 2, 512),
+                        resnet(28, 64),       resnet(224, 16),      dit("tiny", 8),
+                        dit("B/1", 4),        vae("tiny", 8, 32),   vae("f16d32", 2, 64)};
   for (const Case& c : cases) {
     if (!only.empty() && c.name.find(only) == std::string::npos) continue;
     for (bool recompute : {false, true}) measure(c, recompute, static_cast<int>(steps));

@@ -154,6 +154,7 @@ def main():
     check("precision: train.precision=auto -> fp16" in text and text.count(f"command: mpirun {root}-np 2 ") >= 6,
           "run.sh sees two T4s: fp16, mpirun -np 2 (three dry runs, three runs)")
     check(text.count("(dry run: nothing built or run)") == 3, "three dry runs")
+    check(text.count("plan for 2 x t4 (Tesla T4") == 3, "the plan cell plans each app's full job on two T4s")
     check(text.count("kaggle/run.sh: done") == 3, "summarize, carotid and vavae finish")
     check("training on 2 rank(s), cpu" in text, "the apps train on two ranks, on the CPU they actually have")
     check("[gpu] " in text, "--monitor prints the GPU lines")
