@@ -28,7 +28,6 @@ tandem::Schema carotid_schema() {
   d.lr = 1e-4;
   d.weight_decay = 0.01;
   d.best_metric = "eval_person_auc";
-  d.best_mode = "max";
   tandem::add_train_keys(s, d);
   tandem::declare_keys<DataKeys>(s);
   tandem::declare_keys<ImageKeys>(s);

@@ -416,12 +416,17 @@ oom_backoff)
   ;;
 micro_batch_auto)
   # The largest micro-batch whose plan fits: with little activation memory,
-  # a rank's whole share; with more than any device has, exit 2 before any
+  # a rank's whole share (and the first step's check warns that the plan is
+  # far over its peak); with more than any device has, exit 2 before any
   # work, with the figures.
   common=(--set train.max_steps=2 --set train.global_batch=16 --set train.micro_batch=auto)
   run 2 "${common[@]}" --set toy.activation_mb=1 --set train.out_dir=fits >"$work/out.log" 2>&1 || fail "exited $?"
   grep -q 'train.micro_batch = "auto": 8 x accumulation 1' out.log || fail "did not pick micro-batch 8"
   grep -q '"micro_batch":8' fits/metrics.jsonl || fail "metrics.jsonl's plan row"
+  # toy.activation_mb's 1 MB a sample is far over what the toy keeps: the
+  # first step's check says so, with the terms.
+  grep -q "memory: the plan for the first step's shapes ([0-9]* MB) is [0-9]*% over its measured peak .*the task's activation estimate 8 as backward starts" out.log ||
+    fail "no warning of a plan far over the first step's peak"
   s=$(status run 2 "${common[@]}" --set train.global_batch=0 --set train.out_dir=unset)
   [ "$s" = 2 ] && grep -q 'train.micro_batch = "auto" splits a rank.s share of train.global_batch, which is not set' out.log ||
     fail "auto without a global batch: exited $s"

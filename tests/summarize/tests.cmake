@@ -74,6 +74,7 @@ tandem_e2e_test(summarize_rouge_best_metric_without_rouge STATUS 2
 tandem_e2e_test(summarize_rouge_best_mode_min STATUS 2
   MATCH "train.best_mode = \"min\" would keep the worst eval_rouge1: a larger one is better, so set train.best_mode = \"max\""
   COMMAND $<TARGET_FILE:summarize> train --set eval.rouge_samples=4 --set train.best_metric=eval_rouge1
+          --set train.best_mode=min
           --set model.n_layer=1 --set train.out_dir=${CMAKE_CURRENT_BINARY_DIR}/rouge-min
           --set data.cache_dir=${CMAKE_CURRENT_BINARY_DIR}/token-cache)
 tandem_e2e_test(summarize_rouge_no_room STATUS 2

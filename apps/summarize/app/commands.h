@@ -25,7 +25,7 @@ struct ScoreKeys {
     visit("eval.rouge_samples", k.rouge_samples,
           "at every evaluation during training, also generate greedy summaries of the first N validation examples "
           "and score them as eval does: eval_rouge1, eval_rouge2, eval_rougeL, eval_rougeLsum (F1), which "
-          "train.best_metric may name, with train.best_mode = \"max\"; 0: the loss alone",
+          "train.best_metric may name (train.best_mode \"auto\" knows larger is better); 0: the loss alone",
           tandem::at_least(0));
   }
 };

@@ -231,7 +231,19 @@ tandem::Activations summarize_activations(const ModelOptions& spec, const RowBou
 }
 
 tandem::Activations SummarizeTask::activation_bytes(const tandem::ActivationQuery& query) const {
-  return summarize_activations(spec_, rows_, pack_tokens_, query);
+  if (!query.batch) return summarize_activations(spec_, rows_, pack_tokens_, query);
+  // A batch's own: its rows (or packed sequences) at its padded length, the
+  // summary tokens it predicts shared out among them.
+  const at::Tensor& mask = query.batch->at("loss_mask");
+  const int64_t n = mask.size(0), length = mask.size(1);
+  const int64_t predicted = mask.sum().item<int64_t>();
+  RowBounds rows;
+  rows.length = length;
+  rows.predicted = (predicted + n - 1) / std::max<int64_t>(n, 1);
+  rows.share = static_cast<double>(predicted) / static_cast<double>(std::max<int64_t>(n * length, 1));
+  tandem::ActivationQuery of_batch = query;
+  of_batch.micro_batch = n;
+  return summarize_activations(spec_, rows, query.batch->count("segments") ? length : 0, of_batch);
 }
 
 namespace {

@@ -91,7 +91,7 @@ class SummarizeTask : public tandem::Task {
   // For the worst micro-batch: every row as long as the longest training
   // sequence, with as many summary tokens as the longest summary; packed,
   // every sequence full, with the largest share of summary tokens any row
-  // has.
+  // has. For query.batch: its rows at its padded length, its summary tokens.
   tandem::Activations activation_bytes(const tandem::ActivationQuery& query) const override;
   int64_t tokens_in(const tandem::Batch& batch) const override;
   // Every row at the batch's padded length.

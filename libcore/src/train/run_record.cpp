@@ -10,8 +10,9 @@ namespace tandem {
 
 namespace fs = std::filesystem;
 
-RunRecord::RunRecord(const TrainKeys& settings)
+RunRecord::RunRecord(const TrainKeys& settings, std::string direction)
     : settings_(settings),
+      direction_(std::move(direction)),
       checkpoints_((fs::path(settings.out_dir) / "checkpoints").string(), static_cast<int>(settings.keep_last)),
       best_(std::nan("")),
       stop_best_(std::nan("")) {
@@ -36,10 +37,10 @@ std::optional<Checkpoint> RunRecord::open_resume() const {
   });
 }
 
-std::string RunRecord::best_of() const { return settings_.best_metric + " " + settings_.best_mode; }
+std::string RunRecord::best_of() const { return settings_.best_metric + " " + direction_; }
 
 bool RunRecord::beats(double value, double than, double delta) const {
-  return settings_.best_mode == "max" ? value > than + delta : value < than - delta;
+  return direction_ == "max" ? value > than + delta : value < than - delta;
 }
 
 bool RunRecord::improves(double value) {

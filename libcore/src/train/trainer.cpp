@@ -84,7 +84,7 @@ void Trainer::Impl::set_up() {
   schedule.validate(settings.key);
 
   out_dir = settings.out_dir;
-  record.emplace(settings);
+  record.emplace(settings, best_direction);
   // Last, and before the model takes any memory: two ranks on one GPU are
   // refused here (make_communicator), where they would otherwise run out of
   // memory with a large model before the refusal could speak.
@@ -103,12 +103,17 @@ void Trainer::Impl::check_best_metric() {
                      first_few(metric_names, metric_names.size()) + "), nor \"" + kNoBestMetric +
                      "\" (keep the final model)");
   }
+  best_direction = settings.best_mode == "auto" ? "min" : settings.best_mode;
   if (settings.best_metric != kNoBestMetric) {
     const std::string mode = task.metric_mode(settings.best_metric.substr(std::string(kEvalPrefix).size()));
-    if (!mode.empty() && mode != settings.best_mode)
-      throw UsageError(settings.key("best_mode") + " = \"" + settings.best_mode + "\" would keep the worst " + settings.best_metric +
-                       ": a " + (mode == "max" ? "larger" : "smaller") + " one is better, so set " +
-                       settings.key("best_mode") + " = \"" + mode + "\"");
+    if (settings.best_mode == "auto" && mode.empty())
+      throw UsageError(settings.key("best_mode") + " = \"auto\" takes the direction of " + settings.best_metric +
+                       ", and this task does not say which way it is better: set \"min\" or \"max\"");
+    if (settings.best_mode == "auto") best_direction = mode;
+    if (!mode.empty() && mode != best_direction)
+      throw UsageError(settings.key("best_mode") + " = \"" + settings.best_mode + "\" would keep the worst " +
+                       settings.best_metric + ": a " + (mode == "max" ? "larger" : "smaller") +
+                       " one is better, so set " + settings.key("best_mode") + " = \"" + mode + "\" (or \"auto\")");
   }
   if (settings.early_stop_patience > 0 && settings.best_metric == kNoBestMetric)
     throw UsageError(settings.key("early_stop_patience") + " = " + std::to_string(settings.early_stop_patience) + " watches " +
@@ -314,6 +319,7 @@ Trainer::Impl::StepFigures Trainer::Impl::forward_backward(DeviceFeed& feed, int
   StepFigures f;
   f.micro_steps = batches->micro_steps(step);
   f.hint_before = weight_hint;
+  f.watch_memory = step == record->start_step() && world.rank() == 0;
   f.loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
   f.weight_sum = torch::zeros_like(f.loss_sum);
   const int64_t accum = f.micro_steps;
@@ -342,6 +348,12 @@ void Trainer::Impl::micro_step(DeviceFeed& feed, StepFigures& f, bool last) {
   f.tokens += task.tokens_in(host_batch);
   f.computed += task.tokens_computed_in(host_batch);
   f.flops += task.flops_in(host_batch);
+  if (f.watch_memory) {
+    const Activations a = task.activation_bytes(
+        {batches->micro_batch(), precision == Precision::FP32 ? 4 : 2, plan.recompute == "blocks", &host_batch});
+    f.seen.start = std::max(f.seen.start, a.start);
+    f.seen.end = std::max(f.seen.end, a.end);
+  }
   Loss loss;
   {
     AutocastGuard autocast(precision, placement.cuda);
@@ -455,6 +467,29 @@ void Trainer::Impl::update(int64_t step, const StepFigures& f, const std::vector
   bad_steps->after_step(step, apply, f.loss, *scaler, record->checkpoints().dir());
 }
 
+void Trainer::Impl::check_plan(const StepFigures& f) {
+  const TensorMemory m = tensor_memory(device);
+  if (m.peak < 0) return;
+  constexpr int64_t kMb = 1024 * 1024;
+  const int64_t peak = m.peak - live_before_model;
+  MemoryPlan shapes = plan;
+  if (plan.activations >= 0 && f.seen.start >= 0) shapes.set_activations(f.seen);
+  log::info("memory: the first step's peak is ", peak / kMb,
+            " MB of tensors on rank 0's device over what it held before the model; the plan said ", plan.total() / kMb,
+            " MB for the longest inputs the data holds, ", shapes.total() / kMb, " MB for this step's");
+  if (shapes.activations < 0 || peak <= 0) return;
+  const double off = static_cast<double>(shapes.total()) / static_cast<double>(peak) - 1.0;
+  if (std::abs(off) <= 0.15) return;
+  log::warn("memory: the plan for the first step's shapes (", shapes.total() / kMb, " MB) is ",
+            static_cast<int>(std::round(std::abs(off) * 100)), "% ", off > 0 ? "over" : "under", " its measured peak (",
+            peak / kMb, " MB). Its terms, MB: weights ", shapes.weights / kMb, ", gradients ", shapes.gradients / kMb,
+            ", optimizer ", shapes.optimizer / kMb, ", ema ", shapes.ema / kMb, ", buckets ", shapes.buckets / kMb,
+            ", casts ", shapes.casts / kMb, "; the task's activation estimate ", shapes.activations / kMb,
+            " as backward starts, ", shapes.activations_end / kMb,
+            " as it ends: the plan (and micro_batch = \"auto\") ",
+            off > 0 ? "leaves memory unused" : "may pick a micro-batch that runs out of memory");
+}
+
 // The step's row of the report.
 void Trainer::Impl::report_step(int64_t done, const StepFigures& f, double lr, double ms) {
   if (world.rank() != 0) return;
@@ -485,13 +520,7 @@ void Trainer::Impl::report_step(int64_t done, const StepFigures& f, double lr, d
     // On CPU or an unknown GPU there is no peak to compare with: no field.
     if (auto m = mfu(per_gpu, gpu.name, mfu_precision, gpu.sm_count)) row.emplace_back("mfu", *m);
   }
-  if (done == record->start_step() + 1) {
-    const TensorMemory m = tensor_memory(device);
-    if (m.peak >= 0)
-      log::info("memory: the first step's peak is ", (m.peak - live_before_model) / (1024 * 1024),
-                " MB of tensors on rank 0's device over what it held before the model; the plan said ",
-                plan.total() / (1024 * 1024), " MB");
-  }
+  if (done == record->start_step() + 1) check_plan(f);
   char line[128];
   std::snprintf(line, sizeof line, "loss %.4f lr %.3g %.0f ms/step", f.loss, lr, ms);
   report->step(done, row, line);

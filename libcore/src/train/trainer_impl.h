@@ -127,6 +127,7 @@ struct Trainer::Impl {
   std::vector<int64_t> free_bytes;
   int64_t live_before_model = 0;
 
+  std::string best_direction;  // train.best_mode, "auto" resolved: "min" or "max"
   Metrics last_eval;
   std::vector<std::string> metric_names;  // the task's, prefixed as evaluate gives them
   int64_t buffers_averaged_at = -1;  // the step whose buffers were last averaged
@@ -219,6 +220,11 @@ struct Trainer::Impl {
     // reduce()), and the weight hint before it, which a dropped step undoes.
     double out_of_memory = 0, hint_before = 0;
     int64_t micro_steps = 0;  // this step's forward passes (BatchSplit::micro_steps)
+    // The run's first step: the task's activation estimate for the shapes
+    // its micro-batches had (the largest start and end), which the measured
+    // peak is checked against (check_plan).
+    bool watch_memory = false;
+    Activations seen;
   };
   std::unique_ptr<Loader> make_loader(int64_t first_step);
   void start_reporting();
@@ -228,6 +234,10 @@ struct Trainer::Impl {
   double first_weight_hint(const at::Tensor& weight, int64_t micro_steps);
   void reduce(StepFigures& f, const std::vector<at::Tensor>& grads);
   void update(int64_t step, const StepFigures& f, const std::vector<at::Tensor>& grads, double lr);
+  // After the first step: its measured peak against the plan, and against
+  // the plan for the shapes the step really had; a warning naming the terms
+  // when the latter is off by more than 15%.
+  void check_plan(const StepFigures& f);
   void report_step(int64_t done, const StepFigures& f, double lr, double ms);
   int loop();
   int run();

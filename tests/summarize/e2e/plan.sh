@@ -12,7 +12,8 @@
 #      dist.shard = "none" are refused in their column, with the key.
 #   4. Bad input exits 2 naming the key: an unknown GPU, a count of 0.
 #   5. On this machine's CPU the plan is what training plans and within 15%
-#      of its first step's measured peak.
+#      of its first step's measured peak, and so is training's plan for the
+#      shapes that step had (no warning).
 set -uo pipefail
 summarize=$1 repo=$2 work=$3
 rm -rf "$work" && mkdir -p "$work/gpt2-xl"
@@ -71,9 +72,14 @@ common=(--set dist.device=cpu --set data.cache_dir="$work/cache" --set train.mic
 "$summarize" train "${common[@]}" --set train.max_steps=2 --set train.warmup_steps=0 --set train.out_dir="$work/run" >"$work/train.log" 2>&1 ||
   fail "training exited with $?"
 planned=$(total "$work/cpu-plan.log")
-read -r peak said < <(sed -n "s/.*the first step's peak is \([0-9]*\) MB.*the plan said \([0-9]*\) MB.*/\1 \2/p" \
+read -r peak said shapes < <(sed -n \
+  "s/.*the first step's peak is \([0-9]*\) MB.*the plan said \([0-9]*\) MB.*, \([0-9]*\) MB for this step's$/\1 \2 \3/p" \
   "$work/train.log")
+[[ -n $shapes ]] || fail "training did not log its plan for the first step's shapes"
 # The log truncates to whole MB, the table rounds.
 (( planned - said <= 1 && said - planned <= 1 )) || fail "plan says $planned MB, training planned $said MB"
 python3 -c "import sys; sys.exit(abs($planned / $peak - 1) > 0.15)" || fail "planned $planned MB, measured $peak MB"
-echo "plan: jobs' promises kept; edge at $t MB; CPU plan $planned MB against a measured peak of $peak MB"
+python3 -c "import sys; sys.exit(abs($shapes / $peak - 1) > 0.15)" || fail "the step's shapes planned $shapes MB, measured $peak MB"
+! grep -q "memory: the plan for the first step's shapes" "$work/train.log" || fail "training warned of its plan"
+echo "plan: jobs' promises kept; edge at $t MB; CPU plan $planned MB ($shapes MB for the first step's shapes)" \
+  "against a measured peak of $peak MB"

@@ -37,7 +37,7 @@ class RunRecordTest : public testing::TempDirTest {
 
 TEST_F(RunRecordTest, AFreshRunResumesFromNothing) {
   const TrainKeys s = settings();
-  RunRecord record(s);
+  RunRecord record(s, s.best_mode);
   EXPECT_FALSE(record.resume_from());
   EXPECT_FALSE(record.open_resume());
   EXPECT_EQ(record.start_step(), 0);
@@ -49,23 +49,23 @@ TEST_F(RunRecordTest, ResumeNoneRefusesAFolderWithCheckpoints) {
   std::filesystem::create_directories(path("run/checkpoints"));
   std::ofstream(path("run/checkpoints/step-00000004.h5")) << "x";
   s.resume = "none";
-  const std::string message = testing::message_of<UsageError>([&] { RunRecord record(s); });
+  const std::string message = testing::message_of<UsageError>([&] { RunRecord record(s, s.best_mode); });
   EXPECT_NE(message.find("already holds checkpoints"), std::string::npos) << message;
   EXPECT_NE(message.find("train.resume = \"auto\""), std::string::npos) << message;
   s.resume = "auto";
-  EXPECT_EQ(*RunRecord(s).resume_from(), path("run/checkpoints/step-00000004.h5"));
+  EXPECT_EQ(*RunRecord(s, s.best_mode).resume_from(), path("run/checkpoints/step-00000004.h5"));
 }
 
 TEST_F(RunRecordTest, ResumeFromAMissingFileNamesIt) {
   TrainKeys s = settings();
   s.resume = path("nowhere.h5");
-  const std::string message = testing::message_of<UsageError>([&] { RunRecord record(s); });
+  const std::string message = testing::message_of<UsageError>([&] { RunRecord record(s, s.best_mode); });
   EXPECT_NE(message.find("nowhere.h5' not found"), std::string::npos) << message;
 }
 
 TEST_F(RunRecordTest, TheBestFollowsTheMode) {
   const TrainKeys low = settings("min"), high = settings("max");
-  RunRecord min_record(low), max_record(high);
+  RunRecord min_record(low, low.best_mode), max_record(high, high.best_mode);
   EXPECT_TRUE(min_record.improves(2.0));  // anything beats none
   EXPECT_FALSE(min_record.improves(2.5));
   EXPECT_FALSE(min_record.improves(2.0));  // a tie is no improvement
@@ -79,7 +79,7 @@ TEST_F(RunRecordTest, TheBestFollowsTheMode) {
 
 TEST_F(RunRecordTest, EarlyStoppingCountsEvaluationsWithoutAnImprovementAboveTheDelta) {
   const TrainKeys s = settings("min", 2, 0.1);
-  RunRecord record(s);
+  RunRecord record(s, s.best_mode);
   EXPECT_FALSE(record.count(1.0));
   EXPECT_FALSE(record.count(0.95));  // better, by less than the delta
   EXPECT_EQ(record.stop_wait(), 1);
@@ -93,12 +93,12 @@ TEST_F(RunRecordTest, EarlyStoppingCountsEvaluationsWithoutAnImprovementAboveThe
 
 TEST_F(RunRecordTest, ACheckpointKeepsTheBestAndTheCount) {
   const TrainKeys s = settings("min", 3);
-  RunRecord record(s);
+  RunRecord record(s, s.best_mode);
   record.improves(1.25);
   record.count(1.25);
   record.count(1.5);
   const Checkpoint ckpt = written(record, 40);
-  RunRecord resumed(s);
+  RunRecord resumed(s, s.best_mode);
   resumed.restore(ckpt);
   EXPECT_EQ(resumed.start_step(), 40);
   EXPECT_EQ(resumed.saved_at(), 40);
@@ -109,13 +109,13 @@ TEST_F(RunRecordTest, ACheckpointKeepsTheBestAndTheCount) {
 
 TEST_F(RunRecordTest, AnotherMetricOrDirectionStartsTheBestOver) {
   const TrainKeys s = settings("min", 3);
-  RunRecord record(s);
+  RunRecord record(s, s.best_mode);
   record.improves(2.3);
   record.count(2.3);
   record.count(2.4);
   TrainKeys other = settings("max", 3);
   other.best_metric = "eval_rouge";
-  RunRecord resumed(other);
+  RunRecord resumed(other, other.best_mode);
   resumed.restore(written(record, 10));
   EXPECT_EQ(resumed.start_step(), 10);
   EXPECT_TRUE(std::isnan(resumed.best()));
@@ -125,15 +125,15 @@ TEST_F(RunRecordTest, AnotherMetricOrDirectionStartsTheBestOver) {
 
 TEST_F(RunRecordTest, AnEarlyStopTrainsOnWithPatienceLeft) {
   const TrainKeys s = settings("min", 1);
-  RunRecord record(s);
+  RunRecord record(s, s.best_mode);
   record.count(1.0);
   record.count(1.1);
   record.stop_early(true);
-  RunRecord same(s);
+  RunRecord same(s, s.best_mode);
   same.restore(written(record, 20));
   EXPECT_TRUE(same.stopped_early());
   const TrainKeys patient = settings("min", 5);
-  RunRecord more(patient);
+  RunRecord more(patient, patient.best_mode);
   more.restore(written(record, 20));
   EXPECT_FALSE(more.stopped_early());
   EXPECT_EQ(more.stop_wait(), 1);

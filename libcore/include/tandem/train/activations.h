@@ -5,6 +5,8 @@
 // beside its code (GPTConfig, ResNetOptions, DitOptions ::activation_bytes).
 #include <cstdint>
 
+#include "tandem/data/loader.h"
+
 namespace tandem {
 
 // What a training micro-batch's activations depend on besides the model and
@@ -13,6 +15,11 @@ struct ActivationQuery {
   int64_t micro_batch = 1;
   int64_t element_bytes = 4;  // of the forward's compute dtype: 2 under fp16 or bf16 autocast, else 4
   bool recompute = false;     // train.recompute = "blocks"
+  // When set, the shapes of this batch (its host tensors, as make_batch or
+  // make_packed_batch gave them) rather than the largest the task makes:
+  // the trainer's check of its plan against a step's measured peak. Tasks
+  // whose batches are all alike may ignore it.
+  const Batch* batch = nullptr;
 };
 
 // A task's answer, in bytes: `start`, as backward starts (what the forward

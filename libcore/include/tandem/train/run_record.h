@@ -8,7 +8,8 @@
 // - Made from the run's settings before any work: train.resume is checked
 //   against out_dir's checkpoints there (UsageError naming the key).
 // - beats() is the one rule of the best model and of early stopping: better
-//   by more than a delta in train.best_mode's direction.
+//   by more than a delta in the direction the record is made with
+//   (train.best_mode, "auto" resolved to the metric's own).
 // - improves(v) records v as the best when it beats the best so far (any v
 //   beats none); count(v) counts one evaluation for early stopping and says
 //   whether this rank's patience ran out. Whether the run stops is the ranks'
@@ -28,8 +29,9 @@ namespace tandem {
 
 class RunRecord {
  public:
-  // `settings` must outlive the record.
-  explicit RunRecord(const TrainKeys& settings);
+  // `settings` must outlive the record; `direction`, "min" or "max", is
+  // which way train.best_metric is better.
+  RunRecord(const TrainKeys& settings, std::string direction);
 
   CheckpointDir& checkpoints() { return checkpoints_; }
   const std::optional<std::string>& resume_from() const { return resume_from_; }
@@ -61,6 +63,7 @@ class RunRecord {
   void restore_best(const Checkpoint& ckpt);
 
   const TrainKeys& settings_;
+  std::string direction_;
   CheckpointDir checkpoints_;
   std::optional<std::string> resume_from_;
   int64_t start_step_ = 0, saved_at_ = -1;

@@ -33,7 +33,7 @@ struct TrainKeys {
   std::string master_weights = "replicated";
   int64_t eval_every = 0, ckpt_every = 0, keep_last = 3, log_every = 10, max_bad_steps = 10;
   std::string resume = "auto";
-  std::string best_metric = "eval_loss", best_mode = "min";
+  std::string best_metric = "eval_loss", best_mode = "auto";
   double gpu_every_s = 30.0;
   bool tensorboard = true;  // obs.tensorboard
 
@@ -138,8 +138,10 @@ struct TrainKeys {
     visit("train.best_metric", t.best_metric,
           "metric that picks models/best_model.h5; \"none\": no picking, models/final_model.h5 is the run's model",
           a_name());
-    visit("train.best_mode", t.best_mode, "whether a smaller or larger best_metric is better",
-          one_of({"min", "max"}));
+    visit("train.best_mode", t.best_mode,
+          "whether a smaller or larger best_metric is better; \"auto\": the metric's own direction (a loss "
+          "smaller, an accuracy, AUC or ROUGE larger), for the best model and early stopping alike",
+          one_of({"auto", "min", "max"}));
     visit("obs.gpu_every_s", t.gpu_every_s,
           "log each GPU's utilisation, memory and temperature this often; 0 disables", at_least(0));
     visit("obs.tensorboard", t.tensorboard,
