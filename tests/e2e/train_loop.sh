@@ -361,7 +361,7 @@ nonfinite)
   [ -f n/checkpoints/step-00000005.h5 ] || fail "last good checkpoint lost"
   ;;
 oom_backoff)
-  # Rank 1 runs out of memory in step 3 (forward passes 5-6 at micro-batch 4
+  # (Evaluation's back-off is at the end.) Rank 1 runs out of memory in step 3 (forward passes 5-6 at micro-batch 4
   # x accumulation 2), in forward, then in backward while rank 0's buckets
   # are under way: every rank drops the step and runs it again at micro-batch
   # 2, which the rest of the run keeps. Its model is a run's that switched
@@ -413,6 +413,23 @@ oom_backoff)
   s=$(status run 2 "${common[@]}" --set train.out_dir=recomputing --set train.recompute=blocks)
   [ "$s" = 0 ] && grep -q "ran out of memory above micro-batch 1 with .*; this run has .*recompute = \"blocks\".*, and starts at its own micro-batch" out.log ||
     fail "a resume with other settings kept the smaller micro-batch (exited $s)"
+  # Evaluation out of memory on rank 1 above 2 samples: every rank
+  # evaluates again at half the micro-batch (4 -> 2), logged once; the next
+  # evaluation starts at 2; the figures are those of a run that never ran out.
+  ev=(--set train.max_steps=4 --set train.eval_every=2 --set train.micro_batch=4)
+  run 2 "${common[@]}" "${ev[@]}" --set train.out_dir=eref >/dev/null
+  s=$(status run 2 "${common[@]}" "${ev[@]}" --set toy.oom_in=eval --set toy.oom_from_call=1 --set toy.oom_rank=1 \
+      --set toy.oom_above=2 --set train.out_dir=eoom)
+  [ "$s" = 0 ] || fail "out of memory in evaluation: exited $s"
+  [ "$(grep -c "evaluation ran out of memory at micro-batch 4 on a rank: evaluating again at 2" out.log)" = 1 ] ||
+    fail "no evaluation back-off line, or one at each evaluation"
+  python3 - eref/metrics.jsonl eoom/metrics.jsonl <<'PY' || fail "the evaluation that backed off differs"
+import json, sys
+evals = [{r["step"]: r["eval_loss"] for r in map(json.loads, open(p)) if "eval_loss" in r} for p in sys.argv[1:]]
+assert sorted(evals[0]) == [2, 4] and evals[0].keys() == evals[1].keys(), evals
+for step, ref in evals[0].items():
+    assert abs(evals[1][step] - ref) <= 1e-6 * abs(ref), (step, ref, evals[1][step])
+PY
   ;;
 micro_batch_auto)
   # The largest micro-batch whose plan fits: with little activation memory,

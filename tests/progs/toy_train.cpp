@@ -102,9 +102,12 @@ class ToyTask : public tandem::Task {
       if (calls_ == signal_at_ && (signal_rank_ < 0 || signal_rank_ == rank_)) std::raise(SIGUSR1);
     }
     auto& net = static_cast<Net&>(model);
-    const bool oom = model.is_training() && oom_from_ > 0 && calls_ >= oom_from_ &&
+    const bool oom = model.is_training() && oom_in_ != "eval" && oom_from_ > 0 && calls_ >= oom_from_ &&
                      (oom_rank_ < 0 || oom_rank_ == rank_) && b.at("x").size(0) > oom_above_;
     if (oom && oom_in_ == "forward") out_of_memory("forward");
+    if (!model.is_training() && oom_in_ == "eval" && oom_from_ > 0 && (oom_rank_ < 0 || oom_rank_ == rank_) &&
+        b.at("x").size(0) > oom_above_)
+      out_of_memory("evaluation");
     auto err = (net.forward(b.at("x"), oom) - b.at("y")).pow(2).mean(1);
     auto valid = b.at("valid").to(err.dtype());
     auto l = (err * valid).sum() * loss_gain_;
@@ -140,10 +143,14 @@ int run(tandem::World& world, int argc, char** argv) {
   schema.add("toy.signal_rank", int64_t{-1}, "the rank that raises it; -1: every rank");
   schema.add("toy.nan_from_call", int64_t{-1}, "losses are NaN from this forward pass on");
   schema.add("toy.oom_from_call", int64_t{-1},
-             "from this training forward pass on, micro-batches of more than toy.oom_above samples run out of memory");
+             "from this training forward pass on, micro-batches of more than toy.oom_above samples run out of memory "
+             "(toy.oom_in = \"eval\": any value above 0)");
   schema.add("toy.oom_rank", int64_t{-1}, "the rank that runs out of memory; -1: every rank");
   schema.add("toy.oom_above", int64_t{0}, "micro-batches of at most this many samples fit");
-  schema.add("toy.oom_in", std::string("forward"), "where memory runs out", {"forward", "backward"});
+  schema.add("toy.oom_in", std::string("forward"),
+             "where memory runs out: a training forward or backward pass, or evaluation (its batches of more than "
+             "toy.oom_above samples, from the first)",
+             {"forward", "backward", "eval"});
   schema.add("toy.activation_mb", -1.0, "the memory plan's activations per sample, MB; < 0: no estimate");
   schema.add("toy.loss_gain", 1.0,
              "the loss is multiplied by this: large, fp16 gradients overflow at the initial loss scale until the "

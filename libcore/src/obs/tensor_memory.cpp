@@ -1,5 +1,6 @@
 #include "tandem/obs/tensor_memory.h"
 
+#include <string>
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
@@ -100,6 +101,15 @@ void release_cached_memory(const c10::Device& device) {
 #else
   (void)device;
 #endif
+}
+
+bool is_out_of_memory(const c10::Error& e) {
+  if (dynamic_cast<const c10::OutOfMemoryError*>(&e)) return true;
+  const std::string what = e.what_without_backtrace();
+  for (const char* sign :
+       {"out of memory", "CUBLAS_STATUS_ALLOC_FAILED", "CUDNN_STATUS_ALLOC_FAILED", "not enough memory"})
+    if (what.find(sign) != std::string::npos) return true;
+  return false;
 }
 
 }  // namespace tandem

@@ -4,24 +4,6 @@
 
 namespace tandem {
 
-namespace {
-
-// Errors that running out of device memory raises: the caching allocator's
-// OutOfMemoryError; a raw CUDA allocation's "out of memory"
-// (cudaErrorMemoryAllocation); cuBLAS's and cuDNN's failing workspaces; the
-// CPU allocator's "not enough memory". accelerate's should_reduce_batch_size
-// reads the same messages.
-bool is_out_of_memory(const c10::Error& e) {
-  if (dynamic_cast<const c10::OutOfMemoryError*>(&e)) return true;
-  const std::string what = e.what_without_backtrace();
-  for (const char* sign : {"out of memory", "CUBLAS_STATUS_ALLOC_FAILED", "CUDNN_STATUS_ALLOC_FAILED",
-                           "not enough memory"})
-    if (what.find(sign) != std::string::npos) return true;
-  return false;
-}
-
-}  // namespace
-
 // The settings against the task and the world, before anything is set up:
 // each refusal names the key. It also reads the dist.* keys (and applies
 // dist.timeout_s) and the task's metric names, which the checks need.

@@ -13,7 +13,8 @@ bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
   ctx.device = device;
   ctx.precision = precision;
   ctx.weights_in_precision = !frozen_base.empty() || masters_sharded();
-  ctx.micro_batch = batches->micro_batch();
+  ctx.micro_batch = eval_micro_batch > 0 ? std::min(eval_micro_batch, batches->micro_batch()) : batches->micro_batch();
+  ctx.backed_off_to = &eval_micro_batch;
   ctx.seed = seed;
   last_eval = evaluate(task, *model, ctx);
   if (last_eval.empty()) return false;

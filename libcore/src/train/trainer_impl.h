@@ -129,6 +129,9 @@ struct Trainer::Impl {
 
   std::string best_direction;  // train.best_mode, "auto" resolved: "min" or "max"
   Metrics last_eval;
+  // The micro-batch evaluation backed off to after running out of memory,
+  // kept for the rest of the run (not in checkpoints); 0: training's.
+  int64_t eval_micro_batch = 0;
   std::vector<std::string> metric_names;  // the task's, prefixed as evaluate gives them
   int64_t buffers_averaged_at = -1;  // the step whose buffers were last averaged
 

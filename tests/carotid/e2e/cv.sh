@@ -6,8 +6,9 @@
 # deals the same folds; a second `cv` on the same folder finds every fold
 # done, `cv-report` writes the same report again; `predict --model CV`
 # averages the fold models (checked against each model alone), with flips
-# under --tta; `--fold` without `--run-dir` stops at the door, and so does
-# cv-report over a damaged fold.
+# under --tta; each fold stops early on its own (its patience and best are
+# its own, not the previous fold's); `--fold` without `--run-dir` stops at
+# the door, and so does cv-report over a damaged fold.
 set -euo pipefail
 carotid=$1 mpiexec=$2 data=$3 work=$4
 source "$(dirname "${BASH_SOURCE[0]}")/breast_lib.sh"
@@ -63,6 +64,19 @@ paste -d, "$work"/pred-{0,1,2}/persons.csv "$cv/predictions/persons.csv" | tail 
 "$carotid" predict --model "$cv" --input "$work/some" --tta --out "$work/pred-tta" >/dev/null 2>&1 ||
   fail "predict --tta failed"
 cmp -s "$work/pred-tta/persons.csv" "$cv/predictions/persons.csv" && fail "--tta changed no probability"
+
+# Early stopping per fold: with a min_delta no evaluation can beat, only a
+# fold's first evaluation improves, so with patience 1 each fold stops after
+# its second; a fold that took the previous fold's best would stop after its
+# first.
+"$carotid" cv --folds 2 "${breast[@]}" --epochs 5 --set obs.tensorboard=false --set train.early_stop_patience=1 \
+  --set train.early_stop_min_delta=100 --run-dir "$work/early" >"$work/early.log" 2>&1 ||
+  fail "cv with early stopping failed: $(tail -3 "$work/early.log")"
+[ "$(grep -c "stopping early at step" "$work/early.log")" = 2 ] || fail "not both folds stopped early"
+for k in 0 1; do
+  evals=$(grep -c '"eval_person_auc"' "$work/early/fold-$k/metrics.jsonl")
+  [ "$evals" = 2 ] || fail "fold $k evaluated $evals times before stopping, expected 2"
+done
 
 status=0
 "$carotid" cv --fold 1 "${common[@]}" >"$work/bad.log" 2>&1 || status=$?

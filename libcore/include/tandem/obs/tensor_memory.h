@@ -7,6 +7,7 @@
 // from (not memory LibTorch takes from malloc itself), each block counted by
 // the usable size malloc gives it.
 #include <c10/core/Device.h>
+#include <c10/util/Exception.h>
 
 #include <cstdint>
 
@@ -30,5 +31,12 @@ void reset_tensor_peak(const c10::Device& device);
 // (torch.cuda.empty_cache), so that a step retried after running out of
 // memory starts from unfragmented memory; nothing on the CPU.
 void release_cached_memory(const c10::Device& device);
+
+// Whether `e` is running out of device memory: the caching allocator's
+// OutOfMemoryError; a raw CUDA allocation's "out of memory"
+// (cudaErrorMemoryAllocation); cuBLAS's and cuDNN's failing workspaces; the
+// CPU allocator's "not enough memory". accelerate's should_reduce_batch_size
+// reads the same messages.
+bool is_out_of_memory(const c10::Error& e);
 
 }  // namespace tandem

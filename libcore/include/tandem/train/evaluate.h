@@ -23,11 +23,18 @@ struct EvalContext {
   bool weights_in_precision = false;
   int64_t micro_batch = 1;
   uint64_t seed = 0;
+  // Where set, the micro-batch evaluation settled on after running out of
+  // memory (gather_eval_rows), for the caller's next evaluation.
+  int64_t* backed_off_to = nullptr;
 };
 
 // Every evaluation sample's rows (Task::eval_rows), from all ranks, in
 // dataset order, padding dropped, on the host: what reports per sample are
-// made from. Empty when the task has no evaluation set.
+// made from. Empty when the task has no evaluation set. A rank that runs
+// out of device memory stops its batches; every rank learns it (World::any,
+// after its own batches) and all evaluate again at half the micro-batch,
+// down to 1, as training backs off (logged; the rows are the same). Every
+// rank must call it together.
 EvalRows gather_eval_rows(Task& task, torch::nn::Module& model, const EvalContext& ctx);
 
 // What evaluate puts before each of the task's metric names.
