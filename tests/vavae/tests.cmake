@@ -49,7 +49,7 @@ tandem_e2e_test(vavae_no_command STATUS 2
 # plan: the full job's VAE at micro-batch 8 is over two T4s by its estimate
 # (jobs/vavae.toml says so), within two A100s; the tiny job fits the CPU.
 tandem_e2e_test(vavae_plan_t4 STATUS 2
-  MATCH "train-vae, dist.shard = \"none\": vae.micro_batch = 8 \\(recompute none\\) plans [0-9]+ MB per rank, more than 13125 MB; vae.micro_batch = \"auto\" would take 4"
+  MATCH "train-vae, dist.shard = \"none\": vae.micro_batch = 8 \\(recompute none\\) plans [0-9]+ MB per rank, more than 13125 MB; vae.micro_batch = \"auto\" with train.global_batch = 16 \\(this job.s\\) would take 4"
   COMMAND $<TARGET_FILE:vavae> plan --config ${CMAKE_SOURCE_DIR}/jobs/vavae.toml --gpus t4x2)
 tandem_e2e_test(vavae_plan_a100 STATUS 0
   MATCH "^train-vae: images of 256 x 256" "^train-dit: latents of 32 x 16 x 16" "^evaluate's classifier: images"

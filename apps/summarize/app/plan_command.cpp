@@ -8,6 +8,7 @@
 #include "app/inference.h"
 #include "app/prepare.h"
 #include "app/summarize_task.h"
+#include "model/gpt2_hf.h"
 #include "model/lora.h"
 #include "tandem/config/config.h"
 #include "tandem/dist/seed.h"
@@ -49,8 +50,9 @@ int run_plan(tandem::World& world, const tandem::Config& config) {
     rows = longest_allowed(config, spec.shape, stage.inputs);
   }
   // The model's shapes without its weights: a Hugging Face base is read
-  // for its config.json alone.
-  GPT model(spec.shape);
+  // for its config.json alone, which sizes the model as load_hf does.
+  const bool hf = spec.init_from.rfind("hf:", 0) == 0;
+  GPT model(hf ? read_hf_config(spec.init_from.substr(3)) : spec.shape);
   if (spec.lora.enabled()) add_lora(model, spec.lora);
   stage.model = model.ptr();
   stage.frozen_base = spec.lora.enabled();

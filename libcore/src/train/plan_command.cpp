@@ -59,6 +59,12 @@ struct Column {
 std::string instead(const PlanStage& stage, const MemoryPlan& plan, const PlanOptions& terms, int64_t share,
                     double budget) {
   TrainKeys automatic = stage.settings;
+  // "auto" splits a global batch: the job's own, as its keys make it.
+  const std::string global = automatic.global_batch > 0
+                                 ? std::string()
+                                 : " with " + automatic.key("global_batch") + " = " +
+                                       std::to_string(share * terms.world_size) + " (this job's)";
+  if (automatic.global_batch <= 0) automatic.global_batch = share * terms.world_size;
   automatic.micro_batch.automatic = true;
   if (automatic.recompute == "none") automatic.recompute = "auto";
   const std::string said = stage.settings.key("micro_batch") + " = " + std::to_string(plan.micro_batch) +
@@ -66,8 +72,8 @@ std::string instead(const PlanStage& stage, const MemoryPlan& plan, const PlanOp
                            " MB per rank, more than " + mb_text(budget) + " MB; ";
   try {
     const MemoryPlan p = MemoryFit(*stage.model, stage.activations, automatic, terms, share).resolve(budget);
-    return said + automatic.key("micro_batch") + " = \"auto\" would take " + std::to_string(p.micro_batch) +
-           " (recompute " + p.recompute + ", " + mb_text(p.total()) + " MB)";
+    return said + automatic.key("micro_batch") + " = \"auto\"" + global + " would take " +
+           std::to_string(p.micro_batch) + " (recompute " + p.recompute + ", " + mb_text(p.total()) + " MB)";
   } catch (const UsageError& e) {
     return said + e.what();
   }
@@ -79,6 +85,7 @@ Column plan_column(const PlanStage& stage, const std::string& shard, const DistK
   c.shard = shard;
   try {
     check_master_weights(stage.settings, shard, precision);
+    check_auto_micro_batch(stage.settings, world_size, "the job");
     const PlanOptions terms =
         plan_options(stage.settings, shard, dist.bucket_mb, world_size, precision, stage.fp32_weights);
     const int64_t share = share_of(stage.settings, world_size, stage.packed);
@@ -173,7 +180,8 @@ std::string plan_stage(std::ostream& out, const PlanStage& stage, const std::vec
 int run_plan(World& world, const Config& config, const std::vector<PlanStage>& stages) {
   const PlanKeys keys = read_keys<PlanKeys>(config);
   const DistKeys dist = dist_settings(config);
-  const PlannedDevices devices = keys.gpus.empty() ? this_machine() : parse_gpus(keys.gpus, "plan.gpus");
+  const PlannedDevices devices =
+      keys.gpus.empty() ? this_machine(dist.device == "cpu") : parse_gpus(keys.gpus, "plan.gpus");
   const std::vector<std::string> shards = keys.shard == "all"
                                               ? std::vector<std::string>{"none", "optimizer", "gradients"}
                                               : std::vector<std::string>{keys.shard.empty() ? dist.shard : keys.shard};

@@ -45,8 +45,10 @@ PlannedDevices parse_gpus(const std::string& text, const std::string& key) {
   };
   if (!std::regex_match(text, m, form)) throw refuse("not a device list");
   PlannedDevices d;
-  d.count = m[2].matched ? std::stoi(m[2].str()) : 1;
-  if (d.count < 1 || d.count > 4096) throw refuse("the count must be 1 or more");
+  const std::string count = m[2].matched ? m[2].str() : "1";
+  if (count.size() > 4 || std::stoi(count) < 1 || std::stoi(count) > 4096)
+    throw refuse("the count must be from 1 to 4096");
+  d.count = std::stoi(count);
   const std::string what = m[1].str();
   int64_t memory = 0;
   if (std::regex_match(what, s, size)) {
@@ -74,8 +76,8 @@ PlannedDevices parse_gpus(const std::string& text, const std::string& key) {
   return d;
 }
 
-PlannedDevices this_machine() {
-  const std::vector<GpuInfo> gpus = visible_gpus();
+PlannedDevices this_machine(bool cpu) {
+  const std::vector<GpuInfo> gpus = cpu ? std::vector<GpuInfo>{} : visible_gpus();
   PlannedDevices d;
   if (gpus.empty()) {
     d.cuda = false;

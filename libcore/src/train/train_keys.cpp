@@ -122,4 +122,16 @@ void check_master_weights(const TrainKeys& settings, const std::string& shard, P
                      key + " = \"replicated\"");
 }
 
+void check_auto_micro_batch(const TrainKeys& settings, int world_size, const std::string& source) {
+  const KeyNames& key = settings.key;
+  if (!settings.micro_batch.automatic) return;
+  if (settings.global_batch <= 0)
+    throw UsageError(key("micro_batch") + " = \"auto\" splits a rank's share of " + key("global_batch") +
+                     ", which is not set (" + source + "): set it to the samples per optimizer step over all ranks");
+  if (settings.global_batch % world_size != 0)
+    throw UsageError(key("global_batch") + " = " + std::to_string(settings.global_batch) +
+                     " must be a multiple of the " + std::to_string(world_size) + " ranks for " + key("micro_batch") +
+                     " = \"auto\" to split");
+}
+
 }  // namespace tandem

@@ -12,16 +12,7 @@ void Trainer::Impl::check_settings() {
   world.watchdog().set_timeout(dist.timeout_s);
   if (task.train_size() <= 0) throw UsageError("the training set is empty");
   check_best_metric();
-  const KeyNames& key = settings.key;
-  if (!settings.micro_batch.automatic) return;
-  if (settings.global_batch <= 0)
-    throw UsageError(key("micro_batch") + " = \"auto\" splits a rank's share of " + key("global_batch") +
-                     ", which is not set (" + config.source(key("global_batch")) +
-                     "): set it to the samples per optimizer step over all ranks");
-  if (settings.global_batch % world.size() != 0)
-    throw UsageError(key("global_batch") + " = " + std::to_string(settings.global_batch) +
-                     " must be a multiple of the " + std::to_string(world.size()) + " ranks for " +
-                     key("micro_batch") + " = \"auto\" to split");
+  check_auto_micro_batch(settings, world.size(), config.source(settings.key("global_batch")));
 }
 
 // The rank's device and precision, the batch split, the schedule, the run

@@ -1,14 +1,18 @@
 #pragma once
 // `APP plan`: will the job fit, before it runs. From the job file and flags,
-// with nothing written and no GPU needed, the memory plan a rank of each
+// with nothing written (but a task's data cache under plan.data) and no GPU
+// needed, the memory plan a rank of each
 // model the job trains would make (memory_plan.h), and what
 // train.micro_batch = "auto" and train.recompute = "auto" would pick there
 // (memory_fit.h: the same computation the Trainer makes at its start), on
 // this machine's devices or on GPUs named by plan.gpus (plan_gpus.h).
 //
 // Exit status: 0 when every model fits under the job's dist.shard (with
-// plan.shard = "all", under at least one setting); otherwise the UsageError
-// `train` would stop with (2), naming what would make it fit; 2 for bad input.
+// plan.shard = "all", under at least one setting); otherwise 2, with what
+// would make it fit: for "auto" fitting nothing, the UsageError `train`
+// stops with; for a fixed micro-batch over the budget (which `train` runs,
+// warning, and backs off when it runs out of memory), what "auto" would
+// take. 2 for bad input.
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -44,7 +44,8 @@ struct PlannedDevices {
 PlannedDevices parse_gpus(const std::string& text, const std::string& key);
 
 // This machine's: every visible GPU as the first one is, its free memory
-// measured; else one CPU rank with the memory the kernel says is available.
-PlannedDevices this_machine();
+// measured; else (or with `cpu`: dist.device = "cpu") one CPU rank with the
+// memory the kernel says is available.
+PlannedDevices this_machine(bool cpu);
 
 }  // namespace tandem

@@ -85,9 +85,10 @@ struct TrainKeys {
     visit("$.grad_clip", t.grad_clip, "clip the global gradient norm to this; 0 disables", at_least(0));
     visit("$.recompute", t.recompute,
           "activation recomputation: \"blocks\" keeps only each block's input (GPT-2's and the DiT's transformer "
-          "blocks, the ResNet's stages, the VAE's resolution levels) and runs the block again in backward, for about a third more compute; "
+          "blocks, the ResNet's stages, the VAE's resolution levels) and runs the block again in backward, for about a "
+          "third more compute; "
           "\"none\" keeps every activation; \"auto\": \"blocks\" only when the memory plan does not fit in 90% of the "
-          "least free device memory of a rank (never for a model without an activation estimate: the VAE)",
+          "least free device memory of a rank (never for a model without an activation estimate)",
           one_of({"none", "blocks", "auto"}));
     visit("train.precision", t.precision,
           "forward precision: auto = bf16 on GPUs with compute capability >= 8, fp16 on older GPUs, fp32 on CPU",
@@ -184,5 +185,10 @@ enum class Precision;
 // precision is resolved: a UsageError that names every key it depends on
 // under fp32 or dist.shard = `shard` = "none".
 void check_master_weights(const TrainKeys& settings, const std::string& shard, Precision precision);
+// train.micro_batch = "auto" against the global batch it splits over
+// `world_size` ranks: a UsageError when train.global_batch is not set
+// (`source`: where its value came from, config.source) or is no multiple of
+// the ranks. Nothing for a fixed micro-batch.
+void check_auto_micro_batch(const TrainKeys& settings, int world_size, const std::string& source);
 
 }  // namespace tandem
