@@ -52,7 +52,7 @@ int run_plan(tandem::World& world, const tandem::Config& config) {
   // The model's shapes without its weights: a Hugging Face base is read
   // for its config.json alone, which sizes the model as load_hf does.
   const bool hf = spec.init_from.rfind("hf:", 0) == 0;
-  GPT model(hf ? read_hf_config(spec.init_from.substr(3)) : spec.shape);
+  GPT model(hf ? read_hf_config(spec.init_from.substr(3)) : spec.shape, /*initialise=*/false);
   if (spec.lora.enabled()) add_lora(model, spec.lora);
   stage.model = model.ptr();
   stage.frozen_base = spec.lora.enabled();

@@ -222,9 +222,10 @@ TransformerImpl::TransformerImpl(const GPTConfig& config) {
   ln_f = register_module("ln_f", LayerNorm(config.n_embd, config.bias, config.layer_norm_epsilon));
 }
 
-GPTImpl::GPTImpl(const GPTConfig& config) : config_(config) {
+GPTImpl::GPTImpl(const GPTConfig& config, bool initialise) : config_(config) {
   config.validate();
   transformer = register_module("transformer", Transformer(config));
+  if (!initialise) return;
 
   torch::NoGradGuard no_grad;
   for (const auto& module : modules(/*include_self=*/false)) {

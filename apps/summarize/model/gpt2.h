@@ -180,7 +180,10 @@ class GPTImpl : public torch::nn::Module {
   // Initialised as GPT-2 was: weights of Linear and Embedding layers from
   // N(0, 0.02), residual projections (c_proj) from N(0, 0.02 / sqrt(2 L)),
   // biases zero; from the global generator (torch::manual_seed).
-  explicit GPTImpl(const GPTConfig& config);
+  // `initialise` false leaves the weights as LibTorch's layers made them,
+  // skipping GPT-2's own initialisation: for a model whose values do not
+  // matter (the plan command reads its shapes; a loaded model overwrites them).
+  explicit GPTImpl(const GPTConfig& config, bool initialise = true);
 
   // Logits [B,T,vocab] for tokens idx [B,T] (int64), all optional beyond that:
   // - cache: the T positions follow the cache's; their keys and values are
