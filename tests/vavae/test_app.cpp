@@ -82,7 +82,8 @@ TEST(VavaeStageSettings, EachStageTrainsWithTheKeysOfItsTable) {
   tandem::Config c(vavae::vavae_schema());
   tandem::apply_set(c, "dit.lr=0.002");
   tandem::apply_set(c, "train.seed=7");
-  const tandem::TrainKeys dit = vavae::stage_settings(c, "dit", "OUT/dit", "eval_loss", "min");
+  tandem::apply_set(c, "train.out_dir=\"OUT\"");
+  const tandem::TrainKeys dit = vavae::dit_settings(c);
   EXPECT_DOUBLE_EQ(dit.lr, 0.002);
   EXPECT_DOUBLE_EQ(dit.beta2, 0.95);
   EXPECT_DOUBLE_EQ(dit.ema_decay, 0.9999);
@@ -91,12 +92,16 @@ TEST(VavaeStageSettings, EachStageTrainsWithTheKeysOfItsTable) {
   EXPECT_EQ(dit.out_dir, "OUT/dit");
   EXPECT_EQ(dit.key("lr"), "dit.lr");
   EXPECT_EQ(dit.key("min_lr"), "train.min_lr");
-  const tandem::TrainKeys vae = vavae::stage_settings(c, "vae", "OUT/vae", "eval_l1", "min");
+  const tandem::TrainKeys vae = vavae::vae_settings(c);
   EXPECT_DOUBLE_EQ(vae.lr, 1e-4);
   EXPECT_DOUBLE_EQ(vae.beta1, 0.5);
   EXPECT_DOUBLE_EQ(vae.grad_clip, 0.0);
   EXPECT_EQ(vae.best_metric, "eval_l1");
-  const tandem::TrainKeys eval = vavae::stage_settings(c, "eval", "OUT/evaluate", "eval_accuracy", "max");
+  EXPECT_EQ(vae.out_dir, "OUT/vae");
+  const tandem::TrainKeys eval = vavae::judge_settings(c);
+  EXPECT_EQ(eval.out_dir, "OUT/evaluate/classifier");
+  EXPECT_EQ(eval.best_metric, "eval_accuracy");
+  EXPECT_EQ(eval.best_mode, "max");
   EXPECT_DOUBLE_EQ(eval.lr, 1e-3);
   EXPECT_DOUBLE_EQ(eval.weight_decay, 1e-4);
   // A model's key under [train] is refused, naming the stage keys to set.
@@ -104,10 +109,9 @@ TEST(VavaeStageSettings, EachStageTrainsWithTheKeysOfItsTable) {
             "--set train.lr=0.1: unknown key 'train.lr' (set per model here: vae.lr, dit.lr or eval.lr)");
   // A bad value names the stage's key.
   tandem::apply_set(c, "dit.beta2=1.5");
-  EXPECT_NE(message_of<tandem::UsageError>([&] {
-              vavae::stage_settings(c, "dit", "x", "eval_loss", "min");
-            }).find("dit.beta2 must be in [0, 1), got 1.5"),
-            std::string::npos);
+  EXPECT_NE(
+      message_of<tandem::UsageError>([&] { vavae::dit_settings(c); }).find("dit.beta2 must be in [0, 1), got 1.5"),
+      std::string::npos);
 }
 
 TEST(VavaeDitKeys, TheKeysGiveTheModelOverItsPreset) {

@@ -78,8 +78,8 @@ int run_evaluate(tandem::World& world, const tandem::Config& config) {
   model.depth = 18;
   model.num_classes = num_users;
   model.stem = keys.stem != "auto" ? keys.stem : size < 96 ? "small" : "imagenet";
-  const std::string run_dir = (fs::path(eval_run_dir(config)) / "classifier").string();
-  const tandem::TrainKeys stage = stage_settings(config, "eval", run_dir, "eval_accuracy", "max");
+  const tandem::TrainKeys stage = judge_settings(config);
+  const std::string& run_dir = stage.out_dir;
   if (world.is_main())
     tandem::log::info("evaluate: a ResNet-18 learns ", num_users, " users from ", train.items.size(),
                       " real images; then it judges ", val.items.size(), " real validation and ", generated.size(),

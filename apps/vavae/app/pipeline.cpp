@@ -25,13 +25,28 @@ std::string samples_dir(const tandem::Config& config) {
 }
 std::string eval_run_dir(const tandem::Config& config) { return (out(config) / "evaluate").string(); }
 
+namespace {
+
 tandem::TrainKeys stage_settings(const tandem::Config& config, const std::string& stage, const std::string& run_dir,
-                                     const std::string& best_metric, const std::string& best_mode) {
+                                 const std::string& best_metric, const std::string& best_mode) {
   tandem::TrainKeys s = tandem::train_settings(config, stage);
   s.out_dir = run_dir;
   s.best_metric = best_metric;
   s.best_mode = best_mode;
   return s;
+}
+
+}  // namespace
+
+tandem::TrainKeys vae_settings(const tandem::Config& config) {
+  return stage_settings(config, "vae", vae_run_dir(config), "eval_l1", "min");
+}
+tandem::TrainKeys dit_settings(const tandem::Config& config) {
+  return stage_settings(config, "dit", dit_run_dir(config), "eval_loss", "min");
+}
+tandem::TrainKeys judge_settings(const tandem::Config& config) {
+  return stage_settings(config, "eval", (fs::path(eval_run_dir(config)) / "classifier").string(), "eval_accuracy",
+                        "max");
 }
 
 }  // namespace vavae

@@ -18,10 +18,13 @@ std::string dit_run_dir(const tandem::Config& config);
 std::string samples_dir(const tandem::Config& config);   // sample.output_dir, or OUT/samples
 std::string eval_run_dir(const tandem::Config& config);  // OUT/evaluate
 
-// The settings a stage trains with: its model's keys from the stage's table
-// ("vae", "dit", "eval"), the run's from [train], its own folder `run_dir`
-// and the metric that picks its best model.
-tandem::TrainKeys stage_settings(const tandem::Config& config, const std::string& stage, const std::string& run_dir,
-                                     const std::string& best_metric, const std::string& best_mode);
+// The settings each model the pipeline trains with, for its command and for
+// plan alike: its model's keys from its table ("vae", "dit", "eval"), the
+// run's from [train], its own folder (vae_run_dir, dit_run_dir, and
+// OUT/evaluate/classifier for evaluate's judge) and the metric that picks its
+// best model (eval_l1, eval_loss, eval_accuracy).
+tandem::TrainKeys vae_settings(const tandem::Config& config);
+tandem::TrainKeys dit_settings(const tandem::Config& config);
+tandem::TrainKeys judge_settings(const tandem::Config& config);
 
 }  // namespace vavae

@@ -28,7 +28,7 @@ tandem::PlanStage vae_stage(const tandem::Config& config, const VaeOptions& vae,
                             const std::string& inputs) {
   tandem::PlanStage stage;
   stage.name = "train-vae";
-  stage.settings = stage_settings(config, "vae", vae_run_dir(config), "eval_l1", "min");
+  stage.settings = vae_settings(config);
   stage.model = features > 0 ? std::shared_ptr<torch::nn::Module>(VfVae(vae, features).ptr())
                              : std::shared_ptr<torch::nn::Module>(Vae(vae).ptr());
   stage.fp32_weights = fp32_weights(*stage.model);
@@ -45,7 +45,7 @@ tandem::PlanStage dit_stage(const tandem::Config& config, const VaeOptions& vae,
   const DitOptions dit = tandem::read_keys<DitKeys>(config).options(size / f, vae.embed_dim, users);
   tandem::PlanStage stage;
   stage.name = "train-dit";
-  stage.settings = stage_settings(config, "dit", dit_run_dir(config), "eval_loss", "min");
+  stage.settings = dit_settings(config);
   stage.model = Dit(dit).ptr();
   stage.activations = [dit](const tandem::ActivationQuery& q) { return dit.activation_bytes(q); };
   stage.inputs = "latents of " + std::to_string(vae.embed_dim) + " x " + std::to_string(size / f) + " x " +
@@ -62,7 +62,7 @@ tandem::PlanStage classifier_stage(const tandem::Config& config, int64_t size, i
   model.stem = keys.stem != "auto" ? keys.stem : size < 96 ? "small" : "imagenet";
   tandem::PlanStage stage;
   stage.name = "evaluate's classifier";
-  stage.settings = stage_settings(config, "eval", eval_run_dir(config), "eval_accuracy", "max");
+  stage.settings = judge_settings(config);
   stage.model = tandem::nn::ResNet(model).ptr();
   stage.activations = [model, size](const tandem::ActivationQuery& q) { return model.activation_bytes(q, size); };
   stage.inputs = inputs;

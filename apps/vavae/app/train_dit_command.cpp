@@ -25,8 +25,8 @@ int run_train_dit(tandem::World& world, const tandem::Config& config) {
   options.dit = dit_options(keys, train);
   options.timesteps = parse_timestep_sampling(keys.timestep_sampling, "dit.timestep_sampling");
   options.cosine_weight = keys.cosine_weight;
-  const std::string run_dir = dit_run_dir(config);
-  const tandem::TrainKeys stage = stage_settings(config, "dit", run_dir, "eval_loss", "min");
+  const tandem::TrainKeys stage = dit_settings(config);
+  const std::string& run_dir = stage.out_dir;
   if (world.is_main())
     tandem::log::info("train-dit: ", train.latents.size(0), " training and ", val.latents.size(0),
                       " validation latents ", train.latents.sizes().slice(1), " of ", train.num_users, " users; DiT ",

@@ -36,8 +36,8 @@ int run_train_vae(tandem::World& world, const tandem::Config& config) {
     options.vf_features =
         read_vf_features(vae.vf_features, "vae.vf_features", train.items, data.root, options.image_size / f);
   options.vf_weight = vae.vf_weight;
-  const std::string run_dir = vae_run_dir(config);
-  const tandem::TrainKeys stage = stage_settings(config, "vae", run_dir, "eval_l1", "min");
+  const tandem::TrainKeys stage = vae_settings(config);
+  const std::string& run_dir = stage.out_dir;
   if (world.is_main())
     tandem::log::info("train-vae: ", train.items.size(), " training and ", val.items.size(), " validation images of ",
                       train.num_users, " users at ", options.image_size, " pixels, preset ", vae.preset,

@@ -3,8 +3,10 @@
 // from a table, a size given as a number, or this machine's own.
 //
 // The table holds what CUDA reports of each card (cudaGetDeviceProperties'
-// total memory, as torch.cuda.get_device_properties prints it, with ECC on
-// where the card has it; figures differ by a few MiB between drivers) and its
+// total memory, as torch.cuda.get_device_properties prints it in public
+// logs, with ECC on where the card has it; figures differ by a few MiB
+// between drivers; l4, v100-32gb and a100-40gb are estimates, docs/training.md
+// says which) and its
 // compute capability, which decides what train.precision = "auto" takes
 // (bf16 from 8.0, fp16 below). A run's free memory is that total less
 // kContextBytes: the CUDA context with its lazily loaded kernels, cuBLAS's
