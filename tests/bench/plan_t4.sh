@@ -4,7 +4,9 @@
 # and way of training, under each dist.shard, with train.micro_batch and
 # train.recompute "auto" over a rank's share of 256 sequences of 1024
 # tokens (train.global_batch = 512 on two), 65 of them summary
-# (gen.max_new_tokens = 64); fp16 on a T4. A cell: the micro-batch "auto"
+# (gen.max_new_tokens = 64); fp16 on a T4; the step alone, without ROUGE
+# during training (eval.rouge_samples = 0: gen.batch sizes its generation,
+# the job file's choice). A cell: the micro-batch "auto"
 # takes, "+r" when recomputing, and the plan's total in MB; "-" where
 # nothing fits.
 set -uo pipefail
@@ -14,7 +16,7 @@ work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 declare -A shape=([gpt2]="12 768 12" [gpt2-medium]="24 1024 16" [gpt2-large]="36 1280 20" [gpt2-xl]="48 1600 25")
 common=(--gpus "$gpus" --shard all --set data.train_csv=unused.csv --set train.global_batch=512
         --set 'train.micro_batch="auto"' --set 'train.recompute="auto"' --set gen.max_new_tokens=64
-        --set 'train.precision="fp16"')
+        --set 'train.precision="fp16"' --set eval.rouge_samples=0)
 declare -A ways=(
   [1]="whole, fp32 state|"
   [2]="whole, 8-bit state|--set 'train.optimizer_state=\"8bit\"'"

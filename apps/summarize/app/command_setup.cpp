@@ -27,6 +27,9 @@ Setup setup(tandem::World& world, const tandem::Config& config) {
 Placed on_rank_device(tandem::World& world, const tandem::Config& config, GPT model, const std::string& model_file) {
   const tandem::InferenceSetup setup = tandem::inference_setup(world, config, /*fixed_shapes=*/false, model_file);
   model->to(setup.device);
+  // For good: no dropout, and the weights' copies for few-row products kept
+  // from one batch of prompts to the next (model/weight_copy.h).
+  model->eval();
   return {model, setup.precision};
 }
 

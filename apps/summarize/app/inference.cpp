@@ -14,6 +14,7 @@
 #include "tandem/error.h"
 #include "tandem/obs/log.h"
 #include "tandem/obs/progress.h"
+#include "tandem/train/halving_batches.h"
 #include "tandem/train/train_keys.h"
 
 namespace summarize {
@@ -98,17 +99,19 @@ std::vector<std::string> summarize_all(tandem::World& world, GPT& model, const G
   std::vector<std::vector<int64_t>> outputs(mine.size());
   const bool show = s.progress && world.rank() == 0;
   tandem::Progress progress("generate", static_cast<int64_t>(mine.size()), std::cerr, tandem::console_redraws(), 10.0);
-  for (size_t begin = 0; begin < mine.size(); begin += s.batch) {
-    const size_t end = std::min(mine.size(), begin + static_cast<size_t>(s.batch));
+  const auto run = [&](int64_t begin, int64_t end) {
     std::vector<std::vector<int64_t>> batch;
-    for (size_t k = begin; k < end; ++k) {
+    for (int64_t k = begin; k < end; ++k) {
       const auto* first = prompts.ids.data() + prompts.offsets[order[k]];
       batch.emplace_back(first, first + prompts.length(order[k]));
     }
     auto made = generate(model, batch, s.generate);
-    for (size_t k = begin; k < end; ++k) outputs[order[k]] = std::move(made[k - begin]);
-    if (show) progress.update(static_cast<int64_t>(end));
-  }
+    for (int64_t k = begin; k < end; ++k) outputs[order[k]] = std::move(made[k - begin]);
+    if (show) progress.update(end);
+  };
+  const int64_t settled = tandem::run_in_halving_batches(static_cast<int64_t>(mine.size()), s.batch,
+                                                         model->transformer->wte->weight.device(), "generation", run);
+  if (settled != s.batch && s.backed_off_to) *s.backed_off_to = settled;
   if (show) progress.finish();
   const auto all = gather(world, outputs, examples.size());
   std::vector<std::string> texts;

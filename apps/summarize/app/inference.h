@@ -45,6 +45,9 @@ struct InferenceOptions {
   GenerateOptions generate;
   int64_t batch = 16;
   bool progress = true;  // a progress line on rank 0's console (not between training's)
+  // Where set, the prompts at a time this rank went on at after running out
+  // of device memory, for the caller's next pass (summarize_all).
+  int64_t* backed_off_to = nullptr;
 };
 
 // The gen.* keys and data.prompt_template as options, generating in
@@ -56,6 +59,11 @@ InferenceOptions inference_options(const tandem::Config& config, int64_t eot, ta
 // the prompt template alone fills them: no dialogue would fit.
 int64_t check_prompt_room(const Gpt2Tokenizer& tokenizer, const InferenceOptions& settings, int64_t block_size);
 
+// Each rank generates its share of the examples, longest prompts first,
+// settings.batch at a time; a batch that runs out of device memory runs again
+// at half the size, and the rest of the share at that size
+// (tandem/train/halving_batches.h), which can change a summary only where
+// another batch composition rounds differently on a GPU.
 std::vector<std::string> summarize_all(tandem::World& world, GPT& model, const Gpt2Tokenizer& tokenizer,
                                        const std::vector<Example>& examples, const InferenceOptions& settings);
 

@@ -58,8 +58,13 @@ int run_plan(tandem::World& world, const tandem::Config& config) {
   stage.frozen_base = spec.lora.enabled();
   const int64_t pack_tokens = tandem::read_keys<BatchingKeys>(config).batching == "packed" ? spec.shape.block_size : 0;
   stage.packed = pack_tokens > 0;
-  stage.activations = [spec, rows, pack_tokens](const tandem::ActivationQuery& q) {
-    return summarize_activations(spec, rows, pack_tokens, q);
+  GenerationBounds generation;
+  if (tandem::read_keys<ScoreKeys>(config).rouge_samples > 0) {
+    const GenKeys gen = tandem::read_keys<GenKeys>(config);
+    generation = {gen.batch, gen.max_new_tokens};
+  }
+  stage.activations = [spec, rows, pack_tokens, generation](const tandem::ActivationQuery& q) {
+    return summarize_activations(spec, rows, pack_tokens, generation, q);
   };
   return tandem::run_plan(world, config, {stage});
 }

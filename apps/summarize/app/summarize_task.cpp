@@ -66,6 +66,7 @@ SummarizeTask::SummarizeTask(ModelOptions spec, TokenSet train, TokenSet val, in
       pad_(pad),
       rouge_(std::move(rouge)),
       rows_(row_bounds(train_)) {
+  if (rouge_) generation_ = {rouge_->settings.batch, rouge_->settings.generate.max_new_tokens};
   if (batching.batching == "random") return;
   train_lengths_ = lengths_of(train_);
   val_lengths_ = lengths_of(val_);
@@ -179,6 +180,9 @@ tandem::Metrics SummarizeTask::collective_metrics(torch::nn::Module& module, con
   GPT model(gpt);
   InferenceOptions settings = rouge_->settings;
   if (ctx.weights_in_precision) settings.generate.precision = ctx.precision;
+  // A batch that ran out of memory once would again: later evaluations
+  // start where this one went on.
+  settings.backed_off_to = &rouge_->settings.batch;
   const auto start = std::chrono::steady_clock::now();
   const auto scored =
       score_summaries(*ctx.world, model, *rouge_->tokenizer, rouge_->examples, settings, rouge_->stemmer);
@@ -212,8 +216,26 @@ RowBounds row_bounds(const TokenSet& set) {
   return rows;
 }
 
-tandem::Activations summarize_activations(const ModelOptions& spec, const RowBounds& rows, int64_t pack_tokens,
-                                          const tandem::ActivationQuery& query) {
+namespace {
+
+void add_evaluation(tandem::Activations& bytes, const GPTConfig& shape, const RowBounds& rows,
+                    const GenerationBounds& generation, const tandem::ActivationQuery& query) {
+  bytes.evaluation = shape.inference_bytes(query, query.micro_batch, rows.length, rows.predicted);
+  bytes.evaluation_by = "the forward of a micro-batch of " + std::to_string(query.micro_batch) + " rows";
+  if (generation.batch == 0) return;
+  // A prompt is no longer than a training row (its dialogue and summary),
+  // nor than generation leaves room for.
+  const int64_t prompt = std::min(rows.length, shape.block_size - generation.new_tokens);
+  const int64_t generating =
+      shape.generation_bytes(query, generation.batch, prompt + generation.new_tokens, generation.new_tokens);
+  if (generating <= bytes.evaluation) return;
+  bytes.evaluation = generating;
+  bytes.evaluation_by = "greedy generation for eval.rouge_samples, gen.batch = " + std::to_string(generation.batch) +
+                        " prompts at a time with their KV cache";
+}
+
+tandem::Activations training_activations(const ModelOptions& spec, const RowBounds& rows, int64_t pack_tokens,
+                                         const tandem::ActivationQuery& query) {
   if (pack_tokens == 0) return spec.shape.activation_bytes(query, rows.length, rows.predicted, !spec.lora.enabled());
   // Packed: rows of at most that share fill a sequence with at most that
   // share of summary. Attention gathers q, k, v into buckets of rows and its
@@ -230,8 +252,17 @@ tandem::Activations summarize_activations(const ModelOptions& spec, const RowBou
   return bytes;
 }
 
+}  // namespace
+
+tandem::Activations summarize_activations(const ModelOptions& spec, const RowBounds& rows, int64_t pack_tokens,
+                                          const GenerationBounds& generation, const tandem::ActivationQuery& query) {
+  tandem::Activations bytes = training_activations(spec, rows, pack_tokens, query);
+  add_evaluation(bytes, spec.shape, rows, generation, query);
+  return bytes;
+}
+
 tandem::Activations SummarizeTask::activation_bytes(const tandem::ActivationQuery& query) const {
-  if (!query.batch) return summarize_activations(spec_, rows_, pack_tokens_, query);
+  if (!query.batch) return summarize_activations(spec_, rows_, pack_tokens_, generation_, query);
   // A batch's own: its rows (or packed sequences) at its padded length, the
   // summary tokens it predicts shared out among them.
   const at::Tensor& mask = query.batch->at("loss_mask");
@@ -243,7 +274,7 @@ tandem::Activations SummarizeTask::activation_bytes(const tandem::ActivationQuer
   rows.share = static_cast<double>(predicted) / static_cast<double>(std::max<int64_t>(n * length, 1));
   tandem::ActivationQuery of_batch = query;
   of_batch.micro_batch = n;
-  return summarize_activations(spec_, rows, query.batch->count("segments") ? length : 0, of_batch);
+  return summarize_activations(spec_, rows, query.batch->count("segments") ? length : 0, generation_, of_batch);
 }
 
 namespace {

@@ -50,12 +50,21 @@ struct RowBounds {
 };
 RowBounds row_bounds(const TokenSet& set);
 
+// What evaluation during training generates: greedy summaries for
+// eval.rouge_samples, gen.batch prompts at a time (0: none), each of up to
+// gen.max_new_tokens.
+struct GenerationBounds {
+  int64_t batch = 0, new_tokens = 0;
+};
+
 // What training keeps for backward on micro-batches of rows within `rows`
 // (GPTConfig::activation_bytes); packed into sequences of `pack_tokens`
-// when that is above 0. SummarizeTask::activation_bytes, and the plan
-// command's estimate before any data is read.
+// when that is above 0. Evaluation: the larger of a micro-batch of such
+// rows without gradients (evaluation does not pack) and `generation`, its
+// prompts as long as such a row. SummarizeTask::activation_bytes,
+// and the plan command's estimate before any data is read.
 tandem::Activations summarize_activations(const ModelOptions& spec, const RowBounds& rows, int64_t pack_tokens,
-                                          const tandem::ActivationQuery& query);
+                                          const GenerationBounds& generation, const tandem::ActivationQuery& query);
 
 class SummarizeTask : public tandem::Task {
  public:
@@ -114,6 +123,7 @@ class SummarizeTask : public tandem::Task {
   std::shared_ptr<const std::vector<int64_t>> train_lengths_, val_lengths_;  // under "grouped" or "packed"
   int64_t pack_tokens_ = 0;
   RowBounds rows_;  // of train_
+  GenerationBounds generation_;  // rouge_'s
 };
 
 // Builds the model a run asks for: a preset or explicit sizes, from scratch

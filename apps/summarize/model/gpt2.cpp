@@ -122,6 +122,47 @@ tandem::Activations GPTConfig::activation_bytes(const tandem::ActivationQuery& q
   return {n_layer * block + head, embedding};
 }
 
+namespace {
+
+// The weights' copies that model/linear.h makes on the CPU in fp32 for
+// products of a few rows, while the model evaluates: every block's four
+// matrices for `block_rows` from 2 to kFewRows, the embedding for the head's
+// `head_rows` from 1 (transposed for one, packed for more).
+int64_t few_row_copies(const GPTConfig& g, const tandem::ActivationQuery& q, int64_t block_rows, int64_t head_rows) {
+  if (!q.cpu || q.element_bytes != 4) return 0;
+  const int64_t blocks = block_rows >= 2 && block_rows <= kFewRows ? g.n_layer * 12 * g.n_embd * g.n_embd * 4 : 0;
+  const int64_t head = head_rows >= 1 && head_rows <= kFewRows ? g.vocab_size * g.n_embd * 4 : 0;
+  return blocks + head;
+}
+
+}  // namespace
+
+int64_t GPTConfig::inference_bytes(const tandem::ActivationQuery& q, int64_t rows, int64_t length,
+                                   int64_t predicted) const {
+  const int64_t c = n_embd, e = q.element_bytes, tokens = rows * length;
+  // In a block: the fp32 residual stream and the sum the block adds to it
+  // (2c), and, in the compute dtype, a LayerNorm's output beside q, k and
+  // v (4c) or the MLP's input and its GELU (c + 8c): nothing is kept for
+  // backward, so one block's worth at a time. Attention runs fused (no
+  // scores held).
+  const int64_t block = tokens * (2 * c * 4 + 9 * c * e);
+  // At the head: the final LayerNorm's output (fp32), the predicted rows'
+  // inputs, their logits, and the loss's fp32 copy of them and log-softmax.
+  const int64_t picked = rows * predicted;
+  const int64_t head = tokens * c * 4 + picked * c * e + picked * vocab_size * (e + (e == 4 ? 0 : 4) + 4);
+  return std::max(block, head) + few_row_copies(*this, q, tokens, picked);
+}
+
+int64_t GPTConfig::generation_bytes(const tandem::ActivationQuery& q, int64_t batch, int64_t capacity,
+                                    int64_t new_tokens) const {
+  // Keys and values of every layer, allocated whole on the first step.
+  const int64_t cache = 2 * n_layer * batch * capacity * n_embd * q.element_bytes;
+  // The prompt pass, the head at each prompt's last position alone; the
+  // steps' products of `batch` rows, whose copies of the weights on the CPU
+  // an inference command keeps from one batch to the next.
+  return cache + inference_bytes(q, batch, capacity - new_tokens, 1) + few_row_copies(*this, q, batch, 0);
+}
+
 LayerNormImpl::LayerNormImpl(int64_t size, bool bias, double eps) : eps_(eps) {
   weight = register_parameter("weight", torch::ones({size}));
   if (bias) this->bias = register_parameter("bias", torch::zeros({size}));
@@ -167,6 +208,13 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x, KVCache* cache,
   return resid_dropout(project(y, c_proj, c_proj_lora_, &c_proj_packed_, is_training()));
 }
 
+void CausalSelfAttentionImpl::train(bool on) {
+  torch::nn::Module::train(on);
+  if (!on) return;
+  c_attn_packed_.clear();
+  c_proj_packed_.clear();
+}
+
 void CausalSelfAttentionImpl::add_lora(const LoraKeys& settings) {
   c_attn_lora_ = adapter_for(settings, "attn.c_attn", c_attn);
   c_proj_lora_ = adapter_for(settings, "attn.c_proj", c_proj);
@@ -188,6 +236,13 @@ at::Tensor MLPImpl::forward(const at::Tensor& x) {
   // GPT-2's GELU is the tanh approximation ("gelu_new" in transformers).
   const at::Tensor hidden = torch::gelu(project(x, c_fc, c_fc_lora_, &c_fc_packed_, is_training()), "tanh");
   return dropout(project(hidden, c_proj, c_proj_lora_, &c_proj_packed_, is_training()));
+}
+
+void MLPImpl::train(bool on) {
+  torch::nn::Module::train(on);
+  if (!on) return;
+  c_fc_packed_.clear();
+  c_proj_packed_.clear();
 }
 
 void MLPImpl::add_lora(const LoraKeys& settings) {
@@ -274,6 +329,13 @@ at::Tensor GPTImpl::features(const at::Tensor& idx, KVCache* cache, const at::Te
         *b, [b, mask, rows](const at::Tensor& h, const at::Tensor&) { return b->forward(h, nullptr, mask, rows); }, x);
   }
   return transformer->ln_f(x);
+}
+
+void GPTImpl::train(bool on) {
+  torch::nn::Module::train(on);
+  if (!on) return;
+  head_t_.clear();
+  head_packed_.clear();
 }
 
 at::Tensor GPTImpl::head(const at::Tensor& features) {

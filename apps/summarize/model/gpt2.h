@@ -63,6 +63,19 @@ struct GPTConfig {
   // the base frozen, without the embedding's gradient.
   tandem::Activations activation_bytes(const tandem::ActivationQuery& query, int64_t length, int64_t predicted,
                                        bool trains_base = true) const;
+
+  // Evaluating without gradients `rows` sequences of `length` tokens whose
+  // head runs at `predicted` positions each, computing in query.element_bytes
+  // (query.micro_batch is not read): the most the forward holds at once;
+  // on the CPU with the weights' copies that few-row products make
+  // (model/linear.h).
+  int64_t inference_bytes(const tandem::ActivationQuery& query, int64_t rows, int64_t length, int64_t predicted) const;
+  // Generating for `batch` prompts at once in a KV cache of `capacity`
+  // positions, the prompts up to capacity - `new_tokens` long: the cache,
+  // the prompt pass over it, and on the CPU the decoding steps' copies of
+  // the weights.
+  int64_t generation_bytes(const tandem::ActivationQuery& query, int64_t batch, int64_t capacity,
+                           int64_t new_tokens) const;
 };
 
 // The model.* keys of the model's shape and start, each declared once; the
@@ -119,6 +132,8 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   // their merge (model/lora.h).
   void add_lora(const LoraKeys& settings);
   void merge_lora();
+  // Into training mode, dropping the weights' copies (model/weight_copy.h).
+  void train(bool on = true) override;
 
   torch::nn::Linear c_attn{nullptr};  // q, k and v of every head at once
   torch::nn::Linear c_proj{nullptr};
@@ -140,6 +155,8 @@ class MLPImpl : public torch::nn::Module {
   // merge (model/lora.h).
   void add_lora(const LoraKeys& settings);
   void merge_lora();
+  // Into training mode, dropping the weights' copies (model/weight_copy.h).
+  void train(bool on = true) override;
 
   torch::nn::Linear c_fc{nullptr}, c_proj{nullptr};
   torch::nn::Dropout dropout{nullptr};
@@ -209,6 +226,8 @@ class GPTImpl : public torch::nn::Module {
   at::Tensor features(const at::Tensor& idx, KVCache* cache = nullptr, const at::Tensor& positions = {},
                       const at::Tensor& key_mask = {}, const tandem::nn::PackedRows& rows = {});
   at::Tensor head(const at::Tensor& features);
+  // Into training mode, dropping the copies (model/weight_copy.h).
+  void train(bool on = true) override;
 
   const GPTConfig& config() const { return config_; }
 

@@ -11,9 +11,6 @@
 namespace summarize {
 namespace {
 
-// Past this, linear's packed GEMM catches up (measured on GPT-2's shapes: 32
-// rows, 99 ms against 75; 64 rows of the head, even).
-constexpr int64_t kMostRows = 32;
 // The rows oneDNN lays a weight out for: batched decoding's usual count. The
 // layout serves any count (GPT-2's layers at 2 rows: 32.8 ms packed for 8,
 // 29.9 packed for 2, 35.0 as W x^T; at 32 rows: 73.9, 76.0, 80.2).
@@ -24,7 +21,7 @@ constexpr int64_t kPackedRows = 8;
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, WeightCopy* packed) {
   const int64_t in = weight.size(1);
   const int64_t rows = x.numel() / in;
-  if (c10::GradMode::is_enabled() || !x.device().is_cpu() || rows < 1 || rows > kMostRows ||
+  if (c10::GradMode::is_enabled() || !x.device().is_cpu() || rows < 1 || rows > kFewRows ||
       x.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat)
     return at::linear(x, weight, bias);
   std::vector<int64_t> shape = x.sizes().vec();

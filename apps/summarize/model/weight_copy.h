@@ -3,7 +3,9 @@
 // packed layout), kept between decoding steps and made again once the weight
 // changes: in place (an optimizer step, a load: its version moves) or by
 // replacement (other storage; the old one is held, so that a new one cannot
-// take its address).
+// take its address). The model's copies live while it is in evaluation mode:
+// training changes the weights every step, so a copy kept through it would
+// only hold memory (GPT-2's matrices once more) until the next evaluation.
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
@@ -29,6 +31,8 @@ class WeightCopy {
     }
     return copy_;
   }
+  // Drops the copy and what it was made from.
+  void clear() { *this = WeightCopy(); }
 
  private:
   at::Tensor copy_;

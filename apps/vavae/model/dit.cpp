@@ -109,8 +109,11 @@ tandem::Activations DitOptions::activation_bytes(const tandem::ActivationQuery& 
   // The patch embedding's input and the final layer's norm, modulation and
   // output.
   const int64_t ends = tokens * (in_channels * patch_size * patch_size * 2 + 3 * c) * e;
-  if (q.recompute) return {inputs + ends, inputs + block};
-  return {depth * block + ends, 0};
+  // Evaluating, nothing kept: one block's tensors at a time, and the ends.
+  const int64_t evaluation = block + ends;
+  const std::string by = "the forward of a micro-batch of " + std::to_string(q.micro_batch) + " latents";
+  if (q.recompute) return {inputs + ends, inputs + block, evaluation, by};
+  return {depth * block + ends, 0, evaluation, by};
 }
 
 TimestepEmbedderImpl::TimestepEmbedderImpl(int64_t hidden_size) {

@@ -52,7 +52,8 @@ struct DitOptions {
   void validate() const;
 
   int64_t grid_size() const { return input_size / patch_size; }
-  // What training keeps for backward (Task::activation_bytes).
+  // What training keeps for backward (Task::activation_bytes), and what
+  // evaluating holds at once.
   tandem::Activations activation_bytes(const tandem::ActivationQuery& query) const;
 
   int64_t mlp_hidden() const { return static_cast<int64_t>(2.0 / 3.0 * static_cast<double>(hidden_size) * mlp_ratio); }

@@ -266,6 +266,12 @@ tandem::Activations VaeOptions::activation_bytes(const tandem::ActivationQuery& 
   // Under recomputation, backward runs the levels and middles again in the
   // reverse order of forward, each beside the kept inputs of those before it.
   int64_t inputs = 0, again = 0;
+  // Evaluating, nothing is kept: one block's tensors at a time, at most.
+  int64_t one_block = 0;
+  const auto block_at = [&](int64_t bytes) {
+    one_block = std::max(one_block, bytes);
+    return bytes;
+  };
   const auto add = [&](int64_t level_input, int64_t own) {
     saved += own;
     inputs += level_input;
@@ -276,8 +282,8 @@ tandem::Activations VaeOptions::activation_bytes(const tandem::ActivationQuery& 
     const int64_t out = ch * ch_mult[l];
     int64_t own = 0;
     for (int64_t b = 0; b < num_res_blocks; ++b) {
-      own += resblock(b == 0 ? width : out, out) * px(l);
-      if (has_attention(*this, resolution >> l)) own += attention(out) * px(l);
+      own += block_at(resblock(b == 0 ? width : out, out) * px(l));
+      if (has_attention(*this, resolution >> l)) own += block_at(attention(out) * px(l));
     }
     if (l < levels - 1) own += out * e * ((image_size >> l) + 1) * ((image_size >> l) + 1) + out * e * px(l + 1);
     add(width * e * px(l), own);
@@ -298,8 +304,8 @@ tandem::Activations VaeOptions::activation_bytes(const tandem::ActivationQuery& 
     const int64_t out = ch * ch_mult[l];
     int64_t own = 0;
     for (int64_t b = 0; b <= num_res_blocks; ++b) {
-      own += resblock(b == 0 ? width : out, out) * px(l);
-      if (has_attention(*this, resolution >> l)) own += attention(out) * px(l);
+      own += block_at(resblock(b == 0 ? width : out, out) * px(l));
+      if (has_attention(*this, resolution >> l)) own += block_at(attention(out) * px(l));
     }
     if (l > 0) own += 2 * out * e * px(l - 1);
     add(width * e * px(l), own);
@@ -314,8 +320,13 @@ tandem::Activations VaeOptions::activation_bytes(const tandem::ActivationQuery& 
   // gradients, two of conv_in's output's size.
   const int64_t first = (out_ch * 4 + width * 4) * px(0);
   const int64_t last = 2 * ch * 4 * px(0);
-  if (q.recompute) return {q.micro_batch * (kept + tail + inputs + first), q.micro_batch * (kept + again + last)};
-  return {q.micro_batch * (saved + first), q.micro_batch * last};
+  // Evaluating: the images and their reconstruction beside one block (with
+  // its input), or the decoder's end.
+  const int64_t evaluation = q.micro_batch * (2 * 3 * px(0) * 4 + std::max(2 * one_block, tail));
+  const std::string by = "the forward of a micro-batch of " + std::to_string(q.micro_batch) + " images";
+  if (q.recompute)
+    return {q.micro_batch * (kept + tail + inputs + first), q.micro_batch * (kept + again + last), evaluation, by};
+  return {q.micro_batch * (saved + first), q.micro_batch * last, evaluation, by};
 }
 
 VaeImpl::VaeImpl(const VaeOptions& options) : options_(options) {

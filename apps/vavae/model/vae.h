@@ -57,7 +57,8 @@ struct VaeOptions {
   int64_t downsample_factor() const;
 
   // What training (vae_training_loss without the VF terms) keeps for
-  // backward on images of `image_size` pixels (Task::activation_bytes).
+  // backward on images of `image_size` pixels (Task::activation_bytes), and
+  // what evaluating them holds at once.
   tandem::Activations activation_bytes(const tandem::ActivationQuery& query, int64_t image_size) const;
 };
 

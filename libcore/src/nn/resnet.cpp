@@ -48,6 +48,7 @@ Activations ResNetOptions::activation_bytes(const ActivationQuery& q, int64_t si
   // the ReLU's; ImageNet's max-pool keeps an int64 index per output.
   int64_t side = stem == "small" ? size : conv_out(size, 7, 2);
   int64_t bytes = n * (in_channels * size * size + 2 * 64 * side * side) * e;
+  const int64_t stem_bytes = bytes;
   if (stem == "imagenet") {
     side = (side + 2 - 3) / 2 + 1;
     bytes += n * 64 * side * side * 8;
@@ -65,7 +66,7 @@ Activations ResNetOptions::activation_bytes(const ActivationQuery& q, int64_t si
   const int64_t last_stage = 512 * 256 * 9 + 512 * 512 * 9 * (2 * blocks[3] - 1) + 512 * 256 + 2 * 512 * (2 * blocks[3] + 1);
   const int64_t early_gradients = (last_stage + 512 * num_classes + num_classes) * 4;
   // The first stage's input is the stem's ReLU, counted above, or the pool's.
-  int64_t stages = 0, largest = 0, inputs = stem == "imagenet" ? n * 64 * side * side * e : 0;
+  int64_t stages = 0, largest = 0, largest_map = 0, inputs = stem == "imagenet" ? n * 64 * side * side * e : 0;
   for (size_t s = 0; s < 4; ++s) {
     const int64_t planes = int64_t{64} << s;
     if (s > 0) side = conv_out(side, 3, 2);
@@ -73,10 +74,16 @@ Activations ResNetOptions::activation_bytes(const ActivationQuery& q, int64_t si
     const int64_t stage = (4 * blocks[s] + (s > 0 ? 1 : 0)) * map;
     stages += stage;
     largest = std::max(largest, stage);
+    largest_map = std::max(largest_map, map);
     if (s < 3) inputs += map;
   }
-  if (q.recompute) return {bytes + inputs + early_gradients, bytes + inputs + largest};
-  return {bytes + stages + early_gradients, 0};
+  // Evaluating, nothing kept for backward: the stem's image and maps, or a
+  // block's input beside its convolutions' outputs, a batch norm's and a
+  // downsampling branch's (the ReLUs and the residual sum work in place).
+  const int64_t evaluation = std::max(stem_bytes, 5 * largest_map);
+  const std::string by = "the forward of a micro-batch of " + std::to_string(n) + " images";
+  if (q.recompute) return {bytes + inputs + early_gradients, bytes + inputs + largest, evaluation, by};
+  return {bytes + stages + early_gradients, 0, evaluation, by};
 }
 
 BasicBlockImpl::BasicBlockImpl(int64_t in_planes, int64_t planes, int64_t stride) {

@@ -16,8 +16,9 @@ double plan_budget(int64_t least_free) {
 }
 
 PlanOptions plan_options(const TrainKeys& settings, const std::string& shard, double bucket_mb, int world_size,
-                         Precision precision, std::vector<std::string> fp32_weights) {
+                         Precision precision, bool cpu, std::vector<std::string> fp32_weights) {
   PlanOptions terms;
+  terms.cpu = cpu;
   terms.world_size = world_size;
   terms.half_precision = precision != Precision::FP32;
   terms.ema = settings.ema_decay > 0;
@@ -42,12 +43,30 @@ MemoryPlan MemoryFit::at(PlanOptions terms, int64_t micro_batch, const std::stri
   MemoryPlan p = plan_model_memory(model_, terms);
   p.micro_batch = micro_batch;
   p.recompute = recompute;
-  p.set_activations(activations_({micro_batch, terms.half_precision ? 2 : 4, recompute == "blocks"}));
+  ActivationQuery query;
+  query.micro_batch = micro_batch;
+  query.element_bytes = terms.half_precision ? 2 : 4;
+  query.recompute = recompute == "blocks";
+  query.cpu = terms.cpu;
+  p.set_activations(activations_(query));
   return p;
 }
 
 bool MemoryFit::fits(const MemoryPlan& plan, double budget) const {
   return plan.activations < 0 || static_cast<double>(plan.total()) <= budget;
+}
+
+bool MemoryFit::evaluation_fits(const MemoryPlan& plan, double budget) {
+  return plan.evaluation < 0 || static_cast<double>(plan.evaluation_total()) <= budget;
+}
+
+std::string MemoryFit::evaluation_over(const MemoryPlan& plan, double budget) {
+  const auto mb = [](double bytes) { return std::to_string(static_cast<int64_t>(bytes) >> 20) + " MB"; };
+  return "evaluation plans " + mb(plan.evaluation_total()) + " per rank (weights " + mb(plan.weights) +
+         ", AdamW's state " + mb(plan.optimizer_state) + ", ema " + mb(plan.ema) + ", buckets " +
+         mb(plan.kept_buckets) + ", the live weights' copy under the EMA " + mb(plan.judged) + ", " +
+         plan.evaluation_by + ": " + mb(plan.evaluation) + ") against " + mb(budget) +
+         ": the first evaluation would run out of memory and go on at half its batches, or less; lower what sizes it";
 }
 
 MemoryPlan MemoryFit::resolve(double budget) const {

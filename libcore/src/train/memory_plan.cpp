@@ -143,8 +143,8 @@ int64_t MemoryPlan::total() const {
 }
 
 std::string MemoryPlan::table(const std::vector<int64_t>& free_bytes, const std::vector<std::string>& devices) const {
-  const char* columns[] = {"rank", "device", "weights", "gradients", "optimizer", "ema", "buckets", "casts",
-                           "activations", "at end", "total", "free", "use"};
+  const char* columns[] = {"rank",  "device",      "weights", "gradients", "optimizer",  "ema",  "buckets",
+                           "casts", "activations", "at end",  "total",     "evaluating", "free", "use"};
   std::ostringstream out;
   for (const char* c : columns) out << " | " << c;
   out << " |\n";
@@ -158,8 +158,9 @@ std::string MemoryPlan::table(const std::vector<int64_t>& free_bytes, const std:
     }
     out << " | " << r << " | " << (r < devices.size() ? devices[r] : "") << " | " << mb_text(weights) << " | "
         << mb_text(gradients) << " | " << mb_text(optimizer) << " | " << mb_text(ema) << " | " << mb_text(buckets)
-        << " | " << mb_text(casts) << " | " << mb_text(activations) << " | " << (activations < 0 ? "?" : mb_text(activations_end)) << " | " << mb_text(total()) << " | "
-        << mb_text(free) << " | " << use << " |\n";
+        << " | " << mb_text(casts) << " | " << mb_text(activations) << " | "
+        << (activations < 0 ? "?" : mb_text(activations_end)) << " | " << mb_text(total()) << " | "
+        << mb_text(evaluation_total()) << " | " << mb_text(free) << " | " << use << " |\n";
   }
   return out.str();
 }
@@ -178,6 +179,7 @@ MetricsWriter::Row MemoryPlan::row(int64_t free_bytes) const {
     r.emplace_back("activations_mb", mb(activations));
     r.emplace_back("activations_end_mb", mb(activations_end));
   }
+  if (evaluation >= 0) r.emplace_back("evaluation_plan_mb", mb(evaluation_total()));
   if (free_bytes >= 0) r.emplace_back("free_mb", mb(free_bytes));
   return r;
 }
@@ -200,8 +202,8 @@ MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanOptions& settin
   for (const auto& b : model.buffers()) buffers += bytes_of(b);
   plan.weights += trainable + buffers;
   plan.gradients = trainable;
-  if (settings.ema) plan.ema = trainable + buffers;
-  if (settings.world_size > 1) plan.buckets = trainable;
+  if (settings.ema) plan.ema = plan.judged = trainable + buffers;
+  if (settings.world_size > 1) plan.buckets = plan.kept_buckets = trainable;
   // The moments are fp32 (or 8-bit) whatever the working dtype: counted on
   // the fp32 parameters.
   const bool sharded = settings.master_weights || (settings.world_size > 1 && settings.shard != "none");
@@ -236,8 +238,10 @@ MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanOptions& settin
       plan.buckets = kFp32 * (f.block_elements + most_at_once(f.flat_elements, held) +
                               most_at_once(f.flat_elements, GradSync::kBucketsInFlight) / settings.world_size);
       plan.gradients = largest;
+      plan.kept_buckets = kFp32 * f.block_elements;
     } else if (settings.master_weights) {
       plan.buckets += kFp32 * f.block_elements;
+      plan.kept_buckets = plan.buckets;
     }
   }
   if (settings.half_precision) plan.casts = 2 * in_fp32;

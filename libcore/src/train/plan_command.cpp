@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -79,20 +80,27 @@ std::string instead(const PlanStage& stage, const MemoryPlan& plan, const PlanOp
   }
 }
 
-Column plan_column(const PlanStage& stage, const std::string& shard, const DistKeys& dist, int world_size,
-                   Precision precision, double budget) {
+Column plan_column(const PlanStage& stage, const std::string& shard, const DistKeys& dist,
+                   const PlannedDevices& devices, Precision precision, double budget) {
+  const int world_size = devices.count;
+  const bool cpu = !devices.cuda;
   Column c;
   c.shard = shard;
   try {
     check_master_weights(stage.settings, shard, precision);
     check_auto_micro_batch(stage.settings, world_size, "the job");
     const PlanOptions terms =
-        plan_options(stage.settings, shard, dist.bucket_mb, world_size, precision, stage.fp32_weights);
+        plan_options(stage.settings, shard, dist.bucket_mb, world_size, precision, cpu, stage.fp32_weights);
     const int64_t share = share_of(stage.settings, world_size, stage.packed);
     const MemoryFit fit(*stage.model, stage.activations, stage.settings, terms, share);
     c.plan = fit.resolve(budget);
     c.fits = fit.fits(*c.plan, budget);
-    if (!c.fits) c.why = instead(stage, *c.plan, terms, share, budget);
+    if (!c.fits) {
+      c.why = instead(stage, *c.plan, terms, share, budget);
+    } else if (!MemoryFit::evaluation_fits(*c.plan, budget)) {
+      c.fits = false;
+      c.why = MemoryFit::evaluation_over(*c.plan, budget);
+    }
   } catch (const UsageError& e) {
     c.why = e.what();
   }
@@ -132,17 +140,24 @@ void print_table(std::ostream& out, const PlanStage& stage, const std::vector<Co
   row("activations, start of backward", term(&MemoryPlan::activations));
   row("activations, end of backward", term(&MemoryPlan::activations_end));
   row("total", [](const MemoryPlan& p) { return mb_text(p.total()); });
+  row("evaluating: the live weights' copy", term(&MemoryPlan::judged));
+  row("evaluating: the task's", term(&MemoryPlan::evaluation));
+  row("evaluating: total", [](const MemoryPlan& p) {
+    return p.evaluation < 0 ? std::string("?") : mb_text(static_cast<double>(p.evaluation_total()));
+  });
   out << "| fits in " << (std::isinf(budget) ? std::string("(unknown)") : mb_text(budget)) << " |";
   for (const Column& c : columns) {
     std::string cell = "no";
-    if (c.fits && c.plan && c.plan->activations < 0)
+    if (c.fits && c.plan->activations < 0) {
       cell = "activations unknown";
-    else if (c.fits && c.plan && !std::isinf(budget)) {
-      char text[32];
-      std::snprintf(text, sizeof text, "yes, %.0f%%", 100.0 * static_cast<double>(c.plan->total()) / budget);
-      cell = text;
-    } else if (c.fits)
+    } else if (c.fits && std::isinf(budget)) {
       cell = "yes";
+    } else if (c.fits) {
+      const double most = static_cast<double>(std::max(c.plan->total(), c.plan->evaluation_total()));
+      char text[32];
+      std::snprintf(text, sizeof text, "yes, %.0f%%", 100.0 * most / budget);
+      cell = std::string(text) + (c.plan->evaluation < 0 ? " (evaluation unknown)" : "");
+    }
     out << " " << cell << " |";
   }
   out << "\n";
@@ -161,7 +176,7 @@ std::string plan_stage(std::ostream& out, const PlanStage& stage, const std::vec
       << (stage.packed ? " samples at most" : " samples") << "\n\n";
   std::vector<Column> columns;
   for (const std::string& shard : shards)
-    columns.push_back(plan_column(stage, shard, dist, devices.count, precision, budget));
+    columns.push_back(plan_column(stage, shard, dist, devices, precision, budget));
   print_table(out, stage, columns, share, budget);
   bool any = false;
   std::string why;

@@ -440,29 +440,6 @@ void Trainer::Impl::update(int64_t step, const StepFigures& f, const std::vector
   bad_steps->after_step(step, apply, f.loss, *scaler, record->checkpoints().dir());
 }
 
-void Trainer::Impl::check_plan(const StepFigures& f) {
-  const TensorMemory m = tensor_memory(device);
-  if (m.peak < 0) return;
-  constexpr int64_t kMb = 1024 * 1024;
-  const int64_t peak = m.peak - live_before_model;
-  MemoryPlan shapes = plan;
-  if (plan.activations >= 0 && f.seen.start >= 0) shapes.set_activations(f.seen);
-  log::info("memory: the first step's peak is ", peak / kMb,
-            " MB of tensors on rank 0's device over what it held before the model; the plan said ", plan.total() / kMb,
-            " MB for the longest inputs the data holds, ", shapes.total() / kMb, " MB for this step's");
-  if (shapes.activations < 0 || peak <= 0) return;
-  const double off = static_cast<double>(shapes.total()) / static_cast<double>(peak) - 1.0;
-  if (std::abs(off) <= 0.15) return;
-  log::warn("memory: the plan for the first step's shapes (", shapes.total() / kMb, " MB) is ",
-            static_cast<int>(std::round(std::abs(off) * 100)), "% ", off > 0 ? "over" : "under", " its measured peak (",
-            peak / kMb, " MB). Its terms, MB: weights ", shapes.weights / kMb, ", gradients ", shapes.gradients / kMb,
-            ", optimizer ", shapes.optimizer / kMb, ", ema ", shapes.ema / kMb, ", buckets ", shapes.buckets / kMb,
-            ", casts ", shapes.casts / kMb, "; the task's activation estimate ", shapes.activations / kMb,
-            " as backward starts, ", shapes.activations_end / kMb,
-            " as it ends: the plan (and micro_batch = \"auto\") ",
-            off > 0 ? "leaves memory unused" : "may pick a micro-batch that runs out of memory");
-}
-
 // The step's row of the report.
 void Trainer::Impl::report_step(int64_t done, const StepFigures& f, double lr, double ms) {
   if (world.rank() != 0) return;
@@ -478,7 +455,7 @@ void Trainer::Impl::report_step(int64_t done, const StepFigures& f, double lr, d
                             {"ms", ms},
                             {"samples_per_s", sampler.global_batch() * 1000.0 / ms}};
   if (const int64_t peak = tensor_memory(device).peak; peak >= 0)
-    row.emplace_back("peak_mem_mb", static_cast<double>(peak) / (1024.0 * 1024.0));
+    row.emplace_back("peak_mem_mb", static_cast<double>(std::max(peak, peak_before_evaluation)) / (1024.0 * 1024.0));
   if (f.tokens > 0) row.emplace_back("tokens_per_s", f.tokens * 1000.0 / ms);
   if (f.computed > 0) {
     row.emplace_back("tokens_computed", f.computed);
@@ -543,6 +520,9 @@ int Trainer::Impl::loop() {
       continue;
     }
     update(step, figures, grads, lr);
+    // The gradients' last references: evaluation and the checkpoint run
+    // without them, as the plan has it (zero_grad dropped the parameters').
+    grads.clear();
     const int64_t done = step + 1;
     report_step(done, figures, lr, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 

@@ -6,6 +6,13 @@ namespace tandem {
 // it is the smoother of the two on small, noisy validation sets, and the one
 // that is sampled from.
 bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
+  const bool first = !evaluated;
+  evaluated = true;
+  const int64_t live_before = tensor_memory(device).live;
+  if (first) {
+    peak_before_evaluation = tensor_memory(device).peak;
+    reset_tensor_peak(device);
+  }
   average_buffers(steps_done);
   JudgedWeights judged(*this, steps_done);
   EvalContext ctx;
@@ -17,6 +24,7 @@ bool Trainer::Impl::evaluate_and_track(int64_t steps_done) {
   ctx.backed_off_to = &eval_micro_batch;
   ctx.seed = seed;
   last_eval = evaluate(task, *model, ctx);
+  if (first) check_evaluation_plan(live_before, tensor_memory(device).peak);
   if (last_eval.empty()) return false;
   std::string line;
   MetricsWriter::Row row = {{"step", steps_done}};

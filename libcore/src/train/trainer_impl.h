@@ -126,6 +126,10 @@ struct Trainer::Impl {
   MemoryPlan plan;
   std::vector<int64_t> free_bytes;
   int64_t live_before_model = 0;
+  // The device's peak before the first evaluation, which lowers it to
+  // measure itself: step rows report the run's peak still.
+  int64_t peak_before_evaluation = -1;
+  bool evaluated = false;  // this process ran an evaluation
 
   std::string best_direction;  // train.best_mode, "auto" resolved: "min" or "max"
   Metrics last_eval;
@@ -241,6 +245,11 @@ struct Trainer::Impl {
   // the plan for the shapes the step really had; a warning naming the terms
   // when the latter is off by more than 15%.
   void check_plan(const StepFigures& f);
+  // After the first evaluation: the device's tensors as it began and its
+  // peak, measured, against the plan's terms between steps and its
+  // evaluation total; a warning naming the terms when the peak is over the
+  // plan by more than 15%.
+  void check_evaluation_plan(int64_t live_before, int64_t peak);
   void report_step(int64_t done, const StepFigures& f, double lr, double ms);
   int loop();
   int run();

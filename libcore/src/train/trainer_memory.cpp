@@ -1,5 +1,7 @@
 #include "trainer_impl.h"
 
+#include <cmath>
+
 namespace tandem {
 
 // Every rank's free device memory, in rank order, and the devices' names.
@@ -52,12 +54,65 @@ void Trainer::Impl::plan_memory(const std::vector<std::string>& devices) {
               " plans less activation memory, the same global batch through more "
               "accumulation");
   }
+  if (!MemoryFit::evaluation_fits(plan, budget)) log::warn("memory: ", MemoryFit::evaluation_over(plan, budget));
+}
+
+namespace {
+
+// How far `planned` is from `peak`, as a fraction of the peak.
+double off_by(int64_t planned, int64_t peak) { return static_cast<double>(planned) / static_cast<double>(peak) - 1.0; }
+
+}  // namespace
+
+void Trainer::Impl::check_plan(const StepFigures& f) {
+  const TensorMemory m = tensor_memory(device);
+  if (m.peak < 0) return;
+  const int64_t peak = m.peak - live_before_model;
+  MemoryPlan shapes = plan;
+  if (plan.activations >= 0 && f.seen.start >= 0) shapes.set_activations(f.seen);
+  log::info("memory: the first step's peak is ", peak >> 20,
+            " MB of tensors on rank 0's device over what it held before the model; the plan said ", plan.total() >> 20,
+            " MB for the longest inputs the data holds, ", shapes.total() >> 20, " MB for this step's");
+  if (shapes.activations < 0 || peak <= 0) return;
+  const double off = off_by(shapes.total(), peak);
+  if (std::abs(off) <= 0.15) return;
+  log::warn("memory: the plan for the first step's shapes (", shapes.total() >> 20, " MB) is ",
+            static_cast<int>(std::round(std::abs(off) * 100)), "% ", off > 0 ? "over" : "under", " its measured peak (",
+            peak >> 20, " MB). Its terms, MB: weights ", shapes.weights >> 20, ", gradients ", shapes.gradients >> 20,
+            ", optimizer ", shapes.optimizer >> 20, ", ema ", shapes.ema >> 20, ", buckets ", shapes.buckets >> 20,
+            ", casts ", shapes.casts >> 20, "; the task's activation estimate ", shapes.activations >> 20,
+            " as backward starts, ", shapes.activations_end >> 20,
+            " as it ends: the plan (and micro_batch = \"auto\") ",
+            off > 0 ? "leaves memory unused" : "may pick a micro-batch that runs out of memory");
+}
+
+// The plan's evaluation is its worst case (the longest inputs, every
+// generated summary at its longest), so it is held to the measured peak
+// from above alone: under it by more than 15% warns.
+void Trainer::Impl::check_evaluation_plan(int64_t live_before, int64_t measured_peak) {
+  if (measured_peak < 0 || world.rank() != 0) return;
+  const int64_t live = live_before - live_before_model, peak = measured_peak - live_before_model;
+  log::info("memory: the first evaluation began with ", live >> 20,
+            " MB of tensors on rank 0's device (the plan "
+            "between steps: ",
+            plan.between_steps() >> 20, " MB) and peaked at ", peak >> 20, " MB",
+            plan.evaluation < 0 ? std::string("; the task gives no estimate of evaluation's")
+                                : "; the plan said " + std::to_string(plan.evaluation_total() >> 20) + " MB");
+  if (plan.evaluation < 0 || peak <= 0) return;
+  const double off = off_by(plan.evaluation_total(), peak);
+  if (off >= -0.15) return;
+  log::warn("memory: the plan for evaluation (", plan.evaluation_total() >> 20, " MB) is ",
+            static_cast<int>(std::round(-off * 100)), "% under its measured peak (", peak >> 20,
+            " MB). Its terms, MB: weights ", plan.weights >> 20, ", AdamW's state ", plan.optimizer_state >> 20,
+            ", ema ", plan.ema >> 20, ", buckets ", plan.kept_buckets >> 20, ", the live weights' copy ",
+            plan.judged >> 20, ", ", plan.evaluation_by, ": ", plan.evaluation >> 20);
 }
 
 MemoryFit Trainer::Impl::memory_fit() {
   return MemoryFit(
       *model, [this](const ActivationQuery& q) { return task.activation_bytes(q); }, settings,
-      plan_options(settings, dist.shard, dist.bucket_mb, world.size(), precision, task.fp32_weights(*model)),
+      plan_options(settings, dist.shard, dist.bucket_mb, world.size(), precision, !placement.cuda,
+                   task.fp32_weights(*model)),
       batches->share());
 }
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # plan.sh SUMMARIZE REPO WORK: `summarize plan` as users run it.
 #   1. The jobs' promises: jobs/summarize-xl-*.toml each say what the plan
-#      picks on two T4s ("-> M x accumulation A, recompute R, T MB a rank");
-#      the command, given GPT-2 XL's config.json alone, says the same.
+#      picks on two T4s ("-> M x accumulation A, recompute R, T MB a rank;
+#      evaluating E MB"); the command, given GPT-2 XL's config.json alone,
+#      says the same. Without its gen.batch, the full fine-tuning's ROUGE
+#      generation does not fit beside the sharded state: status 2, naming it.
 #   2. The edge: the demo's plan at its own micro-batch fits a card whose
 #      budget (90% of its memory less the CUDA context's 512 MiB) is 1 MB
 #      over its total (status 0), and not one 1 MB under (status 2, naming
@@ -14,7 +16,9 @@
 #   4. Bad input exits 2 naming the key: an unknown GPU, a count of 0.
 #   5. On this machine's CPU the plan is what training plans and within 15%
 #      of its first step's measured peak, and so is training's plan for the
-#      shapes that step had (no warning).
+#      shapes that step had (no warning). The first evaluation (its loss and
+#      ROUGE's generation) begins with what the plan holds between steps
+#      (the gradients gone) and peaks at most at its plan, within 15%.
 set -uo pipefail
 summarize=$1 repo=$2 work=$3
 rm -rf "$work" && mkdir -p "$work/gpt2-xl"
@@ -32,9 +36,14 @@ for job in summarize-xl-lora summarize-xl-full; do
   "$summarize" plan --config "$repo/jobs/$job.toml" --set model.init_from="hf:$work/gpt2-xl" --gpus t4x2 \
     >"$work/$job.log" 2>&1 || fail "$job: plan exited with $?"
   said="$(sed -n 's/^| train.micro_batch | \(.*\) |$/\1/p' "$work/$job.log"), recompute $(sed -n \
-    's/^| train.recompute | \(.*\) |$/\1/p' "$work/$job.log"), $(total "$work/$job.log") MB a rank"
+    's/^| train.recompute | \(.*\) |$/\1/p' "$work/$job.log"), $(total "$work/$job.log") MB a rank; evaluating $(sed -n \
+    's/^| evaluating: total | \([0-9]*\) |$/\1/p' "$work/$job.log") MB"
   [[ $said == "$promise" ]] || fail "$job.toml promises '$promise'; plan says '$said'"
 done
+"$summarize" plan --config "$repo/jobs/summarize-xl-full.toml" --set model.init_from="hf:$work/gpt2-xl" --gpus t4x2 \
+  --set gen.batch=16 >"$work/xl-generation.log" 2>&1
+[[ $? == 2 ]] && grep -q "evaluation plans [0-9]* MB per rank (.*greedy generation for eval.rouge_samples, gen.batch = 16" \
+  "$work/xl-generation.log" || fail "ROUGE generation at gen.batch 16 beside gpt2-xl's sharded state is not refused"
 
 # 2. The demo (GPT-2 tiny at micro-batch 16) on cards sized about its plan.
 "$summarize" plan --gpus 2GiB >"$work/demo.log" 2>&1 || fail "demo plan on 2 GiB exited with $?"
@@ -71,9 +80,10 @@ grep -q 'dist.shard = "none": train.master_weights = "sharded" keeps the fp32 ma
 [[ $? == 2 ]] && grep -q "the count must be from 1 to 4096" "$work/bad-count.log" || fail "a count of 0 is not refused"
 
 # 5. The plan command against training's own plan and its measured peak.
-common=(--set dist.device=cpu --set data.cache_dir="$work/cache" --set train.micro_batch=8 --set eval.rouge_samples=0)
+common=(--set dist.device=cpu --set data.cache_dir="$work/cache" --set train.micro_batch=8 --set eval.rouge_samples=16)
 "$summarize" plan --data "${common[@]}" >"$work/cpu-plan.log" 2>&1 || fail "the CPU plan exited with $?"
-"$summarize" train "${common[@]}" --set train.max_steps=2 --set train.warmup_steps=0 --set train.out_dir="$work/run" >"$work/train.log" 2>&1 ||
+"$summarize" train "${common[@]}" --set train.max_steps=2 --set train.warmup_steps=0 --set train.eval_every=2 \
+  --set train.out_dir="$work/run" >"$work/train.log" 2>&1 ||
   fail "training exited with $?"
 planned=$(total "$work/cpu-plan.log")
 read -r peak said shapes < <(sed -n \
@@ -85,5 +95,13 @@ read -r peak said shapes < <(sed -n \
 python3 -c "import sys; sys.exit(abs($planned / $peak - 1) > 0.15)" || fail "planned $planned MB, measured $peak MB"
 python3 -c "import sys; sys.exit(abs($shapes / $peak - 1) > 0.15)" || fail "the step's shapes planned $shapes MB, measured $peak MB"
 ! grep -q "memory: the plan for the first step's shapes" "$work/train.log" || fail "training warned of its plan"
+read -r began between evaluated evaluation < <(sed -n "s/.*the first evaluation began with \([0-9]*\) MB.*between \
+steps: \([0-9]*\) MB) and peaked at \([0-9]*\) MB; the plan said \([0-9]*\) MB$/\1 \2 \3 \4/p" "$work/train.log")
+[[ -n $evaluation && $evaluated -gt 0 ]] || fail "training did not log its first evaluation's memory and plan"
+python3 -c "import sys; sys.exit(abs($began / $between - 1) > 0.05)" ||
+  fail "the first evaluation began with $began MB, the plan holds $between MB between steps"
+python3 -c "import sys; sys.exit(not 0 <= $evaluation / $evaluated - 1 <= 0.15)" ||
+  fail "the evaluation's plan is $evaluation MB, its measured peak $evaluated MB"
+! grep -q "memory: the plan for evaluation" "$work/train.log" || fail "training warned of its evaluation's plan"
 echo "plan: jobs' promises kept; edge at $t MB; CPU plan $planned MB ($shapes MB for the first step's shapes)" \
-  "against a measured peak of $peak MB"
+  "against a measured peak of $peak MB; evaluation $evaluation MB against $evaluated, begun at $began ($between planned)"

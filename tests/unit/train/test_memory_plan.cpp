@@ -41,6 +41,7 @@ TEST(MemoryPlan, FiguresComeFromTheModelsTensors) {
   settings.grad_accum = 2;
   const tandem::MemoryPlan all = tandem::plan_model_memory(*model, settings);
   EXPECT_EQ(all.ema, 240 * 4 + 40 * 4 + 8) << "the trainable parameters and the buffers: a frozen one never changes";
+  EXPECT_EQ(all.judged, all.ema) << "evaluating the average, a copy of the live weights it stands in for";
   EXPECT_EQ(all.buckets, 240 * 4);
   EXPECT_EQ(all.casts, 240 * 2);
   EXPECT_TRUE(all.accumulates);
@@ -134,6 +135,8 @@ TEST(MemoryPlan, ShardedMastersHoldHalfWeightsAndARanksFp32Runs) {
   settings.ema = true;
   EXPECT_EQ(tandem::plan_model_memory(*model, settings).ema, 40 * 4 + (40 * 4 + 8) + 128 * 4)
       << "an average of the fp32 norm, the buffers and the rank's slices of the masters";
+  EXPECT_EQ(tandem::plan_model_memory(*model, settings).judged, 200 * 2 + 40 * 4 + (40 * 4 + 8))
+      << "the live weights in their working dtypes: the half weight, the norm, the buffers";
   settings.ema = false;
   // One rank, dist.shard = "optimizer": the shards are the whole tensors
   // (blocks of 128 and 256), nothing to gather, the gradients whole in
@@ -205,12 +208,18 @@ TEST(MemoryPlan, TableHasARowPerRankAndTheRowTheFiguresInMegabytes) {
   plan.weights = 512 << 20;
   plan.optimizer = 1024 << 20;
   plan.gradients = 512 << 20;
-  plan.set_activations({256 << 20, 64 << 20});
+  plan.optimizer_state = 1000 << 20;
+  plan.judged = 16 << 20;
+  plan.set_activations({256 << 20, 64 << 20, 128 << 20, "a forward"});
   plan.micro_batch = 4;
   const std::string table = plan.table({int64_t{4096} << 20, -1}, {"cuda:0", "cuda:1"});
-  EXPECT_NE(table.find("| 0 | cuda:0 | 512 | 512 | 1024 | 0 | 0 | 0 | 256 | 64 | 2112 | 4096 | 52% |"), std::string::npos)
+  // Evaluating: weights, AdamW's state, the live weights' copy and the
+  // task's, 512 + 1000 + 16 + 128.
+  EXPECT_NE(table.find("| 0 | cuda:0 | 512 | 512 | 1024 | 0 | 0 | 0 | 256 | 64 | 2112 | 1656 | 4096 | 52% |"),
+            std::string::npos)
       << table;
-  EXPECT_NE(table.find("| 1 | cuda:1 | 512 | 512 | 1024 | 0 | 0 | 0 | 256 | 64 | 2112 | ? | ? |"), std::string::npos)
+  EXPECT_NE(table.find("| 1 | cuda:1 | 512 | 512 | 1024 | 0 | 0 | 0 | 256 | 64 | 2112 | 1656 | ? | ? |"),
+            std::string::npos)
       << table;
   const auto row = plan.row(int64_t{4096} << 20);
   const auto field = [&](const std::string& name) {
@@ -223,6 +232,7 @@ TEST(MemoryPlan, TableHasARowPerRankAndTheRowTheFiguresInMegabytes) {
   EXPECT_EQ(std::get<double>(field("activations_mb")), 256.0);
   EXPECT_EQ(std::get<double>(field("activations_end_mb")), 64.0);
   EXPECT_EQ(std::get<double>(field("free_mb")), 4096.0);
+  EXPECT_EQ(std::get<double>(field("evaluation_plan_mb")), 1656.0);
   EXPECT_EQ(std::get<int64_t>(field("micro_batch")), 4);
 }
 

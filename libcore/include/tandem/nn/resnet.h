@@ -41,7 +41,7 @@ struct ResNetOptions {
   void validate() const;
 
   // What training keeps for backward (Task::activation_bytes) on images of
-  // `size` x `size` pixels.
+  // `size` x `size` pixels, and what evaluating them holds at once.
   Activations activation_bytes(const ActivationQuery& query, int64_t size) const;
 };
 

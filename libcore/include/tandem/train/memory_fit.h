@@ -22,6 +22,8 @@
 //   without.
 // - When "auto" finds nothing, UsageError (exit 2) with the smallest plan's
 //   terms and each setting that alone would make it fit (why_not).
+// - Evaluation is judged apart, by the same share (memory_plan.h: it does
+//   not move "auto"); over it, the plan names what sizes it.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -47,7 +49,7 @@ double plan_budget(int64_t least_free);
 
 // The plan's terms from a run's settings; `fp32_weights` as Task::fp32_weights.
 PlanOptions plan_options(const TrainKeys& settings, const std::string& shard, double bucket_mb, int world_size,
-                         Precision precision, std::vector<std::string> fp32_weights);
+                         Precision precision, bool cpu, std::vector<std::string> fp32_weights);
 
 // A task's activation estimate (Task::activation_bytes).
 using ActivationsAt = std::function<Activations(const ActivationQuery&)>;
@@ -65,6 +67,10 @@ class MemoryFit {
   MemoryPlan at(int64_t micro_batch, const std::string& recompute) const { return at(terms_, micro_batch, recompute); }
   MemoryPlan at(PlanOptions terms, int64_t micro_batch, const std::string& recompute) const;
   bool fits(const MemoryPlan& plan, double budget) const;
+  // Evaluation's total within `budget`, or unknown (the task cannot say).
+  static bool evaluation_fits(const MemoryPlan& plan, double budget);
+  // Why evaluation does not fit: its terms and what sizes it.
+  static std::string evaluation_over(const MemoryPlan& plan, double budget);
   // What train.micro_batch and train.recompute resolve to within `budget`
   // (the rule above). Throws UsageError when "auto" fits nothing, or cannot
   // judge (a task without an activation estimate).

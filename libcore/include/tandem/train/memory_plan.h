@@ -56,8 +56,22 @@
 // The total is what never leaves (weights, optimizer, ema, buckets) and the
 // larger of the two moments: the casts and `activations`, or the gradients
 // and `activations_end`. With accumulation every micro-batch after the first
-// starts with the gradients of those before it: they join the start too. docs/training.md's table gives planned against
-// measured figures (tests/bench/bench_memory_plan): within 15% on the CPU in fp32.
+// starts with the gradients of those before it: they join the start too.
+// docs/training.md's table gives planned against measured figures
+// (tests/bench/bench_memory_plan): within 15% on the CPU in fp32.
+//
+// Evaluation, a third moment between steps (the gradients dropped, the
+// step's flats and transients gone), is planned apart, as its own total:
+//   judged       the live weights' copy that evaluation under an EMA keeps
+//                while the average sits in the model (trainer_impl.h,
+//                JudgedWeights): the trainable parameters and the buffers
+//   evaluation   the task's (Activations::evaluation)
+// beside the weights, AdamW's state, the ema and what of the buckets
+// lives between steps (kept_buckets: GradSync's flats, or under
+// dist.shard = "gradients" the rank's gradient blocks alone). It does not
+// move micro_batch "auto" (whose rule is the step's, memory_fit.h): an
+// evaluation over the budget backs off its own batches when it runs out of
+// memory; the plan says so before the run.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -80,6 +94,9 @@ struct MemoryPlan {
   int64_t optimizer_state = 0;
   // -1: the task cannot say; the total then leaves both out.
   int64_t activations = -1, activations_end = 0;
+  int64_t judged = 0, kept_buckets = 0;
+  int64_t evaluation = -1;  // -1: the task cannot say; no evaluation total then
+  std::string evaluation_by;
   bool accumulates = false;  // grad_accum > 1: gradients live through the forward
   int64_t micro_batch = 0;
   std::string recompute = "none";
@@ -87,8 +104,14 @@ struct MemoryPlan {
   void set_activations(const Activations& a) {
     activations = a.start;
     activations_end = a.start < 0 ? 0 : a.end;
+    evaluation = a.evaluation;
+    evaluation_by = a.evaluation_by;
   }
   int64_t total() const;
+  // What lives between steps: weights, AdamW's state, ema, kept_buckets.
+  int64_t between_steps() const { return weights + optimizer_state + ema + kept_buckets; }
+  // Evaluation's total (above); -1 when the task cannot say.
+  int64_t evaluation_total() const { return evaluation < 0 ? -1 : between_steps() + judged + evaluation; }
   // The rows of the per-rank table (one per `free_bytes`, rank order) as text,
   // and the figures in MB as a metrics.jsonl row.
   std::string table(const std::vector<int64_t>& free_bytes, const std::vector<std::string>& devices) const;
@@ -105,6 +128,7 @@ struct PlanOptions {
   int64_t grad_accum = 1;  // micro-batches per step on a rank
   std::string shard = "none";    // dist.shard: "optimizer" or "gradients" split state over the ranks
   double bucket_mb = 25;         // dist.bucket_mb: ParamShards' groups
+  bool cpu = false;              // the ranks compute on the CPU (ActivationQuery::cpu)
 };
 
 // The plan's figures that come from `model`'s tensors; the activations,
