@@ -33,6 +33,7 @@ tandem::Schema carotid_schema() {
   tandem::declare_keys<ImageKeys>(s);
   tandem::declare_keys<AugKeys>(s);
   tandem::declare_keys<ModelKeys>(s);
+  tandem::declare_keys<CalibrateKeys>(s);
   tandem::declare_keys<LossKeys>(s);
   tandem::declare_keys<CommandKeys>(s);
   tandem::declare_keys<CvKeys>(s);

@@ -1,6 +1,7 @@
 // Calibration figures against values worked out by hand (scikit-learn's
 // definitions: tests/peers/calibration_vs_sklearn.py checks them there).
 #include <gtest/gtest.h>
+#include <torch/torch.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 
 #include "metrics/calibration.h"
 #include "metrics/classifier_metrics.h"
+#include "metrics/temperature.h"
 
 namespace {
 
@@ -123,6 +125,29 @@ TEST(CalibrationPeer, WritesItsFigures) {
     out << loss << "\n" << c.ece << "\n" << c.brier << "\n";
     for (const auto& bin : c.bins) out << bin.count << " " << bin.mean_confidence << " " << bin.observed_frequency << "\n";
   }
+  // Temperature: logits.csv's rows are a label and its logits.
+  std::ifstream in(std::string(dir) + "/logits.csv");
+  ASSERT_TRUE(in) << dir << "/logits.csv";
+  std::vector<double> values;
+  std::vector<int64_t> labels;
+  int64_t width = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<double> row;
+    for (size_t at = 0; at < line.size();) {
+      size_t used = 0;
+      row.push_back(std::stod(line.substr(at), &used));
+      at += used + 1;
+    }
+    labels.push_back(static_cast<int64_t>(row.front()));
+    values.insert(values.end(), row.begin() + 1, row.end());
+    width = static_cast<int64_t>(row.size()) - 1;
+  }
+  const at::Tensor logits = torch::tensor(values, torch::kDouble).view({-1, width});
+  const at::Tensor y = torch::tensor(labels, torch::kLong);
+  const double t = carotid::fit_temperature(logits, y);
+  std::ofstream out(std::string(dir) + "/logits.out");
+  out.precision(17);
+  out << t << "\n" << carotid::nll_at_temperature(logits, y, t) << "\n";
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ add_test(NAME carotid_cv_ensemble_2ranks
 set_tests_properties(carotid_cv_ensemble_2ranks PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
                      LABELS "carotid;e2e" TIMEOUT 900 SKIP_RETURN_CODE 77)
 foreach(case missing-root missing-column ratios corrupt-strict label-smoothing mixup threshold ema-bn-without-ema
-        cv-report-elsewhere data-seed models-per-fold image-sizes-count image-size-range best-metric)
+        cv-report-elsewhere data-seed models-per-fold image-sizes-count image-size-range best-metric temperature)
   add_test(NAME carotid_bad_input_${case}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/bad_input.sh $<TARGET_FILE:carotid> ${case}
                    ${CMAKE_CURRENT_BINARY_DIR}/carotid-bad-${case})

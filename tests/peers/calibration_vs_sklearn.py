@@ -7,7 +7,10 @@ non-empty bins, in order), the Brier score of brier_score_loss, the loss of
 log_loss, and the ECE as the bins' count-weighted mean gap (counts from the
 binning calibration_curve does). Binary: P(class 1) against the label, with
 probabilities on and near the bins' edges, 0 and 1. Three classes: the top
-label's probability against whether it is right. All within 1e-9.
+label's probability against whether it is right. All within 1e-9. And the
+temperature fitted to over-confident three-class logits
+(metrics/temperature.h) against scipy.optimize.minimize_scalar's minimum of
+the same mean NLL, bounded, to 1e-4, with its NLL no higher.
 
 CAROTID_TESTS' CalibrationPeer case reads WORK/NAME.csv and writes
 WORK/NAME.out. Exits 77 (skipped) without numpy or scikit-learn.
@@ -21,6 +24,8 @@ try:
     import numpy as np
     from sklearn.calibration import calibration_curve
     from sklearn.metrics import brier_score_loss, log_loss
+    from scipy.optimize import minimize_scalar
+    from scipy.special import logsumexp
 except ImportError as e:
     print(f"SKIP: {e}")
     sys.exit(77)
@@ -44,6 +49,14 @@ probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
 labels = rng.integers(0, 3, size=300)
 with open(work / "multiclass.csv", "w") as f:
     for row, label in zip(probs, labels):
+        f.write(",".join([str(label)] + [repr(float(v)) for v in row]) + "\n")
+
+# Over-confident logits: labels drawn at a third of the logits' scale.
+true_logits = rng.normal(size=(500, 3)) * 1.2
+drawn = np.array([rng.choice(3, p=np.exp(z) / np.exp(z).sum()) for z in true_logits])
+over = 3.0 * true_logits
+with open(work / "logits.csv", "w") as f:
+    for row, label in zip(over, drawn):
         f.write(",".join([str(label)] + [repr(float(v)) for v in row]) + "\n")
 
 run = subprocess.run([carotid_tests, "--gtest_filter=CalibrationPeer.*"],
@@ -84,6 +97,19 @@ def compare(name, confidence, outcome, loss):
 compare("binary", p, y, log_loss(y, np.clip(p, 1e-7, 1 - 1e-7), labels=[0, 1]))
 top = probs.max(axis=1)
 compare("multiclass", top, (probs.argmax(axis=1) == labels).astype(int), log_loss(labels, probs, labels=[0, 1, 2]))
+
+
+def nll(t):
+    z = over / t
+    return float(np.mean(logsumexp(z, axis=1) - z[np.arange(len(drawn)), drawn]))
+
+
+theirs = minimize_scalar(nll, bounds=(0.01, 100.0), method="bounded", options={"xatol": 1e-10})
+ours_t, ours_nll = (float(v) for v in (work / "logits.out").read_text().split())
+close("temperature", ours_t, theirs.x, tol=1e-4)
+close("NLL at the temperature", ours_nll, nll(ours_t), tol=1e-9)
+if ours_nll > theirs.fun + 1e-12:
+    failures.append("the fitted temperature's NLL is above scipy's minimum")
 if failures:
     sys.exit(f"FAIL: {len(failures)} figure(s) differ from scikit-learn's")
 print("PASS: calibration figures as scikit-learn's")

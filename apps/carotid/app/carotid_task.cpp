@@ -4,6 +4,7 @@
 
 #include "images/for_each_index.h"
 #include "metrics/classifier_metrics.h"
+#include "metrics/temperature.h"
 #include "tandem/random.h"
 #include "tandem/train/classification.h"
 
@@ -182,7 +183,8 @@ tandem::EvalRows CarotidTask::eval_rows(torch::nn::Module& model, const tandem::
     const at::Tensor mirrored = tandem::resnet_logits(model, image.flip({3}));
     logits = ((logits.softmax(1) + mirrored.softmax(1)) / 2).log();
   }
-  tandem::EvalRows rows = tandem::classification_rows(logits, batch.at("label"));
+  tandem::EvalRows rows =
+      at_temperature({{"logit", logits.to(at::kFloat)}, {"label", batch.at("label")}}, options_.temperature);
   rows["sample"] = batch.at("sample");
   return rows;
 }

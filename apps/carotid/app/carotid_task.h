@@ -51,6 +51,9 @@ struct TaskOptions {
   // Evaluation only: each image's probabilities averaged with those of its
   // horizontal mirror (test-time augmentation).
   bool eval_hflip = false;
+  // Evaluation only: the softmax temperature (metrics/temperature.h) its
+  // probabilities are at: the model file's, or 1.
+  double temperature = 1.0;
 };
 
 // Per-class weights n / (k * n_c) over the samples' labels, as scikit-learn's
@@ -64,6 +67,7 @@ class CarotidTask : public tandem::Task {
 
   // What evaluation runs on: validation while training, then the test set.
   void set_eval(std::vector<Sample> eval);
+  void set_temperature(double temperature) { options_.temperature = temperature; }
 
   std::shared_ptr<torch::nn::Module> build_model() override;
   tandem::Activations activation_bytes(const tandem::ActivationQuery& query) const override {
@@ -74,8 +78,10 @@ class CarotidTask : public tandem::Task {
   int64_t eval_size() const override { return static_cast<int64_t>(eval_.size()); }
   tandem::Batch make_batch(const std::vector<int64_t>& indices, bool train, uint64_t seed) override;
   tandem::Loss loss(torch::nn::Module& model, const tandem::Batch& batch) override;
-  // tandem::classification_rows' "prob" [N, K], "pred", "label" and "loss",
-  // and "sample": the report's confusion matrix and ROC curve come from them.
+  // tandem::classification_rows' "prob" [N, K], "pred", "label" and "loss"
+  // at the options' temperature, "logit" (before it: what a temperature is
+  // fitted on) and "sample": the report's confusion matrix and ROC curve
+  // come from them.
   tandem::EvalRows eval_rows(torch::nn::Module& model, const tandem::Batch& batch) override;
   tandem::Metrics eval_metrics(const tandem::EvalRows& rows) override;
   std::vector<std::string> metric_names() const override;

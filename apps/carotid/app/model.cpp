@@ -66,4 +66,9 @@ double kept_threshold(const std::vector<std::string>& model_files) {
   return sum / static_cast<double>(model_files.size());
 }
 
+double kept_temperature(const std::string& model_file) {
+  const tandem::H5File file(model_file);
+  return file.has_attr("", "temperature") ? file.attr_double("", "temperature") : 1.0;
+}
+
 }  // namespace carotid

@@ -59,6 +59,20 @@ struct ModelKeys {
 // models' mean.
 double kept_threshold(const std::vector<std::string>& model_files);
 
+// calibrate.*, declared once.
+struct CalibrateKeys {
+  std::string temperature = "fit";
+
+  template <class Self, class Visit>
+  static void each_key(Self& k, Visit&& visit) {
+    visit("calibrate.temperature", k.temperature,
+          "the softmax temperature of the model's probabilities (metrics/temperature.h): fit (on the validation "
+          "images' NLL after training, the best model's, before the threshold is chosen), none (1), or a number; "
+          "kept in the model file, which predict and every report apply",
+          tandem::any());
+  }
+};
+
 struct ModelOptions {
   tandem::nn::ResNetOptions resnet;
   std::string init_from;  // a safetensors file, or empty
@@ -75,5 +89,9 @@ ModelOptions model_options(const ModelKeys& model, const ImageKeys& image, int64
 // naming the file when weights are missing, unreadable or of another shape.
 // `quiet` leaves out the log line about what was loaded.
 tandem::nn::ResNet build_classifier(const ModelOptions& spec, bool quiet = false);
+
+// The temperature a model file keeps (its "temperature"), or 1 for a file
+// without one.
+double kept_temperature(const std::string& model_file);
 
 }  // namespace carotid

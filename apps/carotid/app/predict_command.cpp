@@ -264,6 +264,7 @@ tandem::EvalRows predicted_rows(tandem::World& world, const tandem::Config& conf
     options.model.load = files[m];
     options.image_size = tandem::read_fields<ImageKeys>(configs[m]).store.size;
     options.eval_hflip = tandem::read_keys<CommandKeys>(config).tta;
+    options.temperature = kept_temperature(files[m]);
     CarotidTask task(options, stores.at(options.image_size), in.persons, {}, in.samples);
     auto model = build_classifier(options.model);
     model->to(setup.device);

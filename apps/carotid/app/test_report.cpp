@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iomanip>
 #include <map>
@@ -14,6 +15,7 @@
 #include "metrics/calibration.h"
 #include "metrics/classifier_metrics.h"
 #include "metrics/roc_curve.h"
+#include "metrics/temperature.h"
 #include "tandem/data/csv.h"
 #include "tandem/error.h"
 #include "tandem/io/atomic_file.h"
@@ -310,6 +312,17 @@ tandem::Metrics write_test_report(const std::string& dir_name, const ReportInput
   report["threshold"] = in.threshold;
   report["images"] = level_json(images, metrics, "image_", in.threshold);
   report["persons"] = level_json(persons, metrics, "person_", in.threshold);
+  report["temperature"] = in.temperature;
+  if (in.rows.count("logit") && in.temperature != 1.0) {
+    // The same rows at temperature 1: what calibrating moved. The image
+    // AUC stays; person figures (means of images' probabilities) can move.
+    nlohmann::json before;
+    for (const auto& [k, v] : classification_metrics(at_temperature(in.rows, 1.0), in.samples, in.persons))
+      for (const char* figure : {"_auc", "_ece", "_brier", "_loss"})
+        if (k.size() > std::strlen(figure) && k.compare(k.size() - std::strlen(figure), std::string::npos, figure) == 0)
+          before[k] = std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
+    report["before_temperature"] = before;
+  }
   tandem::write_bytes_atomically((dir / "test_report.json").string(), report.dump(2) + "\n");
   write_predictions(dir / "test_predictions.csv", in);
   tandem::write_bytes_atomically(

@@ -22,6 +22,9 @@ struct ReportInputs {
   bool tensorboard = false;         // obs.tensorboard: also put the figures in dir/tb
   std::vector<std::string> images;  // what Sample::image indexes: the image files
   double threshold = 0.5;           // two classes: predicted positive when P(class 1) >= it
+  // The temperature rows["prob"] are at (metrics/temperature.h); with
+  // rows["logit"], the report also gives the figures at 1 ("before_temperature").
+  double temperature = 1.0;
 };
 
 // Writes into `dir`: test_report.json (with two classes, each level's

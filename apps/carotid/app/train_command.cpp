@@ -9,7 +9,9 @@
 #include "app/run_dir.h"
 #include "app/test_report.h"
 #include "data/dataset.h"
+#include "metrics/calibration.h"
 #include "metrics/classifier_metrics.h"
+#include "metrics/temperature.h"
 #include "metrics/threshold.h"
 #include "tandem/config/config.h"
 #include "tandem/dist/seed.h"
@@ -70,21 +72,58 @@ void fill_samples(const Dataset& d, const ImageStore& store, Parts& parts) {
   }
 }
 
-// Two classes: the threshold model.threshold picks on the validation persons
-// with the best model, written into its file (replaced whole) so predict
-// uses it. 0.5 for more classes, where the most probable class is predicted.
-double keep_threshold(tandem::World& world, const ThresholdRule& rule, int64_t classes, CarotidTask& task,
-                      torch::nn::Module& model, const tandem::EvalContext& ctx, const std::vector<Sample>& val,
-                      const std::vector<std::string>& persons, tandem::Checkpoint& best) {
-  if (classes != 2) return 0.5;
+// What calibrate.temperature asks of the validation images' rows (at
+// temperature 1), with their NLL and image ECE before and after in the log.
+double choose_temperature(const TemperatureRule& rule, const tandem::EvalRows& rows) {
+  if (rule.kind == TemperatureRule::Kind::none) return 1.0;
+  if (rule.kind == TemperatureRule::Kind::fixed) return rule.value;
+  const double t = fit_temperature(rows.at("logit"), rows.at("label"));
+  const at::Tensor label_t = rows.at("label").to(at::kLong).contiguous();
+  const std::vector<int64_t> labels(label_t.data_ptr<int64_t>(), label_t.data_ptr<int64_t>() + label_t.numel());
+  const auto image_ece = [&](double at) {
+    return calibration_of_rows(table_rows(at_temperature(rows, at).at("prob")), labels).ece;
+  };
+  log::info("temperature ", t, " fitted on ", rows.at("label").size(0), " validation images: their NLL ",
+            nll_at_temperature(rows.at("logit"), rows.at("label"), 1.0), " -> ",
+            nll_at_temperature(rows.at("logit"), rows.at("label"), t), ", image ECE ", image_ece(1.0), " -> ",
+            image_ece(t));
+  return t;
+}
+
+// The best model made ready for predict from the validation persons: its
+// temperature (calibrate.temperature) and then, for two classes, the
+// threshold model.threshold picks on the probabilities at it (0.5 for more
+// classes, where the most probable class is predicted); both written into
+// its file (replaced whole). Returns the threshold.
+double keep_calibration(tandem::World& world, const TemperatureRule& temperature_rule,
+                        const ThresholdRule& threshold_rule, int64_t classes, CarotidTask& task,
+                        torch::nn::Module& model, const tandem::EvalContext& ctx, const std::vector<Sample>& val,
+                        const std::vector<std::string>& persons, tandem::Checkpoint& best) {
+  task.set_temperature(1.0);
   task.set_eval(val);
-  const PersonScores scores = person_scores(tandem::gather_eval_rows(task, model, ctx), val, persons);
-  const double threshold = choose_threshold(rule, scores.positive(), scores.labels);
+  const tandem::EvalRows raw = val.empty() ? tandem::EvalRows{} : tandem::gather_eval_rows(task, model, ctx);
+  const double temperature =
+      val.empty() ? (temperature_rule.kind == TemperatureRule::Kind::fixed ? temperature_rule.value : 1.0)
+                  : choose_temperature(temperature_rule, raw);
+  task.set_temperature(temperature);
+  double threshold = 0.5;
+  size_t judged = 0;
+  if (classes == 2 && !val.empty()) {
+    const PersonScores scores = person_scores(at_temperature(raw, temperature), val, persons);
+    threshold = choose_threshold(threshold_rule, scores.positive(), scores.labels);
+    judged = scores.persons.size();
+  }
   if (world.is_main()) {
-    best.state["threshold"] = threshold;
-    best.state["threshold_rule"] = rule.text;
+    best.state["temperature"] = temperature;
+    if (classes == 2) {
+      best.state["threshold"] = threshold;
+      best.state["threshold_rule"] = threshold_rule.text;
+    }
     tandem::save_checkpoint(best.path, best.sets, best.state);
-    log::info("threshold ", threshold, " (", rule.text, " on ", scores.persons.size(), " validation persons), kept in ",
+    if (classes == 2)
+      log::info("threshold ", threshold, " (", threshold_rule.text, " on ", judged, " validation persons), kept in ",
+                best.path);
+    log::info("temperature ", temperature, " (calibrate.temperature = \"", temperature_rule.text, "\"), kept in ",
               best.path);
   }
   world.barrier();
@@ -112,13 +151,15 @@ struct TrainedRun {
   const std::vector<std::string>& persons;
   uint64_t seed;
   ThresholdRule threshold_rule;
+  TemperatureRule temperature_rule;
   bool tensorboard;
 };
 
-// The test set judged once, by the model validation picked, at the threshold
-// chosen on the validation persons.
-void judge_test(tandem::World& world, const tandem::Config& config, tandem::Trainer& trainer, CarotidTask& task,
-                const TrainedRun& run) {
+// The model validation picked, calibrated and given its threshold on the
+// validation persons, then judged once on the test persons (when there are
+// any) at both.
+void finish(tandem::World& world, const tandem::Config& config, tandem::Trainer& trainer, CarotidTask& task,
+            const TrainedRun& run) {
   const fs::path best = tandem::trained_model(run.run_dir);
   torch::nn::Module& model = trainer.model();
   tandem::Checkpoint best_model = tandem::load_checkpoint(best.string());
@@ -129,8 +170,12 @@ void judge_test(tandem::World& world, const tandem::Config& config, tandem::Trai
   ctx.precision = tandem::inference_setup(world, config, /*fixed_shapes=*/true, best.string()).precision;
   ctx.micro_batch = trainer.micro_batch();
   ctx.seed = run.seed;
-  const double threshold = keep_threshold(world, run.threshold_rule, run.dataset.num_classes(), task, model, ctx,
-                                          run.parts.val, run.persons, best_model);
+  const double threshold = keep_calibration(world, run.temperature_rule, run.threshold_rule, run.dataset.num_classes(),
+                                            task, model, ctx, run.parts.val, run.persons, best_model);
+  if (run.parts.test.empty()) {
+    if (world.is_main()) log::info("no test persons (data.test_ratio = 0): no test report");
+    return;
+  }
   task.set_eval(run.parts.test);
   const tandem::EvalRows rows = tandem::gather_eval_rows(task, model, ctx);
   if (world.is_main()) {
@@ -138,6 +183,7 @@ void judge_test(tandem::World& world, const tandem::Config& config, tandem::Trai
     in.step = best_model.get_int("step");
     in.images = run.parts.paths;
     in.threshold = threshold;
+    in.temperature = kept_temperature(best.string());
     in.tensorboard = run.tensorboard;
     const auto m = write_test_report(run.run_dir, in);
     log::info("test (", best.filename().string(), ", ", run.parts.test.size(), " images): person auc ",
@@ -164,6 +210,8 @@ int run_train(tandem::World& world, tandem::Config config) {
   tandem::TrainKeys settings = tandem::train_settings(config);
   const ModelKeys model_keys = tandem::read_keys<ModelKeys>(config);
   const ThresholdRule threshold_rule = parse_threshold_rule(model_keys.threshold, "model.threshold");
+  const TemperatureRule temperature_rule =
+      parse_temperature_rule(tandem::read_keys<CalibrateKeys>(config).temperature, "calibrate.temperature");
   const uint64_t seed = data_seed(data, tandem::shared_seed(world, settings.seed));
 
   const std::string run_dir = choose_run_dir(world, config);
@@ -180,6 +228,10 @@ int run_train(tandem::World& world, tandem::Config config) {
   Parts parts = samples_of(dataset);
   const ImageStore store(world, parts.paths, store_options);
   fill_samples(dataset, store, parts);
+  if (temperature_rule.kind == TemperatureRule::Kind::fit && parts.val.empty())
+    throw UsageError(
+        "calibrate.temperature = \"fit\" fits on the validation images, and none of this run's can be read: "
+        "set it to \"none\" or a number");
   if (tandem::read_keys<LossKeys>(config).class_weights == "balanced")
     task_options.class_weights = balanced_class_weights(parts.train, dataset.num_classes());
 
@@ -197,12 +249,8 @@ int run_train(tandem::World& world, tandem::Config config) {
   }
   const int status = trainer.run();
   if (status != tandem::kExitOk) return status;
-  if (parts.test.empty()) {
-    if (world.is_main()) log::info("no test persons (data.test_ratio = 0): no test report");
-    return status;
-  }
-  judge_test(world, config, trainer, task,
-             {run_dir, dataset, parts, persons, seed, threshold_rule, settings.tensorboard});
+  finish(world, config, trainer, task,
+         {run_dir, dataset, parts, persons, seed, threshold_rule, temperature_rule, settings.tensorboard});
   return status;
 }
 

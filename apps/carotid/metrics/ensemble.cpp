@@ -24,6 +24,8 @@ tandem::EvalRows mean_of_models(const std::vector<tandem::EvalRows>& models) {
   mean["prob"] = prob;
   mean["loss"] = -picked.to(at::kDouble).clamp_min(1e-12).log().to(mean.at("loss").scalar_type());
   mean["pred"] = prob.argmax(1);
+  // Each model's probabilities are at its own temperature: no logit is the mean's.
+  mean.erase("logit");
   return mean;
 }
 

@@ -13,7 +13,8 @@ namespace carotid {
 // Rows of the same images in the same order from each model ("prob",
 // "label", "sample"; other keys are taken from the first) into the
 // ensemble's: "prob" the mean, "loss" the cross-entropy of that mean
-// (-log P(label), floored at 1e-12) and "pred" its most probable class. One
+// (-log P(label), floored at 1e-12) and "pred" its most probable class
+// ("logit" left out: each model's probabilities are at its temperature). One
 // model's rows come back as they are. Throws std::invalid_argument when the
 // models' rows are not of the same samples or classes.
 tandem::EvalRows mean_of_models(const std::vector<tandem::EvalRows>& models);

@@ -35,6 +35,9 @@ case $case in
   threshold)
     set -- "${args[@]}" --set model.threshold=sensitivity=2
     want="model.threshold = 'sensitivity=2': expected youden, sensitivity=S" ;;
+  temperature)
+    set -- "${args[@]}" --set calibrate.temperature=hot
+    want='calibrate.temperature must be "fit", "none" or a number above 0, got "hot"' ;;
   best-metric)
     set -- "${args[@]}" --set train.best_metric=eval_person_aux
     want='train.best_metric = "eval_person_aux" is not a metric this evaluation gives \(eval_loss, eval_image_accuracy, eval_image_auc, .*eval_person_auc, .*\), nor "none"' ;;

@@ -4,9 +4,11 @@
 # skipped when absent), under two ranks: train writes every output of a run,
 # its figures also as TensorBoard images (read back with TensorBoard by
 # TB_CHECK, tests/peers/tensorboard_reads_events.py, where PYTHON has it);
-# the threshold chosen on validation is kept in the model and predict decides
-# at it; predict scores the test persons; --load-model continues on the same
-# split.
+# the temperature fitted and the threshold chosen on validation are kept in
+# the model, the test report gives the figures before and after (the image
+# AUC the same), and predict applies both (its probabilities are the test
+# report's); predict scores the test persons; --load-model continues on the
+# same split.
 set -euo pipefail
 carotid=$1 mpiexec=$2 data=$3 work=$4 python=$5 tb_check=$6
 source "$(dirname "${BASH_SOURCE[0]}")/breast_lib.sh"
@@ -33,6 +35,18 @@ for level in ("images", "persons"):
 PY
 threshold=$(sed -n 's/.*INFO  threshold \([0-9.e-]*\) (youden on [0-9]* validation persons).*/\1/p' "$work/train.log")
 [ -n "$threshold" ] || fail "train chose no threshold (youden on the validation persons)"
+read -r temperature nll_before nll_after < <(sed -n \
+  's/.*INFO  temperature \([0-9.e+-]*\) fitted on [0-9]* validation images: their NLL \([0-9.e+-]*\) -> \([0-9.e+-]*\),.*/\1 \2 \3/p' \
+  "$work/train.log")
+[ -n "$nll_after" ] || fail "train fitted no temperature on the validation images"
+"$python" - "$run/test_report.json" "$temperature" "$nll_before" "$nll_after" <<'PY' || fail "the temperature is not the report's"
+import json, sys
+report, t, before, after = json.load(open(sys.argv[1])), *map(float, sys.argv[2:])
+assert after <= before, ("fitting raised the validation NLL", before, after)
+assert abs(report["temperature"] - t) <= 1e-5 * t, (report["temperature"], t)
+if t != 1.0:
+    assert abs(report["before_temperature"]["image_auc"] - report["images"]["auc"]) < 1e-9, "the image AUC moved"
+PY
 ls "$run"/tb/events.out.tfevents.* >/dev/null || fail "$run/tb holds no TensorBoard events"
 status=0
 "$python" "$tb_check" images "$run/tb" test/confusion_matrix="$run/confusion_matrix.png" \
@@ -53,6 +67,14 @@ grep -q "scored against" "$work/predict.log" || fail "predict did not score"
 grep -q "decision threshold on P(1): $threshold\$" "$work/predict.log" ||
   fail "predict did not decide at the model's threshold $threshold"
 grep -q '"person_at_threshold"' "$work/pred/metrics.json" || fail "no figures at the threshold in metrics.json"
+"$python" - "$run/test_predictions.csv" "$work/pred/images.csv" <<'PY' || fail "predict's probabilities are not the test report's"
+import csv, os, sys
+report = {os.path.basename(r["image"]): float(r["prob_1"]) for r in csv.DictReader(open(sys.argv[1]))}
+predicted = {os.path.basename(r["image"]): float(r["p_1"]) for r in csv.DictReader(open(sys.argv[2]))}
+assert report and set(report) == set(predicted), (len(report), len(predicted))
+worst = max(abs(report[k] - predicted[k]) for k in report)
+assert worst < 1e-5, worst
+PY
 
 # A continued run reuses the split: no test person reaches training. It
 # trains with mixup, whose partners come from the whole training set.
