@@ -93,44 +93,15 @@ TEST(Calibration, ErrorsAreBetterSmaller) {
   EXPECT_EQ(carotid::figure_mode("tp"), "");
 }
 
-// tests/peers/calibration_vs_sklearn.py's input, WORK/binary.csv and
-// WORK/multiclass.csv (a row an example: its label, then its probabilities),
-// and what tandem makes of them, WORK/NAME.out: loss, ece, brier, then each
-// bin's count, mean confidence and observed frequency.
-TEST(CalibrationPeer, WritesItsFigures) {
-  const char* dir = std::getenv("TANDEM_PEER_CALIBRATION_DIR");
-  if (!dir) GTEST_SKIP() << "run by tests/peers/calibration_vs_sklearn.py";
-  for (const std::string name : {"binary", "multiclass"}) {
-    std::ifstream in(std::string(dir) + "/" + name + ".csv");
-    ASSERT_TRUE(in) << dir << "/" << name << ".csv";
-    std::vector<std::vector<double>> probs;
-    std::vector<int64_t> labels;
-    for (std::string line; std::getline(in, line);) {
-      std::vector<double> row;
-      for (size_t at = 0; at < line.size();) {
-        size_t used = 0;
-        row.push_back(std::stod(line.substr(at), &used));
-        at += used + 1;
-      }
-      labels.push_back(static_cast<int64_t>(row.front()));
-      probs.emplace_back(row.begin() + 1, row.end());
-    }
-    const int64_t classes = static_cast<int64_t>(probs.front().size());
-    const double loss = classes == 2 ? carotid::binary_metrics(carotid::PersonScores{{}, probs, {}, {}}.positive(),
-                                                               labels).loss
-                                     : carotid::multiclass_metrics(probs, labels, classes).loss;
-    const auto c = carotid::calibration_of_rows(probs, labels);
-    std::ofstream out(std::string(dir) + "/" + name + ".out");
-    out.precision(17);
-    out << loss << "\n" << c.ece << "\n" << c.brier << "\n";
-    for (const auto& bin : c.bins) out << bin.count << " " << bin.mean_confidence << " " << bin.observed_frequency << "\n";
-  }
-  // Temperature: logits.csv's rows are a label and its logits.
-  std::ifstream in(std::string(dir) + "/logits.csv");
-  ASSERT_TRUE(in) << dir << "/logits.csv";
-  std::vector<double> values;
+// A peer's CSV: a row an example, its label and then its values.
+struct LabelledRows {
   std::vector<int64_t> labels;
-  int64_t width = 0;
+  std::vector<std::vector<double>> values;
+};
+LabelledRows read_labelled_rows(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot be read");
+  LabelledRows rows;
   for (std::string line; std::getline(in, line);) {
     std::vector<double> row;
     for (size_t at = 0; at < line.size();) {
@@ -138,14 +109,43 @@ TEST(CalibrationPeer, WritesItsFigures) {
       row.push_back(std::stod(line.substr(at), &used));
       at += used + 1;
     }
-    labels.push_back(static_cast<int64_t>(row.front()));
-    values.insert(values.end(), row.begin() + 1, row.end());
-    width = static_cast<int64_t>(row.size()) - 1;
+    rows.labels.push_back(static_cast<int64_t>(row.front()));
+    rows.values.emplace_back(row.begin() + 1, row.end());
   }
-  const at::Tensor logits = torch::tensor(values, torch::kDouble).view({-1, width});
-  const at::Tensor y = torch::tensor(labels, torch::kLong);
+  return rows;
+}
+
+// tests/peers/calibration_vs_sklearn.py's input, WORK/binary.csv and
+// WORK/multiclass.csv (probabilities), and what tandem makes of them,
+// WORK/NAME.out: loss, ece, brier, then each bin's count, mean confidence
+// and observed frequency; and WORK/logits.csv (logits), of which
+// WORK/logits.out gives the fitted temperature and its NLL.
+TEST(CalibrationPeer, WritesItsFigures) {
+  const char* env = std::getenv("TANDEM_PEER_CALIBRATION_DIR");
+  if (!env) GTEST_SKIP() << "run by tests/peers/calibration_vs_sklearn.py";
+  const std::string dir = env;
+  for (const std::string name : {"binary", "multiclass"}) {
+    const LabelledRows rows = read_labelled_rows(dir + "/" + name + ".csv");
+    const auto& probs = rows.values;
+    const int64_t classes = static_cast<int64_t>(probs.front().size());
+    const double loss =
+        classes == 2 ? carotid::binary_metrics(carotid::PersonScores{{}, probs, {}, {}}.positive(), rows.labels).loss
+                     : carotid::multiclass_metrics(probs, rows.labels, classes).loss;
+    const auto c = carotid::calibration_of_rows(probs, rows.labels);
+    std::ofstream out(dir + "/" + name + ".out");
+    out.precision(17);
+    out << loss << "\n" << c.ece << "\n" << c.brier << "\n";
+    for (const auto& bin : c.bins)
+      out << bin.count << " " << bin.mean_confidence << " " << bin.observed_frequency << "\n";
+  }
+  const LabelledRows rows = read_labelled_rows(dir + "/logits.csv");
+  std::vector<double> flat;
+  for (const auto& row : rows.values) flat.insert(flat.end(), row.begin(), row.end());
+  const at::Tensor logits =
+      torch::tensor(flat, torch::kDouble).view({-1, static_cast<int64_t>(rows.values.front().size())});
+  const at::Tensor y = torch::tensor(rows.labels, torch::kLong);
   const double t = carotid::fit_temperature(logits, y);
-  std::ofstream out(std::string(dir) + "/logits.out");
+  std::ofstream out(dir + "/logits.out");
   out.precision(17);
   out << t << "\n" << carotid::nll_at_temperature(logits, y, t) << "\n";
 }
