@@ -24,7 +24,9 @@ draws = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
 edges = np.linspace(0.0, 1.0, BINS + 1)
 
 persons, labels, after, before = [], [], [], []
-reports = sorted(p for p in cv_dir.rglob("test_report.json") if (p.parent / "test_predictions.csv").exists())
+# The folds' models' own reports (fold-K/ or fold-K/model-M/), not the
+# cv folder's pooled one.
+reports = sorted(p for p in cv_dir.glob("fold-*/**/test_report.json") if (p.parent / "test_predictions.csv").exists())
 if not reports:
     sys.exit(f"{cv_dir}: no fold's test_report.json beside a test_predictions.csv")
 temperatures = []

@@ -61,14 +61,15 @@ double kept_threshold(const std::vector<std::string>& model_files);
 
 // calibrate.*, declared once.
 struct CalibrateKeys {
-  std::string temperature = "fit";
+  std::string temperature = "none";
 
   template <class Self, class Visit>
   static void each_key(Self& k, Visit&& visit) {
     visit("calibrate.temperature", k.temperature,
           "the softmax temperature of the model's probabilities (metrics/temperature.h): fit (on the validation "
-          "images' NLL after training, the best model's, before the threshold is chosen), none (1), or a number; "
-          "kept in the model file, which predict and every report apply",
+          "images' NLL after training, the best model's, before the threshold is chosen; better calibrated images, "
+          "worse calibrated persons on BreastMNIST, docs/carotid.md), none (1), or a number; kept in the model "
+          "file, which predict and every report apply",
           tandem::any());
   }
 };

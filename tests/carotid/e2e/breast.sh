@@ -13,7 +13,8 @@ set -euo pipefail
 carotid=$1 mpiexec=$2 data=$3 work=$4 python=$5 tb_check=$6
 source "$(dirname "${BASH_SOURCE[0]}")/breast_lib.sh"
 
-"$mpiexec" -n 2 "$carotid" "${breast[@]}" --epochs 2 --output-dir "$work/out" 2>&1 | tee "$work/train.log"
+"$mpiexec" -n 2 "$carotid" "${breast[@]}" --epochs 2 --output-dir "$work/out" --set calibrate.temperature=fit 2>&1 |
+  tee "$work/train.log"
 run=$(ls -d "$work"/out/train_*)
 for f in config.toml metrics.jsonl split.csv test_report.json confusion_matrix.txt \
          confusion_matrix.png roc_curve.png reliability.png reliability_person.png models/best_model.h5 \
