@@ -25,13 +25,6 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 double mb(int64_t bytes) { return static_cast<double>(bytes) / kMiB; }
 
-std::string mb_text(int64_t bytes) {
-  if (bytes < 0) return "?";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.0f", mb(bytes));
-  return text;
-}
-
 int64_t bytes_of(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
 
 // The elements of a trainable parameter (an index into trainable_params) that a
@@ -135,6 +128,13 @@ int64_t most_at_once(const std::vector<int64_t>& per_group, size_t n) {
 }
 
 }  // namespace
+
+std::string mb_text(double bytes) {
+  if (bytes < 0) return "?";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f", bytes / kMiB);
+  return text;
+}
 
 int64_t MemoryPlan::total() const {
   const int64_t start = casts + std::max<int64_t>(activations, 0) + (accumulates ? gradients : 0);

@@ -30,12 +30,6 @@ void add_plan_keys(Schema& schema) {
 
 namespace {
 
-std::string mb_text(double bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.0f", bytes / (1024.0 * 1024.0));
-  return text;
-}
-
 // A rank's share of a global batch, as the Trainer's BatchSplit holds it
 // before the plan cuts it (trainer.cpp, set_up).
 int64_t share_of(const TrainKeys& s, int world_size, bool packed) {
@@ -126,7 +120,7 @@ void print_table(std::ostream& out, const PlanStage& stage, const std::vector<Co
     out << "\n";
   };
   const auto term = [](int64_t MemoryPlan::*field) {
-    return [field](const MemoryPlan& p) { return p.*field < 0 ? std::string("?") : mb_text(p.*field); };
+    return [field](const MemoryPlan& p) { return mb_text(p.*field); };
   };
   row(stage.settings.key("micro_batch"), [&](const MemoryPlan& p) { return cut(p, share, stage.packed); });
   row(stage.settings.key("recompute"), [](const MemoryPlan& p) { return p.recompute; });
@@ -142,9 +136,7 @@ void print_table(std::ostream& out, const PlanStage& stage, const std::vector<Co
   row("total", [](const MemoryPlan& p) { return mb_text(p.total()); });
   row("evaluating: the live weights' copy", term(&MemoryPlan::judged));
   row("evaluating: the task's", term(&MemoryPlan::evaluation));
-  row("evaluating: total", [](const MemoryPlan& p) {
-    return p.evaluation < 0 ? std::string("?") : mb_text(static_cast<double>(p.evaluation_total()));
-  });
+  row("evaluating: total", [](const MemoryPlan& p) { return mb_text(p.evaluation_total()); });
   out << "| fits in " << (std::isinf(budget) ? std::string("(unknown)") : mb_text(budget)) << " |";
   for (const Column& c : columns) {
     std::string cell = "no";
@@ -205,7 +197,7 @@ int run_plan(World& world, const Config& config, const std::vector<PlanStage>& s
   out << "plan for " << devices.name << ": " << devices.count << (devices.count == 1 ? " rank" : " ranks") << ", "
       << (devices.free_bytes < 0
               ? std::string("free memory unknown")
-              : mb_text(static_cast<double>(devices.free_bytes)) + " MB free a rank" +
+              : mb_text(devices.free_bytes) + " MB free a rank" +
                     (devices.cuda && !keys.gpus.empty() ? " after the CUDA context's " + mb_text(kContextBytes)
                                                         : std::string()) +
                     "; a plan fits in " + std::to_string(static_cast<int>(kPlanShare * 100)) + "% of it, " +

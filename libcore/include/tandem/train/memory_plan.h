@@ -131,6 +131,10 @@ struct PlanOptions {
   bool cpu = false;              // the ranks compute on the CPU (ActivationQuery::cpu)
 };
 
+// Bytes as whole MB (MiB, rounded), as the plan's tables give them; "?"
+// below 0 (a figure the task cannot say).
+std::string mb_text(double bytes);
+
 // The plan's figures that come from `model`'s tensors; the activations,
 // micro_batch and recompute are the caller's to fill in (set_activations).
 MemoryPlan plan_model_memory(torch::nn::Module& model, const PlanOptions& settings);
