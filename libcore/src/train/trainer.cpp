@@ -322,8 +322,13 @@ void Trainer::Impl::micro_step(DeviceFeed& feed, StepFigures& f, bool last) {
   f.computed += task.tokens_computed_in(host_batch);
   f.flops += task.flops_in(host_batch);
   if (f.watch_memory) {
-    const Activations a = task.activation_bytes(
-        {batches->micro_batch(), precision == Precision::FP32 ? 4 : 2, plan.recompute == "blocks", &host_batch});
+    ActivationQuery query;
+    query.micro_batch = batches->micro_batch();
+    query.element_bytes = precision == Precision::FP32 ? 4 : 2;
+    query.recompute = plan.recompute == "blocks";
+    query.cpu = !placement.cuda;
+    query.batch = &host_batch;
+    const Activations a = task.activation_bytes(query);
     f.seen.start = std::max(f.seen.start, a.start);
     f.seen.end = std::max(f.seen.end, a.end);
   }

@@ -14,9 +14,11 @@
 #   3. --shard all plans each setting side by side; sharded masters with
 #      dist.shard = "none" are refused in their column, with the key.
 #   4. Bad input exits 2 naming the key: an unknown GPU, a count of 0.
-#   5. On this machine's CPU the plan is what training plans and within 15%
-#      of its first step's measured peak, and so is training's plan for the
-#      shapes that step had (no warning). The first evaluation (its loss and
+#   5. On this machine's CPU the plan is what training plans, and over its
+#      first step's measured peak: packed (the default), it plans full
+#      sequences of the rows with the most summary, which 8 rows a step do
+#      not fill. Training's plan for the shapes that step had is within 15%
+#      of the peak (no warning). The first evaluation (its loss and
 #      ROUGE's generation) begins with what the plan holds between steps
 #      (the gradients gone) and peaks at most at its plan, within 15%.
 set -uo pipefail
@@ -92,7 +94,7 @@ read -r peak said shapes < <(sed -n \
 [[ -n $shapes && $peak -gt 0 ]] || fail "training did not log its peak and its plan for the first step's shapes"
 # The log truncates to whole MB, the table rounds.
 (( planned - said <= 1 && said - planned <= 1 )) || fail "plan says $planned MB, training planned $said MB"
-python3 -c "import sys; sys.exit(abs($planned / $peak - 1) > 0.15)" || fail "planned $planned MB, measured $peak MB"
+(( planned >= peak )) || fail "planned $planned MB, measured $peak MB"
 python3 -c "import sys; sys.exit(abs($shapes / $peak - 1) > 0.15)" || fail "the step's shapes planned $shapes MB, measured $peak MB"
 ! grep -q "memory: the plan for the first step's shapes" "$work/train.log" || fail "training warned of its plan"
 read -r began between evaluated evaluation < <(sed -n "s/.*the first evaluation began with \([0-9]*\) MB.*between \
