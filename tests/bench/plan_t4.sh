@@ -44,7 +44,7 @@ for line in open(sys.argv[1]):
 micro, rec, total, fits = (rows.get(k, ["-"] * 3) for k in ("train.micro_batch", "train.recompute", "total", None))
 out = []
 for m, r, t in zip(micro, rec, total):
-    out.append("-" if m == "-" else f"{m.split(' x ')[0]}{'+r' if r == 'blocks' else ''}, {t}")
+    out.append("-" if m == "-" else f"{m.split()[0]}{'+r' if r == 'blocks' else ''}, {t}")
 fit = [c for k, c in rows.items() if k.startswith("fits in")]
 if fit:
     out = [o if f.startswith("yes") else "-" for o, f in zip(out, fit[0])]

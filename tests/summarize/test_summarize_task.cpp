@@ -39,8 +39,12 @@ TokenSet two_examples() {
   return set;
 }
 
+// Rows as drawn, each padded to the micro-batch's longest ("random").
 SummarizeTask make_task() {
-  return SummarizeTask(summarize::ModelOptions{task_test_config()}, two_examples(), TokenSet{}, kEot);
+  summarize::BatchingKeys random;
+  random.batching = "random";
+  return SummarizeTask(summarize::ModelOptions{task_test_config()}, two_examples(), TokenSet{}, kEot, std::nullopt,
+                       random);
 }
 
 tandem::Batch batch_of(SummarizeTask& task, std::vector<uint8_t> valid) {

@@ -28,7 +28,7 @@ struct RougeDuringTraining {
 
 // How a step's sequences are cut into micro-batches, each declared once.
 struct BatchingKeys {
-  std::string batching = "random";
+  std::string batching = "packed";
 
   template <class Self, class Visit>
   static void each_key(Self& k, Visit&& visit) {
