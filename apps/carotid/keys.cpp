@@ -63,6 +63,7 @@ tandem::Schema carotid_schema() {
   s.alias("--labels", "cmd.labels");
   s.alias("--out", "cmd.out");
   s.alias("--tta", "cmd.tta");
+  s.alias("--cam", "cmd.cam");
   return s;
 }
 

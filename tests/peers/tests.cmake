@@ -30,3 +30,9 @@ add_test(NAME peer_calibration_vs_sklearn
          COMMAND ${TANDEM_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/calibration_vs_sklearn.py
                  $<TARGET_FILE:carotid_tests> ${CMAKE_CURRENT_BINARY_DIR}/peer-calibration)
 set_tests_properties(peer_calibration_vs_sklearn PROPERTIES LABELS "peers;carotid" SKIP_RETURN_CODE 77 TIMEOUT 300)
+# Grad-CAM maps (tandem/nn/grad_cam.h) against the grad-cam package's on
+# the same torchvision-layout ResNet-18 and images, both stems.
+add_test(NAME peer_grad_cam_vs_pytorch_grad_cam
+         COMMAND ${TANDEM_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/grad_cam_vs_pytorch_grad_cam.py
+                 $<TARGET_FILE:unit_tests> ${CMAKE_CURRENT_BINARY_DIR}/peer-grad-cam)
+set_tests_properties(peer_grad_cam_vs_pytorch_grad_cam PROPERTIES LABELS "peers;carotid" SKIP_RETURN_CODE 77 TIMEOUT 300)

@@ -87,6 +87,10 @@ class CarotidTask : public tandem::Task {
   std::vector<std::string> metric_names() const override;
   std::string metric_mode(const std::string& name) const override;
 
+  // The batch's normalised float images, as the model takes them:
+  // batch["image"], or batch["image_u8"] normalised where it lies.
+  at::Tensor image_of(const tandem::Batch& batch);
+
  private:
   TaskOptions options_;
   const ImageStore& store_;
@@ -97,9 +101,6 @@ class CarotidTask : public tandem::Task {
   // that travel as uint8 (image_of); mean_ and std_ stay on the host for the
   // loader threads.
   at::Tensor device_scale_, device_mean_, device_std_;
-  // The batch's normalised float images: batch["image"], or batch["image_u8"]
-  // normalised where it lies.
-  at::Tensor image_of(const tandem::Batch& batch);
   // Training images augmented and normalised on the loader's threads: raw[k]
   // is sample indices[k]'s image; with mixup, raw[n + k] is its partner's.
   at::Tensor augmented(const std::vector<at::Tensor>& raw, const std::vector<int64_t>& indices,

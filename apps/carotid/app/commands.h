@@ -15,7 +15,7 @@ namespace carotid {
 // (tandem/config/settings.h).
 struct CommandKeys {
   std::string run_dir, model;
-  bool tta = false;
+  bool tta = false, cam = false;
   std::string input, labels, out;
 
   template <class Self, class Visit>
@@ -30,6 +30,10 @@ struct CommandKeys {
     visit("cmd.tta", k.tta, "predict: average each image's probabilities with those of its horizontal mirror", any());
     visit("cmd.input", k.input, "predict: a folder of person folders or images, or one image", any());
     visit("cmd.labels", k.labels, "predict: a label sheet, to score the predictions", any());
+    visit("cmd.cam", k.cam,
+          "predict: Grad-CAM maps of each image's predicted class in OUT/cam (an overlay per image, a contact sheet "
+          "per person, maps.h5); the folder must not exist yet",
+          any());
     visit("cmd.out", k.out, "predict: output folder; empty: RUN/predictions/ for a model at RUN/models/", any());
   }
 };

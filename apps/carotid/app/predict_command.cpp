@@ -8,6 +8,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "app/cam_report.h"
 #include "app/carotid_task.h"
 #include "app/commands.h"
 #include "app/cv_report.h"
@@ -244,6 +245,27 @@ std::map<int64_t, ImageStore> image_stores(tandem::World& world, const tandem::C
   return stores;
 }
 
+// One model of the prediction: how its task sees the images, and where and in
+// what precision it runs (the one it was trained in).
+struct PredictModel {
+  TaskOptions options;
+  tandem::InferenceSetup setup;
+};
+
+PredictModel predict_model(tandem::World& world, const tandem::Config& config, const tandem::Config& model_config,
+                           const std::string& file, int64_t classes) {
+  PredictModel m;
+  m.setup = tandem::inference_setup(world, config, /*fixed_shapes=*/true, file);
+  m.options.model = model_options(tandem::read_fields<ModelKeys>(model_config),
+                                  tandem::read_fields<ImageKeys>(model_config), classes);
+  m.options.model.init_from.clear();
+  m.options.model.load = file;
+  m.options.image_size = tandem::read_fields<ImageKeys>(model_config).store.size;
+  m.options.eval_hflip = tandem::read_keys<CommandKeys>(config).tta;
+  m.options.temperature = kept_temperature(file);
+  return m;
+}
+
 // Every model's evaluation rows over the inputs, averaged (one model: its own).
 tandem::EvalRows predicted_rows(tandem::World& world, const tandem::Config& config,
                                 const std::vector<std::string>& files, const std::vector<tandem::Config>& configs,
@@ -253,24 +275,71 @@ tandem::EvalRows predicted_rows(tandem::World& world, const tandem::Config& conf
   ctx.micro_batch = tandem::train_settings(config).micro_batch.value;
   std::vector<tandem::EvalRows> each;
   for (size_t m = 0; m < files.size(); ++m) {
-    // Each model in the precision it was trained in.
-    const tandem::InferenceSetup setup = tandem::inference_setup(world, config, /*fixed_shapes=*/true, files[m]);
-    ctx.device = setup.device;
-    ctx.precision = setup.precision;
-    TaskOptions options;
-    options.model =
-        model_options(tandem::read_fields<ModelKeys>(configs[m]), tandem::read_fields<ImageKeys>(configs[m]), classes);
-    options.model.init_from.clear();
-    options.model.load = files[m];
-    options.image_size = tandem::read_fields<ImageKeys>(configs[m]).store.size;
-    options.eval_hflip = tandem::read_keys<CommandKeys>(config).tta;
-    options.temperature = kept_temperature(files[m]);
-    CarotidTask task(options, stores.at(options.image_size), in.persons, {}, in.samples);
-    auto model = build_classifier(options.model);
-    model->to(setup.device);
+    const PredictModel pm = predict_model(world, config, configs[m], files[m], classes);
+    ctx.device = pm.setup.device;
+    ctx.precision = pm.setup.precision;
+    CarotidTask task(pm.options, stores.at(pm.options.image_size), in.persons, {}, in.samples);
+    auto model = build_classifier(pm.options.model);
+    model->to(pm.setup.device);
     each.push_back(tandem::gather_eval_rows(task, *model, ctx));
   }
   return mean_of_models(each);
+}
+
+// Each sample's predicted class (at the threshold, as images.csv says it)
+// and its probability, and its probability of the class persons.csv gives
+// its person, from the rows (in any order: "sample" says whose).
+std::vector<CamImage> cam_images(const tandem::EvalRows& rows, const Inputs& in, double threshold) {
+  const PersonScores scores = person_scores(rows, in.samples, in.persons);
+  std::map<std::string, int64_t> person_class;
+  for (size_t p = 0; p < scores.persons.size(); ++p)
+    person_class[scores.persons[p]] = decide(scores.probs[p], threshold);
+  std::vector<CamImage> images(in.samples.size());
+  const auto probs = table_rows(rows.at("prob"));
+  const auto order = rows.at("sample").to(at::kLong).contiguous();
+  for (size_t k = 0; k < probs.size(); ++k) {
+    const int64_t i = order.data_ptr<int64_t>()[k];
+    const Sample& s = in.samples.at(i);
+    const int64_t predicted = decide(probs[k], threshold);
+    const std::string& person = in.persons[s.person];
+    images[i] = {s.image, person, predicted, probs[k][predicted], probs[k][person_class.at(person)]};
+  }
+  return images;
+}
+
+// Grad-CAM of every image's predicted class, averaged over the models at the
+// largest image size among them; rank 0 writes them under `dir`.
+void write_cams(tandem::World& world, const tandem::Config& config, const std::vector<std::string>& files,
+                const std::vector<tandem::Config>& configs, const std::vector<std::string>& classes,
+                const std::map<int64_t, ImageStore>& stores, const Inputs& in, const std::vector<CamImage>& images,
+                const fs::path& dir) {
+  std::vector<int64_t> explained;
+  for (const auto& im : images) explained.push_back(im.predicted);
+  const int64_t size = stores.rbegin()->first;
+  at::Tensor sum;
+  for (size_t m = 0; m < files.size(); ++m) {
+    const PredictModel pm = predict_model(world, config, configs[m], files[m], static_cast<int64_t>(classes.size()));
+    if (pm.options.model.resnet.feature_map_side(pm.options.image_size) < 2 && world.is_main()) {
+      tandem::nn::ResNetOptions small = pm.options.model.resnet;
+      small.stem = "small";
+      const int64_t side = small.feature_map_side(pm.options.image_size);
+      log::warn("Grad-CAM: ", files[m], " sees ", pm.options.image_size, "-pixel images through the ",
+                pm.options.model.resnet.stem, " stem, which leaves its last stage one value an image: ",
+                "its maps are flat (0) and show nothing; model.stem = \"small\" keeps a map of ", side, " x ", side);
+    }
+    CarotidTask task(pm.options, stores.at(pm.options.image_size), in.persons, {}, in.samples);
+    auto model = build_classifier(pm.options.model, /*quiet=*/true);
+    model->to(pm.setup.device);
+    const at::Tensor maps = maps_at(
+        class_maps(world, task, *model, pm.setup, explained, tandem::train_settings(config).micro_batch.value), size);
+    sum = sum.defined() ? sum + maps : maps;
+  }
+  if (!world.is_main()) return;
+  write_cam_report(dir, images, sum / static_cast<double>(files.size()), stores.at(size), classes);
+  log::info("Grad-CAM maps of ", images.size(), " images", files.size() > 1 ? " (averaged over the models)" : "",
+            " in ", dir.string(),
+            ": an overlay per image, a contact sheet per person, maps.h5 and maps.csv. They show the images: they "
+            "carry patient data wherever they are copied");
 }
 
 // Where predictions go: cmd.out, else CV/predictions for a cv folder, else
@@ -284,12 +353,12 @@ fs::path output_dir(const tandem::Config& config, const std::string& model_path)
 
 // A cv folder's report holds a threshold chosen on every fold's out-of-fold
 // persons; until it is written, the mean of the models' own.
-double decision_threshold(const std::string& model_path, const std::vector<std::string>& files,
+double decision_threshold(tandem::World& world, const std::string& model_path, const std::vector<std::string>& files,
                           const std::vector<std::string>& classes) {
   const std::optional<double> cv_threshold =
       fs::is_directory(model_path) ? ensemble_threshold(model_path) : std::nullopt;
   const double threshold = cv_threshold ? *cv_threshold : kept_threshold(files);
-  if (classes.size() == 2)
+  if (classes.size() == 2 && world.is_main())
     log::info("decision threshold on P(", classes.back(), "): ", threshold,
               cv_threshold       ? " (cv_report.json: chosen on the folds' out-of-fold persons)"
               : files.size() > 1 ? " (the mean of the models' own)"
@@ -308,6 +377,8 @@ int run_predict(tandem::World& world, const tandem::Config& config) {
   for (size_t m = 1; m < files.size(); ++m) check_alike(configs.front(), files.front(), configs[m], files[m]);
   const auto classes = tandem::read_fields<ModelKeys>(configs.front()).classes;
   const auto folders = input_persons(cmd.input);
+  const fs::path out = output_dir(config, model_path);
+  if (cmd.cam) check_cam_folder(out / "cam");
   const std::vector<int64_t> person_label = person_labels(world, config, folders, classes);
   Inputs in = inputs_of(folders, person_label);
   const std::map<int64_t, ImageStore> stores = image_stores(world, config, configs, in);
@@ -315,9 +386,10 @@ int run_predict(tandem::World& world, const tandem::Config& config) {
       predicted_rows(world, config, files, configs, static_cast<int64_t>(classes.size()), stores, in);
   if (files.size() > 1 && world.is_main())
     log::info("ensemble of ", files.size(), " models (", model_path, "): their probabilities averaged");
+  const double threshold = decision_threshold(world, model_path, files, classes);
+  if (cmd.cam)
+    write_cams(world, config, files, configs, classes, stores, in, cam_images(rows, in, threshold), out / "cam");
   if (!world.is_main()) return tandem::kExitOk;
-  const fs::path out = output_dir(config, model_path);
-  const double threshold = decision_threshold(model_path, files, classes);
   write_predictions(out, classes, rows, in, threshold);
   if (!cmd.labels.empty()) write_scores(out, cmd.labels, rows, in, person_label, threshold);
   return tandem::kExitOk;

@@ -138,14 +138,35 @@ ResNetImpl::ResNetImpl(const ResNetOptions& options) : options_(options) {
   }
 }
 
-at::Tensor ResNetImpl::features(const at::Tensor& x) {
+int64_t ResNetOptions::feature_map_side(int64_t size) const {
+  // Every stride-2 step (a 7x7 or 3x3 convolution or max-pool, padded to
+  // keep the centre) maps a side s to (s - 1) / 2 + 1: conv1 and the
+  // max-pool for the ImageNet stem, then layer2, layer3 and layer4.
+  const int halvings = stem == "imagenet" ? 5 : 3;
+  for (int i = 0; i < halvings; ++i) size = (size - 1) / 2 + 1;
+  return size;
+}
+
+at::Tensor ResNetImpl::feature_map(const at::Tensor& x) {
   at::Tensor h = bn1(conv1(options_.channels_last ? x.contiguous(at::MemoryFormat::ChannelsLast) : x)).relu_();
   if (options_.stem == "imagenet") h = F::max_pool2d(h, F::MaxPool2dFuncOptions(3).stride(2).padding(1));
   for (torch::nn::Sequential stage : {layer1, layer2, layer3, layer4})
     h = recomputed(*stage, [stage](const at::Tensor& x, const at::Tensor&) mutable { return stage->forward(x); }, h);
-  return F::adaptive_avg_pool2d(h, F::AdaptiveAvgPool2dFuncOptions(1)).flatten(1);
+  return h;
 }
 
-at::Tensor ResNetImpl::forward(const at::Tensor& x) { return fc(dropout(features(x))); }
+namespace {
+
+at::Tensor pooled(const at::Tensor& map) {
+  return F::adaptive_avg_pool2d(map, F::AdaptiveAvgPool2dFuncOptions(1)).flatten(1);
+}
+
+}  // namespace
+
+at::Tensor ResNetImpl::features(const at::Tensor& x) { return pooled(feature_map(x)); }
+
+at::Tensor ResNetImpl::classify(const at::Tensor& map) { return fc(dropout(pooled(map))); }
+
+at::Tensor ResNetImpl::forward(const at::Tensor& x) { return classify(feature_map(x)); }
 
 }  // namespace tandem::nn

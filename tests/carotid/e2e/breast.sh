@@ -61,7 +61,7 @@ grep -Eq "test \(best_model.h5, [0-9]+ images\): person auc" "$work/train.log" |
 mkdir -p "$work/test-persons"
 for p in $(grep ',test,' "$run/split.csv" | cut -d, -f1); do ln -s "$data/images/$p" "$work/test-persons/$p"; done
 "$mpiexec" -n 2 "$carotid" predict --model "$run/models/best_model.h5" --input "$work/test-persons" \
-  --labels "$data/label.xlsx" --out "$work/pred" 2>&1 | tee "$work/predict.log"
+  --labels "$data/label.xlsx" --out "$work/pred" --cam 2>&1 | tee "$work/predict.log"
 [ "$(tail -n +2 "$work/pred/persons.csv" | wc -l)" = "$(grep -c ',test,' "$run/split.csv")" ] ||
   fail "persons.csv does not hold every test person"
 grep -q "scored against" "$work/predict.log" || fail "predict did not score"
@@ -76,6 +76,49 @@ assert report and set(report) == set(predicted), (len(report), len(predicted))
 worst = max(abs(report[k] - predicted[k]) for k in report)
 assert worst < 1e-5, worst
 PY
+
+# --cam: a map per image, of its predicted class, in maps.h5 and as an
+# overlay; a contact sheet per person, its images by probability; the log
+# says the pictures carry patient data. Asked again, the folder is refused
+# before any work and nothing in it changes.
+grep -q "Grad-CAM maps of .* in $work/pred/cam: .* carry patient data" "$work/predict.log" || fail "no Grad-CAM line"
+# The recipe's ImageNet stem at 28 pixels leaves layer4 1 x 1: said, maps of 0.
+grep -q "Grad-CAM: .* its maps are flat (0) and show nothing; model.stem = \"small\" keeps a map of 4 x 4" \
+  "$work/predict.log" || fail "no warning that 1 x 1 maps show nothing"
+/usr/bin/python3 - "$work/pred" <<'PY' || fail "the Grad-CAM outputs are not what they should be"
+import csv, os, sys
+import h5py
+import numpy as np
+out = sys.argv[1]
+images = list(csv.DictReader(open(f"{out}/images.csv")))
+rows = list(csv.DictReader(open(f"{out}/cam/maps.csv")))
+assert len(rows) == len(images), (len(rows), len(images))
+predicted = {r["image"]: r["predicted"] for r in images}
+with h5py.File(f"{out}/cam/maps.h5") as f:
+    maps, prob = f["maps"][()], f["probability"][()]
+assert maps.shape == (len(rows), 28, 28), maps.shape
+assert maps.min() >= 0 and maps.max() <= 1 + 1e-6
+assert all(abs(m.max() - 1) < 1e-5 or m.max() == 0 for m in maps)
+persons = {}
+for r in rows:
+    assert r["predicted"] == predicted[r["image"]], r
+    assert os.path.isfile(f"{out}/cam/{r['overlay']}"), r["overlay"]
+    assert abs(float(r["probability"]) - prob[int(r["index"])]) < 1e-6
+    persons.setdefault(r["person"], []).append(r)
+for p in persons:
+    assert os.path.isfile(f"{out}/cam/{p}.png"), p
+print(f"Grad-CAM: {len(rows)} maps of {len(persons)} persons")
+PY
+before=$(cd "$work/pred/cam" && find . -type f -exec md5sum {} + | sort | md5sum)
+set +e
+"$carotid" predict --model "$run/models/best_model.h5" --input "$work/test-persons" --out "$work/pred" --cam \
+  >"$work/cam-again.log" 2>&1
+status=$?
+set -e
+[ "$status" = 2 ] && grep -q "$work/pred/cam already holds maps" "$work/cam-again.log" ||
+  fail "predict --cam into a folder with maps exited $status: $(tail -n 3 "$work/cam-again.log")"
+[ "$(cd "$work/pred/cam" && find . -type f -exec md5sum {} + | sort | md5sum)" = "$before" ] ||
+  fail "the refused predict --cam changed the maps"
 
 # A continued run reuses the split: no test person reaches training. It
 # trains with mixup, whose partners come from the whole training set.

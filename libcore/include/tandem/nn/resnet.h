@@ -40,6 +40,11 @@ struct ResNetOptions {
   // it accepts.
   void validate() const;
 
+  // The side of layer4's map (feature_map) on images of `size` pixels: 1
+  // for the ImageNet stem at 28 pixels, where a Grad-CAM map has nothing to
+  // show (nn/grad_cam.h).
+  int64_t feature_map_side(int64_t size) const;
+
   // What training keeps for backward (Task::activation_bytes) on images of
   // `size` x `size` pixels, and what evaluating them holds at once.
   Activations activation_bytes(const ActivationQuery& query, int64_t size) const;
@@ -73,8 +78,10 @@ class ResNetImpl : public torch::nn::Module {
   // Throws UsageError from options.validate().
   explicit ResNetImpl(const ResNetOptions& options);
 
-  at::Tensor forward(const at::Tensor& x);   // [N,C,H,W] -> logits [N,num_classes]
-  at::Tensor features(const at::Tensor& x);  // [N,512] after global average pooling (before dropout and fc)
+  at::Tensor forward(const at::Tensor& x);      // [N,C,H,W] -> logits [N,num_classes]
+  at::Tensor features(const at::Tensor& x);     // [N,512] after global average pooling (before dropout and fc)
+  at::Tensor feature_map(const at::Tensor& x);  // layer4's output [N,512,h,w], before pooling (nn/grad_cam.h)
+  at::Tensor classify(const at::Tensor& map);   // feature_map's output -> logits: pooling, dropout, fc
   const ResNetOptions& options() const { return options_; }
 
   torch::nn::Conv2d conv1{nullptr};

@@ -1,0 +1,72 @@
+#pragma once
+// Where the classifier looked, for the people who read its output: Grad-CAM
+// maps (tandem/nn/grad_cam.h) of the class predicted for each image, written
+// as pictures and as numbers.
+//
+// Under DIR (predict's OUT/cam):
+//   PERSON/IMAGE.png  the image with its map over it: the map through a jet
+//                     colour scale (blue 0 to red 1, MATLAB's jet), half and
+//                     half with the image, then scaled so its brightest
+//                     channel is 255 (pytorch-grad-cam's show_cam_on_image);
+//                     images under 128 pixels are enlarged by a whole factor
+//                     (the image's pixels repeated, the map resized
+//                     bilinearly) so a map can be read;
+//   PERSON.png        the person's overlays in rows of up to 8, ordered by
+//                     each image's probability of the class predicted for
+//                     the person, highest first: the images that speak most
+//                     for the person's call lead;
+//   maps.h5           "maps" [N, S, S] float32 in [0, 1] at the models' image
+//                     size S, "class" [N] (the predicted class's index) and
+//                     "probability" [N], row i being maps.csv's row i;
+//   maps.csv          index, image, person, predicted, probability, overlay.
+// The pictures show the images: they carry patient data wherever they go.
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "images/image_store.h"
+#include "tandem/train/inference_setup.h"
+
+namespace tandem {
+class World;
+namespace nn {
+class ResNetImpl;
+}  // namespace nn
+}  // namespace tandem
+
+namespace carotid {
+
+class CarotidTask;
+
+// At the door: a folder that already holds anything would have maps of
+// another run mixed in or overwritten. Throws UsageError naming it.
+void check_cam_folder(const std::filesystem::path& dir);
+
+// One model's maps for every image of `task`'s evaluation list, in its order:
+// [N, size, size] on the CPU, each rank computing its share in micro-batches
+// of `micro_batch` under the setup's precision, every rank getting all
+// (a collective). `classes[i]` is the class image i's map explains.
+at::Tensor class_maps(tandem::World& world, CarotidTask& task, tandem::nn::ResNetImpl& model,
+                      const tandem::InferenceSetup& setup, const std::vector<int64_t>& classes, int64_t micro_batch);
+
+// [N, s, s] maps resized bilinearly to [N, size, size] and scaled to [0, 1]
+// each again (an ensemble's models may see the images at other sizes).
+at::Tensor maps_at(const at::Tensor& maps, int64_t size);
+
+struct CamImage {
+  int64_t image = 0;  // index into the store
+  std::string person;
+  int64_t predicted = 0;   // the class its map explains
+  double probability = 0;  // the image's probability of it
+  double for_person = 0;   // the image's probability of its person's predicted class: the sheet's order
+};
+
+// Writes DIR as above (rank 0's work): maps[i] is images[i]'s, at the
+// store's size; class_names name the predicted classes.
+void write_cam_report(const std::filesystem::path& dir, const std::vector<CamImage>& images, const at::Tensor& maps,
+                      const ImageStore& store, const std::vector<std::string>& class_names);
+
+}  // namespace carotid
