@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "app/cam_report.h"
 #include "app/carotid_task.h"
 #include "app/commands.h"
 #include "app/cv_keys.h"
@@ -34,6 +35,7 @@ tandem::Schema carotid_schema() {
   tandem::declare_keys<AugKeys>(s);
   tandem::declare_keys<ModelKeys>(s);
   tandem::declare_keys<CalibrateKeys>(s);
+  tandem::declare_keys<CamReportKeys>(s);
   tandem::declare_keys<LossKeys>(s);
   tandem::declare_keys<CommandKeys>(s);
   tandem::declare_keys<CvKeys>(s);

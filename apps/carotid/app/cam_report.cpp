@@ -6,9 +6,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <set>
 
-#include "app/carotid_task.h"
+#include "metrics/threshold.h"
 #include "tandem/data/csv.h"
 #include "tandem/data/eval_shard.h"
 #include "tandem/data/loader.h"
@@ -19,6 +18,7 @@
 #include "tandem/io/h5file.h"
 #include "tandem/nn/grad_cam.h"
 #include "tandem/nn/resnet.h"
+#include "tandem/obs/log.h"
 #include "tandem/train/autocast_guard.h"
 
 namespace carotid {
@@ -114,8 +114,8 @@ void write_maps(const fs::path& dir, const std::vector<CamImage>& images, const 
 void check_cam_folder(const fs::path& dir) {
   if (fs::exists(dir) && (!fs::is_directory(dir) || !fs::is_empty(dir)))
     throw tandem::UsageError(dir.string() +
-                             " already holds maps (or is a file): give another cmd.out, or move it away; nothing "
-                             "there is overwritten");
+                             " already holds maps (or is a file): move it away, or write elsewhere (predict's "
+                             "cmd.out); nothing there is overwritten");
 }
 
 at::Tensor class_maps(tandem::World& world, CarotidTask& task, tandem::nn::ResNetImpl& model,
@@ -134,13 +134,32 @@ at::Tensor class_maps(tandem::World& world, CarotidTask& task, tandem::nn::ResNe
   return tandem::gather_in_order(world, n, torch::cat(mine));
 }
 
+std::vector<CamImage> cam_images(const tandem::EvalRows& rows, const std::vector<Sample>& samples,
+                                 const std::vector<std::string>& persons, double threshold) {
+  const PersonScores scores = person_scores(rows, samples, persons);
+  std::map<std::string, int64_t> person_class;
+  for (size_t p = 0; p < scores.persons.size(); ++p)
+    person_class[scores.persons[p]] = decided_class(scores.probs[p], threshold);
+  std::vector<CamImage> images(samples.size());
+  const auto probs = table_rows(rows.at("prob"));
+  const auto order = rows.at("sample").to(at::kLong).contiguous();
+  for (size_t k = 0; k < probs.size(); ++k) {
+    const int64_t i = order.data_ptr<int64_t>()[k];
+    const Sample& s = samples.at(i);
+    const int64_t predicted = decided_class(probs[k], threshold);
+    const std::string& person = persons[s.person];
+    images[i] = {s.image, person, predicted, probs[k][predicted], probs[k][person_class.at(person)]};
+  }
+  return images;
+}
+
 at::Tensor maps_at(const at::Tensor& maps, int64_t size) {
   if (maps.size(1) == size) return maps;
   return tandem::nn::scale_each_map(resized(maps, size));
 }
 
 void write_cam_report(const fs::path& dir, const std::vector<CamImage>& images, const at::Tensor& maps,
-                      const ImageStore& store, const std::vector<std::string>& class_names) {
+                      const ImageStore& store, const std::vector<std::string>& class_names, int64_t models) {
   check_cam_folder(dir);
   const std::vector<std::string> names = overlay_names(images, store);
   std::map<std::string, std::vector<size_t>> of_person;
@@ -157,6 +176,10 @@ void write_cam_report(const fs::path& dir, const std::vector<CamImage>& images, 
     tandem::image::write_png((dir / (person + ".png")).string(), contact_sheet(pictures));
   }
   write_maps(dir, images, maps, store, class_names, names);
+  tandem::log::info("Grad-CAM maps of ", images.size(), " images", models > 1 ? " (averaged over the models)" : "",
+                    " in ", dir.string(),
+                    ": an overlay per image, a contact sheet per person, maps.h5 and maps.csv. They show the images: "
+                    "they carry patient data wherever they are copied");
 }
 
 }  // namespace carotid

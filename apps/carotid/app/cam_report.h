@@ -27,7 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "app/carotid_task.h"
 #include "images/image_store.h"
+#include "tandem/config/settings.h"
+#include "tandem/train/task.h"
 #include "tandem/train/inference_setup.h"
 
 namespace tandem {
@@ -39,7 +42,18 @@ class ResNetImpl;
 
 namespace carotid {
 
-class CarotidTask;
+// The test report's key, declared once (tandem/config/settings.h).
+struct CamReportKeys {
+  bool cam = false;
+
+  template <class Self, class Visit>
+  static void each_key(Self& k, Visit&& visit) {
+    visit("report.cam", k.cam,
+          "train: with the test report, Grad-CAM maps of the test persons' images in RUN/cam, as predict --cam "
+          "writes them",
+          tandem::any());
+  }
+};
 
 // At the door: a folder that already holds anything would have maps of
 // another run mixed in or overwritten. Throws UsageError naming it.
@@ -64,9 +78,17 @@ struct CamImage {
   double for_person = 0;   // the image's probability of its person's predicted class: the sheet's order
 };
 
-// Writes DIR as above (rank 0's work): maps[i] is images[i]'s, at the
-// store's size; class_names name the predicted classes.
+// Each sample's predicted class (at the threshold, as predict's images.csv
+// decides it) with its probability, and its probability of the class its
+// person is predicted (persons.csv's), from evaluation rows ("prob" and
+// "sample", in any order) over `samples`.
+std::vector<CamImage> cam_images(const tandem::EvalRows& rows, const std::vector<Sample>& samples,
+                                 const std::vector<std::string>& persons, double threshold);
+
+// Writes DIR as above (rank 0's work) and logs it: maps[i] is images[i]'s,
+// at the store's size, the mean of `models` models' maps; class_names name
+// the predicted classes.
 void write_cam_report(const std::filesystem::path& dir, const std::vector<CamImage>& images, const at::Tensor& maps,
-                      const ImageStore& store, const std::vector<std::string>& class_names);
+                      const ImageStore& store, const std::vector<std::string>& class_names, int64_t models = 1);
 
 }  // namespace carotid

@@ -21,6 +21,7 @@
 #include "labels/label_sheet.h"
 #include "metrics/classifier_metrics.h"
 #include "metrics/ensemble.h"
+#include "metrics/threshold.h"
 #include "tandem/config/checkpoint_config.h"
 #include "tandem/config/config.h"
 #include "tandem/data/csv.h"
@@ -113,13 +114,6 @@ std::string number(double v) {
   return text;
 }
 
-// Two classes: class 1 when its probability reaches the model's threshold;
-// more: the most probable class.
-int64_t decide(const std::vector<double>& row, double threshold) {
-  if (row.size() == 2) return row[1] >= threshold ? 1 : 0;
-  return std::max_element(row.begin(), row.end()) - row.begin();
-}
-
 // Each input person's label index from the sheet at cmd.labels, matched as in
 // training; -1 for a person the sheet does not label (predicted all the
 // same, left out of the scores), and for all without a sheet.
@@ -176,14 +170,14 @@ void write_predictions(const fs::path& out, const std::vector<std::string>& clas
     const Sample& s = in.samples.at(order.data_ptr<int64_t>()[k]);
     std::vector<std::string> row = {in.paths[s.image], in.persons[s.person]};
     for (double p : probs[k]) row.push_back(number(p));
-    row.push_back(classes[decide(probs[k], threshold)]);
+    row.push_back(classes[decided_class(probs[k], threshold)]);
     image_rows.push_back(row);
   }
   const auto scores = person_scores(rows, in.samples, in.persons);
   for (size_t i = 0; i < scores.persons.size(); ++i) {
     std::vector<std::string> row = {scores.persons[i], std::to_string(scores.image_counts[i])};
     for (double p : scores.probs[i]) row.push_back(number(p));
-    row.push_back(classes[decide(scores.probs[i], threshold)]);
+    row.push_back(classes[decided_class(scores.probs[i], threshold)]);
     person_rows.push_back(row);
   }
   fs::create_directories(out);
@@ -286,27 +280,6 @@ tandem::EvalRows predicted_rows(tandem::World& world, const tandem::Config& conf
   return mean_of_models(each);
 }
 
-// Each sample's predicted class (at the threshold, as images.csv says it)
-// and its probability, and its probability of the class persons.csv gives
-// its person, from the rows (in any order: "sample" says whose).
-std::vector<CamImage> cam_images(const tandem::EvalRows& rows, const Inputs& in, double threshold) {
-  const PersonScores scores = person_scores(rows, in.samples, in.persons);
-  std::map<std::string, int64_t> person_class;
-  for (size_t p = 0; p < scores.persons.size(); ++p)
-    person_class[scores.persons[p]] = decide(scores.probs[p], threshold);
-  std::vector<CamImage> images(in.samples.size());
-  const auto probs = table_rows(rows.at("prob"));
-  const auto order = rows.at("sample").to(at::kLong).contiguous();
-  for (size_t k = 0; k < probs.size(); ++k) {
-    const int64_t i = order.data_ptr<int64_t>()[k];
-    const Sample& s = in.samples.at(i);
-    const int64_t predicted = decide(probs[k], threshold);
-    const std::string& person = in.persons[s.person];
-    images[i] = {s.image, person, predicted, probs[k][predicted], probs[k][person_class.at(person)]};
-  }
-  return images;
-}
-
 // Grad-CAM of every image's predicted class, averaged over the models at the
 // largest image size among them; rank 0 writes them under `dir`.
 void write_cams(tandem::World& world, const tandem::Config& config, const std::vector<std::string>& files,
@@ -335,11 +308,8 @@ void write_cams(tandem::World& world, const tandem::Config& config, const std::v
     sum = sum.defined() ? sum + maps : maps;
   }
   if (!world.is_main()) return;
-  write_cam_report(dir, images, sum / static_cast<double>(files.size()), stores.at(size), classes);
-  log::info("Grad-CAM maps of ", images.size(), " images", files.size() > 1 ? " (averaged over the models)" : "",
-            " in ", dir.string(),
-            ": an overlay per image, a contact sheet per person, maps.h5 and maps.csv. They show the images: they "
-            "carry patient data wherever they are copied");
+  write_cam_report(dir, images, sum / static_cast<double>(files.size()), stores.at(size), classes,
+                   static_cast<int64_t>(files.size()));
 }
 
 // Where predictions go: cmd.out, else CV/predictions for a cv folder, else
@@ -388,7 +358,8 @@ int run_predict(tandem::World& world, const tandem::Config& config) {
     log::info("ensemble of ", files.size(), " models (", model_path, "): their probabilities averaged");
   const double threshold = decision_threshold(world, model_path, files, classes);
   if (cmd.cam)
-    write_cams(world, config, files, configs, classes, stores, in, cam_images(rows, in, threshold), out / "cam");
+    write_cams(world, config, files, configs, classes, stores, in, cam_images(rows, in.samples, in.persons, threshold),
+               out / "cam");
   if (!world.is_main()) return tandem::kExitOk;
   write_predictions(out, classes, rows, in, threshold);
   if (!cmd.labels.empty()) write_scores(out, cmd.labels, rows, in, person_label, threshold);

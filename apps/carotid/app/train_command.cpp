@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "app/cam_report.h"
 #include "app/carotid_task.h"
 #include "app/commands.h"
 #include "app/image_settings.h"
@@ -18,6 +19,7 @@
 #include "tandem/dist/world.h"
 #include "tandem/error.h"
 #include "tandem/io/checkpoint.h"
+#include "tandem/nn/resnet.h"
 #include "tandem/obs/log.h"
 #include "tandem/train/evaluate.h"
 #include "tandem/train/inference_setup.h"
@@ -148,12 +150,27 @@ struct TrainedRun {
   std::string run_dir;
   const Dataset& dataset;
   const Parts& parts;
+  const ImageStore& store;
   const std::vector<std::string>& persons;
   uint64_t seed;
   ThresholdRule threshold_rule;
   TemperatureRule temperature_rule;
   bool tensorboard;
+  bool cam;  // report.cam
 };
+
+// report.cam: the test images' Grad-CAM maps beside the test report.
+void write_test_cams(tandem::World& world, CarotidTask& task, torch::nn::Module& model, const tandem::EvalContext& ctx,
+                     const tandem::EvalRows& rows, const TrainedRun& run, double threshold) {
+  auto* resnet = model.as<tandem::nn::ResNetImpl>();
+  if (!resnet) throw std::logic_error("report.cam: the trained model is not a ResNet");
+  const std::vector<CamImage> images = cam_images(rows, run.parts.test, run.persons, threshold);
+  std::vector<int64_t> explained;
+  for (const auto& im : images) explained.push_back(im.predicted);
+  const at::Tensor maps = class_maps(world, task, *resnet, {ctx.device, ctx.precision}, explained, ctx.micro_batch);
+  if (world.is_main())
+    write_cam_report(fs::path(run.run_dir) / "cam", images, maps, run.store, run.dataset.sheet.class_names);
+}
 
 // The model validation picked, calibrated and given its threshold on the
 // validation persons, then judged once on the test persons (when there are
@@ -178,6 +195,7 @@ void finish(tandem::World& world, const tandem::Config& config, tandem::Trainer&
   }
   task.set_eval(run.parts.test);
   const tandem::EvalRows rows = tandem::gather_eval_rows(task, model, ctx);
+  if (run.cam) write_test_cams(world, task, model, ctx, rows, run, threshold);
   if (world.is_main()) {
     ReportInputs in{rows, run.parts.test, run.persons, run.dataset.sheet.class_names, best.string()};
     in.step = best_model.get_int("step");
@@ -240,6 +258,8 @@ int run_train(tandem::World& world, tandem::Config config) {
   CarotidTask task(task_options, store, persons, parts.train, parts.val);
   // The Trainer checks its settings (train.best_metric among them) before
   // the run folder exists, so a refused run leaves none behind.
+  const bool cam = tandem::read_keys<CamReportKeys>(config).cam;
+  if (cam) check_cam_folder(fs::path(run_dir) / "cam");
   tandem::Trainer trainer(world, config, task, settings);
   if (world.is_main()) {
     create_run_dir(config, run_dir);
@@ -250,7 +270,7 @@ int run_train(tandem::World& world, tandem::Config config) {
   const int status = trainer.run();
   if (status != tandem::kExitOk) return status;
   finish(world, config, trainer, task,
-         {run_dir, dataset, parts, persons, seed, threshold_rule, temperature_rule, settings.tensorboard});
+         {run_dir, dataset, parts, store, persons, seed, threshold_rule, temperature_rule, settings.tensorboard, cam});
   return status;
 }
 

@@ -54,4 +54,9 @@ double choose_threshold(const ThresholdRule& rule, const std::vector<double>& pr
   return best;
 }
 
+int64_t decided_class(const std::vector<double>& row, double threshold) {
+  if (row.size() == 2) return row[1] >= threshold ? 1 : 0;
+  return std::max_element(row.begin(), row.end()) - row.begin();
+}
+
 }  // namespace carotid

@@ -22,6 +22,11 @@ struct ThresholdRule {
 // Throws tandem::UsageError naming `key` otherwise.
 ThresholdRule parse_threshold_rule(const std::string& text, const std::string& key);
 
+// The class decided for one row of probabilities: with two classes, class 1
+// when its probability reaches `threshold`; with more, the most probable
+// (the first of equals).
+int64_t decided_class(const std::vector<double>& row, double threshold);
+
 // The rule's threshold for these scores: predicted positive when p >= it.
 // Ties between thresholds go to the highest. Without both classes in
 // `labels` there is no curve to choose on: 0.5 (a fixed rule's own value).

@@ -4,17 +4,18 @@
 # skipped when absent), under two ranks: train writes every output of a run,
 # its figures also as TensorBoard images (read back with TensorBoard by
 # TB_CHECK, tests/peers/tensorboard_reads_events.py, where PYTHON has it);
+# with report.cam, the test images' Grad-CAM maps in RUN/cam;
 # the temperature fitted and the threshold chosen on validation are kept in
 # the model, the test report gives the figures before and after (the image
 # AUC the same), and predict applies both (its probabilities are the test
-# report's); predict scores the test persons; --load-model continues on the
-# same split.
+# report's); predict scores the test persons, with --cam their maps;
+# --load-model continues on the same split.
 set -euo pipefail
 carotid=$1 mpiexec=$2 data=$3 work=$4 python=$5 tb_check=$6
 source "$(dirname "${BASH_SOURCE[0]}")/breast_lib.sh"
 
-"$mpiexec" -n 2 "$carotid" "${breast[@]}" --epochs 2 --output-dir "$work/out" --set calibrate.temperature=fit 2>&1 |
-  tee "$work/train.log"
+"$mpiexec" -n 2 "$carotid" "${breast[@]}" --epochs 2 --output-dir "$work/out" --set calibrate.temperature=fit \
+  --set report.cam=true 2>&1 | tee "$work/train.log"
 run=$(ls -d "$work"/out/train_*)
 for f in config.toml metrics.jsonl split.csv test_report.json confusion_matrix.txt \
          confusion_matrix.png roc_curve.png reliability.png reliability_person.png models/best_model.h5 \
@@ -77,6 +78,9 @@ worst = max(abs(report[k] - predicted[k]) for k in report)
 assert worst < 1e-5, worst
 PY
 
+# report.cam: the test images' maps beside the test report, one a row of test_predictions.csv.
+[ "$(tail -n +2 "$run/cam/maps.csv" | wc -l)" = "$(tail -n +2 "$run/test_predictions.csv" | wc -l)" ] ||
+  fail "report.cam did not map every test image"
 # --cam: a map per image, of its predicted class, in maps.h5 and as an
 # overlay; a contact sheet per person, its images by probability; the log
 # says the pictures carry patient data. Asked again, the folder is refused
