@@ -478,7 +478,7 @@ tiny_job() {
     carotid)
       prog apps/carotid train --config "$repo/jobs/carotid-tiny.toml" "${common[@]}" --set "train.max_steps=$steps" \
         --set train.schedule=constant --set train.warmup_steps=0 --root-dir "$carotid_root" \
-        --label-excel "$carotid_labels" --set "data.cache_dir=$work/image-cache" --run-dir "$out" ;;
+        --label-excel "$carotid_labels" --set "data.cache_dir=$work/image-cache" --set report.cam=true --run-dir "$out" ;;
     vavae)
       prog apps/vavae train-vae --config "$repo/jobs/vavae-tiny.toml" "${common[@]}" --set "vae.max_steps=$steps" \
         --set vae.schedule=constant --set vae.warmup_steps=0 --data-root "$vavae_root" --run-dir "$out" ;;

@@ -178,8 +178,11 @@ def main():
     check((vavae / "evaluate" / "evaluate.json").exists(), "vavae's evaluate.json")
     check("<th>real val accuracy</th>" in html, "vavae's per-user table is shown")
 
+    sheets = sorted((carotid / "cam").glob("*.png"))[:2]
+    check(len(sheets) > 0, "carotid's report.cam wrote contact sheets")
     for png in [summarize / "plots" / "loss.png", carotid / "plots" / "loss.png", carotid / "confusion_matrix.png",
-                carotid / "roc_curve.png", vavae / "vae" / "plots" / "loss.png", vavae / "dit" / "plots" / "loss.png",
+                carotid / "roc_curve.png", carotid / "reliability.png", carotid / "reliability_person.png", *sheets,
+                vavae / "vae" / "plots" / "loss.png", vavae / "dit" / "plots" / "loss.png",
                 vavae / "samples" / "grid.png"]:
         check(png.exists() and png.read_bytes() in shown, f"{png.relative_to(kaggle)} is shown inline")
 

@@ -50,7 +50,7 @@ struct CamReportKeys {
   static void each_key(Self& k, Visit&& visit) {
     visit("report.cam", k.cam,
           "train: with the test report, Grad-CAM maps of the test persons' images in RUN/cam, as predict --cam "
-          "writes them",
+          "writes them (anew, like the report, when a finished run is continued)",
           tandem::any());
   }
 };

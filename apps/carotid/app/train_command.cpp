@@ -159,7 +159,9 @@ struct TrainedRun {
   bool cam;  // report.cam
 };
 
-// report.cam: the test images' Grad-CAM maps beside the test report.
+// report.cam: the test images' Grad-CAM maps beside the test report. Like
+// the report, a run continued after its end (the notebook's cell run again)
+// writes them anew: RUN/cam is the run's own.
 void write_test_cams(tandem::World& world, CarotidTask& task, torch::nn::Module& model, const tandem::EvalContext& ctx,
                      const tandem::EvalRows& rows, const TrainedRun& run, double threshold) {
   auto* resnet = model.as<tandem::nn::ResNetImpl>();
@@ -168,8 +170,9 @@ void write_test_cams(tandem::World& world, CarotidTask& task, torch::nn::Module&
   std::vector<int64_t> explained;
   for (const auto& im : images) explained.push_back(im.predicted);
   const at::Tensor maps = class_maps(world, task, *resnet, {ctx.device, ctx.precision}, explained, ctx.micro_batch);
-  if (world.is_main())
-    write_cam_report(fs::path(run.run_dir) / "cam", images, maps, run.store, run.dataset.sheet.class_names);
+  if (!world.is_main()) return;
+  fs::remove_all(fs::path(run.run_dir) / "cam");
+  write_cam_report(fs::path(run.run_dir) / "cam", images, maps, run.store, run.dataset.sheet.class_names);
 }
 
 // The model validation picked, calibrated and given its threshold on the
@@ -259,7 +262,6 @@ int run_train(tandem::World& world, tandem::Config config) {
   // The Trainer checks its settings (train.best_metric among them) before
   // the run folder exists, so a refused run leaves none behind.
   const bool cam = tandem::read_keys<CamReportKeys>(config).cam;
-  if (cam) check_cam_folder(fs::path(run_dir) / "cam");
   tandem::Trainer trainer(world, config, task, settings);
   if (world.is_main()) {
     create_run_dir(config, run_dir);

@@ -8,6 +8,8 @@
 #include "tandem/nn/grad_cam.h"
 #include "tandem/nn/init_from.h"
 #include "tandem/nn/resnet.h"
+#include "tandem/train/autocast_guard.h"
+#include "tandem/train/precision.h"
 
 namespace {
 
@@ -114,6 +116,25 @@ TEST(GradCam, IsOnTheSquareThatSetsTheLabel) {
     EXPECT_TRUE(y >= top - 4 && y < top + kSquare + 4 && x >= left - 4 && x < left + kSquare + 4)
         << "image " << k << ": peak at (" << y << ", " << x << "), the square at (" << top << ", " << left << ")";
   }
+}
+
+// On a GPU under fp16 autocast (carotid's inference precision there): the
+// maps of the CPU's fp32 run, within fp16's rounding.
+TEST(GradCam, OnAGpuInHalfPrecisionMapsWhatTheCpuMaps) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  ResNet model = small_resnet(3);
+  torch::manual_seed(9);
+  const at::Tensor images = torch::randn({4, 3, 32, 32});
+  const at::Tensor classes = torch::tensor({0, 1, 2, 1}, torch::kLong);
+  const at::Tensor cpu = tandem::nn::grad_cam(*model, images, classes);
+  model->to(torch::kCUDA);
+  at::Tensor gpu;
+  {
+    tandem::AutocastGuard autocast(tandem::Precision::FP16, /*cuda=*/true);
+    gpu = tandem::nn::grad_cam(*model, images.cuda(), classes.cuda());
+  }
+  ASSERT_EQ(gpu.scalar_type(), torch::kFloat);
+  EXPECT_LT((gpu.cpu() - cpu).abs().max().item<float>(), 2e-2);
 }
 
 // tests/peers/grad_cam_vs_pytorch_grad_cam.py: torchvision-layout weights and
