@@ -8,6 +8,12 @@
 #   env/bundle.sh DIR --with-build   also the built programs of build/ (or
 #                                    $TANDEM_BUILD), for a target whose torch is
 #                                    the same version
+#   env/bundle.sh DIR --with-tests   also what the tests build with (GoogleTest,
+#                                    zlib's headers, libxlsxwriter), which
+#                                    env/gpu-check.sh --bundle needs; without
+#                                    it those packages are neither needed nor
+#                                    taken (kaggle/run.sh --make-bundle), and
+#                                    MANIFEST says "# tests none"
 #   env/bundle.sh DIR --no-install   stop (exit 2) when a package is missing,
 #                                    where env/setup.sh would install it
 #                                    (kaggle/run.sh --make-bundle installs first)
@@ -17,8 +23,8 @@
 #   - Open MPI with its plugins, help files and PMIx (found again through
 #     OPAL_PREFIX and PMIX_INSTALL_PREFIX), HDF5 (C, serial), PCRE2, liborcus,
 #     TOML++, CLI11, nlohmann-json, stb's headers, the Boost headers that
-#     boost/crc.hpp includes, pkgconf, and for the tests GoogleTest, zlib's
-#     headers and libxlsxwriter. Not gnuplot: its image libraries
+#     boost/crc.hpp includes, pkgconf, and with --with-tests GoogleTest,
+#     zlib's headers and libxlsxwriter. Not gnuplot: its image libraries
 #     (libgd, libheif and five video codecs) would double the bundle, so
 #     offline runs skip the figures, as they say when they do;
 #   - every shared library those need, down to the C and C++ runtime
@@ -36,15 +42,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 
 die() { echo "env/bundle.sh: $*" >&2; exit 2; }
-[ $# -ge 1 ] || die "usage: env/bundle.sh DIR [--with-build] [--no-install]"
+[ $# -ge 1 ] || die "usage: env/bundle.sh DIR [--with-build] [--with-tests] [--no-install]"
 out=$1
 shift
-with_build=0 install=1
+with_build=0 with_tests=0 install=1
 for a in "$@"; do
   case $a in
     --with-build) with_build=1 ;;
+    --with-tests) with_tests=1 ;;
     --no-install) install=0 ;;
-    *) die "unknown option '$a' (have: --with-build, --no-install)" ;;
+    *) die "unknown option '$a' (have: --with-build, --with-tests, --no-install)" ;;
   esac
 done
 command -v dpkg-query >/dev/null || die "this machine has no dpkg: a bundle is made on Debian or Ubuntu"
@@ -73,12 +80,18 @@ declare -A wanted=(
   [libcli11-dev]=''
   [nlohmann-json3-dev]=''
   [libstb-dev]='/include/stb/'
-  # Only the tests (env/gpu-check.sh builds the GPU ones with the bundle).
+)
+# Only the tests (env/gpu-check.sh builds the GPU ones with the bundle):
+# with --with-tests.
+declare -A test_wanted=(
   [libgtest-dev]='/include/gtest/|libgtest(_main)?\.a$|/cmake/GTest/'
   [zlib1g-dev]='/include/z(lib|conf)\.h$|libz\.so$|zlib\.pc$'
   [libxlsxwriter-dev]=''
   [libxlsxwriter4]=''
 )
+if [ $with_tests -eq 1 ]; then
+  for p in "${!test_wanted[@]}"; do wanted[$p]=${test_wanted[$p]}; done
+fi
 # Header-only libraries Ubuntu 22.04 lacks: kaggle/run.sh installs them from
 # their releases into $TANDEM_DEPS/NAME.
 declare -A fallback=([libtomlplusplus-dev]=tomlplusplus [libcli11-dev]=CLI11)
@@ -231,6 +244,7 @@ source "$here/python.sh"
   echo "# pkg-config root$pkg_config"
   echo "# libdirs $(cd "$out" && find root -name '*.so*' -printf '%h\n' | sort -u | paste -sd:)"
   echo "# made $(date -u +%Y-%m-%dT%H:%M:%SZ) from tandem $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  if [ $with_tests -eq 1 ]; then echo "# tests GoogleTest, zlib, libxlsxwriter"; else echo "# tests none"; fi
   if [ $with_build -eq 1 ]; then
     echo "# programs for torch $("$TANDEM_PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null || python3 -c 'import torch; print(torch.__version__)')"
   fi

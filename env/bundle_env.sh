@@ -66,6 +66,11 @@ tandem_bundle_check() {
   unset -f _tb_bad
 }
 
+# tandem_bundle_has_tests DIR: whether the bundle holds what the tests build
+# with (env/bundle.sh --with-tests); bundles made before the header line
+# existed always did.
+tandem_bundle_has_tests() { ! grep -qx '# tests none' "$1/MANIFEST"; }
+
 # tandem_bundle_torch DIR: the torch version the bundle's programs were built
 # for, empty when it has none (made without --with-build).
 tandem_bundle_torch() { sed -n 's/^# programs for torch //p' "$1/MANIFEST"; }

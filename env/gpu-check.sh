@@ -11,7 +11,9 @@
 #                   their comparisons need
 #     --bundle DIR  no network here: build with the offline bundle DIR
 #                   (env/build.sh --bundle) and run through DIR/bin/bundle-run
-#                   and DIR/bin/mpirun
+#                   and DIR/bin/mpirun; made with env/bundle.sh DIR
+#                   --with-tests, or the checks that need test programs are
+#                   skipped, saying so
 # Environment: TANDEM_BUILD, the build folder (default build/, relative to the
 # repository, as for env/build.sh); CUDA_VISIBLE_DEVICES is honoured.
 #
@@ -117,7 +119,8 @@
 # the clean exit's ncclCommDestroy under its deadline, which need two GPUs;
 # evaluation's prefetch timed; GPT-2 124M with the head on every position
 # (summarize trains its summary head only; torch-baseline runs the full one).
-# With --bundle the test programs are built from the bundle's GoogleTest.
+# With --bundle the test programs are built from the bundle's GoogleTest
+# (env/bundle.sh --with-tests).
 # APP is summarize, carotid or vavae; PREC fp32 (TF32 off), tf32, fp16 (loss
 # scaling) or bf16 (tf32 and bf16: compute capability 8.0 and up). Without a GPU only the CPU
 # half runs (the build, cpu-envcheck, the CPU references), every GPU check says
@@ -319,6 +322,8 @@ fashion=/usr/share/datasets/fashion-mnist
 no_tests=''
 if [ -z "$bundle" ] && grep -q '^BUILD_TESTING:BOOL=OFF' "$build/CMakeCache.txt" 2>/dev/null; then
   no_tests="$build was configured without tests (BUILD_TESTING=OFF): set TANDEM_BUILD to another folder"
+elif [ -n "$bundle" ] && ! (source "$repo/env/bundle_env.sh" && tandem_bundle_has_tests "$bundle"); then
+  no_tests="the bundle $bundle holds nothing to build the tests with: make it with env/bundle.sh DIR --with-tests"
 fi
 targets=(envcheck)
 for a in "${apps[@]}"; do needs "$a" && targets+=("$a"); done
@@ -386,7 +391,7 @@ PY
 
 echo "gpu-check: building ${targets[*]} in $build (log: $work/build.log)"
 build_args=()
-[ -n "$bundle" ] && build_args+=(--bundle "$bundle" -DBUILD_TESTING=ON)
+[ -n "$bundle" ] && build_args+=(--bundle "$bundle" "-DBUILD_TESTING=$([ -z "$no_tests" ] && echo ON || echo OFF)")
 for t in "${targets[@]}"; do build_args+=(--target "$t"); done
 TANDEM_BUILD=$build timeout -k 10 1500 "$repo/env/build.sh" "${build_args[@]}" >"$work/build.log" 2>&1
 status=$?

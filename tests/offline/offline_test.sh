@@ -2,8 +2,13 @@
 # The offline bundle (env/bundle.sh), as faithfully as one machine allows.
 #
 #   tests/offline/offline_test.sh CASE REPO WORK
-#     make          env/bundle.sh WORK/bundle (the fixture the others use);
-#                   its size and file count go to the log
+#     make          env/bundle.sh WORK/bundle --with-tests (the fixture the
+#                   others use); its size and file count go to the log
+#     runtime       env/bundle.sh --no-install on a machine that seems to
+#                   lack the tests' packages, as Kaggle's does (a dpkg-query
+#                   in front says GoogleTest, zlib's headers and libxlsxwriter
+#                   are not installed): made all the same, without them, its
+#                   MANIFEST saying "# tests none"
 #     build         a fresh copy of REPO built with `env/build.sh --bundle` in a
 #                   namespace with no network (unshare -n) where this machine's
 #                   copies of what the bundle holds are hidden (unshare -m: each
@@ -58,13 +63,36 @@ expect_refusal() {
   echo "PASS ($case_name)"
 }
 
-[ "$case_name" = make ] || [ -f "$bundle/MANIFEST" ] || fail "no bundle in $bundle (the 'make' case makes it)"
+[ "$case_name" = make ] || [ "$case_name" = runtime ] || [ -f "$bundle/MANIFEST" ] || fail "no bundle in $bundle (the 'make' case makes it)"
 
 case $case_name in
   make)
     rm -rf "$bundle"
-    "$repo/env/bundle.sh" "$bundle" || fail "env/bundle.sh failed"
+    "$repo/env/bundle.sh" "$bundle" --with-tests || fail "env/bundle.sh failed"
+    grep -qx '# tests GoogleTest, zlib, libxlsxwriter' "$bundle/MANIFEST" || fail "MANIFEST does not say it has the tests'"
     du -sh "$bundle"
+    echo "PASS ($case_name)"
+    ;;
+  runtime)
+    bundle=$work/runtime-bundle
+    rm -rf "$bundle" "$work/no-tests-bin" && mkdir -p "$work/no-tests-bin"
+    cat >"$work/no-tests-bin/dpkg-query" <<'SH'
+#!/bin/bash
+# The tests' packages, as a machine without them answers for them.
+for a in "$@"; do
+  case $a in libgtest-dev | zlib1g-dev | libxlsxwriter-dev | libxlsxwriter4)
+    [[ " $* " == *" -W "* ]] && { echo "dpkg-query: no packages found matching $a" >&2; exit 1; } ;;
+  esac
+done
+exec /usr/bin/dpkg-query "$@"
+SH
+    chmod +x "$work/no-tests-bin/dpkg-query"
+    PATH=$work/no-tests-bin:$PATH "$repo/env/bundle.sh" "$bundle" --no-install || fail "env/bundle.sh failed"
+    grep -qx '# tests none' "$bundle/MANIFEST" || fail "MANIFEST does not say '# tests none'"
+    ! grep -qE 'include/gtest/|xlsxwriter' "$bundle/MANIFEST" || fail "the bundle holds the tests' packages"
+    (source "$repo/env/bundle_env.sh" && tandem_bundle_check "$bundle" && ! tandem_bundle_has_tests "$bundle") ||
+      fail "the runtime bundle is refused, or said to have the tests'"
+    rm -rf "$bundle"
     echo "PASS ($case_name)"
     ;;
   bad-missing) expect_refusal 'rm root/usr/include/hdf5/serial/H5public.h' \

@@ -9,6 +9,9 @@ set(_offline ${CMAKE_CURRENT_BINARY_DIR}/offline)
 set(_offline_cmd ${CMAKE_CURRENT_LIST_DIR}/offline_test.sh)
 add_test(NAME offline_bundle_make COMMAND ${_offline_cmd} make ${CMAKE_SOURCE_DIR} ${_offline})
 set_tests_properties(offline_bundle_make PROPERTIES LABELS offline TIMEOUT 600 FIXTURES_SETUP offline_bundle)
+# A bundle for running alone, on a machine without the tests' packages.
+add_test(NAME offline_bundle_runtime COMMAND ${_offline_cmd} runtime ${CMAKE_SOURCE_DIR} ${_offline})
+set_tests_properties(offline_bundle_runtime PROPERTIES LABELS offline TIMEOUT 600)
 foreach(case bad-missing bad-checksum bad-extra bad-arch bad-lacks bad-folder kaggle-bad build)
   add_test(NAME offline_${case} COMMAND ${_offline_cmd} ${case} ${CMAKE_SOURCE_DIR} ${_offline})
   set_tests_properties(offline_${case} PROPERTIES LABELS offline TIMEOUT 300
