@@ -5,8 +5,9 @@ run top to bottom in a real Jupyter kernel (nbclient + ipykernel), as on
 path and run.sh starts two ranks, NCCL settings, fp16 and its GPU monitor;
 the apps themselves see no GPU through LibTorch and say so (cpu, fp32), which
 the test checks rather than hides. TANDEM_SIZE=smoke cuts the jobs to a few
-steps; the data is make_data.py's (from Fashion-MNIST) and summarize's
-built-in demo. BUILD's programs are used as they are: nothing is built.
+steps; the data is make_data.py's (from Fashion-MNIST), mounted as Kaggle
+mounts datasets now (INPUT/datasets/OWNER/SLUG) for the notebook to find,
+and summarize's built-in demo. BUILD's programs are used as they are: nothing is built.
 
 Checks: the notebook is shipped valid and without outputs; every cell runs
 without an error; the files the notebook promises exist (submission.csv,
@@ -108,8 +109,16 @@ def main():
 
     kaggle = work / "kaggle-working"
     for v in ["KAGGLE_KERNEL_RUN_TYPE", "CUDA_VISIBLE_DEVICES", "NCCL_P2P_DISABLE", "NCCL_IB_DISABLE",
-              "OMP_NUM_THREADS", "TANDEM_PYTHON", "TANDEM_GIT", "VAVAE_VAE"]:
+              "OMP_NUM_THREADS", "TANDEM_PYTHON", "TANDEM_GIT", "VAVAE_VAE", "SUMMARIZE_DATA", "CAROTID_IMAGES",
+              "CAROTID_LABELS", "VAVAE_DATA"]:
         os.environ.pop(v, None)
+    # The datasets mounted as Kaggle mounts them now, OWNER/SLUG two levels
+    # under datasets/, vavae's a level deeper still; no summarize data (the
+    # built-in demo). The notebook finds them by what they hold.
+    kaggle_input = work / "input"
+    (kaggle_input / "datasets" / "tester" / "users").mkdir(parents=True)
+    (kaggle_input / "datasets" / "tester" / "breast").symlink_to(work / "data" / "carotid")
+    (kaggle_input / "datasets" / "tester" / "users" / "data_split").symlink_to(work / "data" / "vavae" / "data_split")
     os.environ.update({
         "PATH": f"{work / 'fake'}:{os.environ['PATH']}",
         "JUPYTER_PATH": str(work / "jupyter"),
@@ -120,10 +129,7 @@ def main():
         "TANDEM_WORK": str(kaggle),
         "TANDEM_SIZE": "smoke",
         "TANDEM_MONITOR_S": "1",
-        "SUMMARIZE_DATA": str(work / "data" / "no-summarize-data"),  # the built-in demo
-        "CAROTID_IMAGES": str(work / "data" / "carotid" / "images"),
-        "CAROTID_LABELS": str(work / "data" / "carotid" / "labels.csv"),
-        "VAVAE_DATA": str(work / "data" / "vavae" / "data_split"),
+        "KAGGLE_INPUT": str(kaggle_input),
     })
 
     start = time.monotonic()
@@ -159,6 +165,13 @@ def main():
     check("training on 2 rank(s), cpu" in text, "the apps train on two ranks, on the CPU they actually have")
     check("[gpu] " in text, "--monitor prints the GPU lines")
     check("configuring" not in text and "building " not in text, "nothing is built")
+    tester = kaggle_input / "datasets" / "tester"
+    check(f"carotid's data (images/ and label.xlsx or labels.xlsx or label.csv or labels.csv): {tester / 'breast'}"
+          in text, "carotid's data found two levels under datasets/")
+    check(f"vavae's data (train/ and val/, a folder per user in each): {tester / 'users' / 'data_split'}" in text,
+          "vavae's data found three levels under datasets/")
+    check(f"no summarize's data (train.csv and test.csv) under {kaggle_input}" in text and "\n  tester/\n" in text,
+          "no summarize data: said, with what the input holds")
 
     runs = kaggle / "runs"
     summarize, carotid, vavae = runs / "summarize", runs / "carotid", runs / "vavae"
