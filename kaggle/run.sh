@@ -15,7 +15,8 @@
 # is checked with ldd first: system libraries a new session lacks are installed
 # again. Then it runs one rank per GPU, `mpirun -np <GPUs>` (with
 # --allow-run-as-root as root, the rule in notebooks), with NCCL_P2P_DISABLE=1 and
-# NCCL_IB_DISABLE=1 (what two T4s on Kaggle need); without a GPU, one rank on
+# NCCL_IB_DISABLE=1 (what two T4s on Kaggle need), and NCCL_SHM_DISABLE=1 where
+# /dev/shm is under 1 GiB (a container's default); without a GPU, one rank on
 # the CPU (one rank using every core beats two ranks splitting them).
 # train.precision = "auto" is fp16 with loss scaling on a T4.
 #
@@ -206,6 +207,24 @@ export NCCL_P2P_DISABLE=${NCCL_P2P_DISABLE:-1}
 export NCCL_IB_DISABLE=${NCCL_IB_DISABLE:-1}
 # Docker without ptrace: Open MPI's shared-memory single copy (CMA) fails.
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+# /dev/shm: with peer-to-peer off, NCCL's SHM transport moves the GPUs' data
+# through it, and Open MPI's shared-memory BTL keeps its segments there. A
+# container's default of 64 MB makes NCCL fail at start or crash (in
+# ncclShmOpen); NVIDIA runs its containers with --shm-size=1g. Under 1 GiB,
+# with more than one rank, NCCL goes over sockets instead (NCCL_SHM_DISABLE=1)
+# and Open MPI keeps its segments in /tmp. Values already set are kept.
+shm_dir=${TANDEM_SHM_DIR:-/dev/shm} shm_need_mb=1024
+shm_mb=$(df -Pk "$shm_dir" 2>/dev/null | awk 'NR == 2 {print int($2 / 1024)}')
+if [ -z "$shm_mb" ]; then
+  shm_note="$shm_dir: not found"
+else
+  shm_note="$shm_dir: $shm_mb MB"
+fi
+if [ "$np" -gt 1 ] && [ "${shm_mb:-0}" -lt "$shm_need_mb" ]; then
+  export NCCL_SHM_DISABLE=${NCCL_SHM_DISABLE:-1}
+  export OMPI_MCA_btl_vader_backing_directory=${OMPI_MCA_btl_vader_backing_directory:-/tmp}
+  shm_note+=", under the $shm_need_mb MB NCCL's shared memory wants: NCCL over sockets (NCCL_SHM_DISABLE=$NCCL_SHM_DISABLE), Open MPI's segments in $OMPI_MCA_btl_vader_backing_directory"
+fi
 # More ranks than cores is allowed (Open MPI counts cores, not threads).
 launch_openmpi_env
 # The cores, not OMP_NUM_THREADS, which nproc alone answers when it is set
@@ -252,11 +271,14 @@ else
   fi
   echo "  program: $bin (to build, with LibTorch from $from)"
 fi
+echo "  shared memory: $shm_note"
 echo "  environment:"
 for v in NCCL_P2P_DISABLE NCCL_IB_DISABLE OMPI_MCA_btl_vader_single_copy_mechanism \
   OMPI_MCA_rmaps_base_oversubscribe OMP_NUM_THREADS; do
   echo "    $v=${!v}"
 done
+[ -n "${OMPI_MCA_btl_vader_backing_directory:-}" ] &&
+  echo "    OMPI_MCA_btl_vader_backing_directory=$OMPI_MCA_btl_vader_backing_directory"
 while IFS= read -r v; do
   case ${v%%=*} in NCCL_P2P_DISABLE | NCCL_IB_DISABLE) ;; *) echo "    $v" ;; esac
 done < <(env | grep -E '^(NCCL_|CUDA_VISIBLE_DEVICES=)' | sort)

@@ -3,7 +3,9 @@
 # nvidia-smi stands for Kaggle's two T4s (or for a machine without GPUs).
 #
 #   tests/kaggle/kaggle_test.sh CASE REPO BUILD
-#     dry-run-t4x2     --dry-run --monitor with two T4s: NCCL settings, fp16, mpirun -np 2; nothing built
+#     dry-run-t4x2     --dry-run --monitor with two T4s: NCCL settings, fp16, mpirun -np 2; nothing built;
+#                      /dev/shm as found, and under 1 GiB (a container's 64 MB) NCCL_SHM_DISABLE=1 and
+#                      Open MPI's segments in /tmp
 #     dry-run-cpu      --dry-run without GPUs: mpirun -np 1 on the CPU
 #     dry-run-one-gpu  CUDA_VISIBLE_DEVICES=1 of two T4s: -np 1, that GPU
 #     run-cpu          a real 5-step summarize run on the CPU through BUILD (no build step)
@@ -118,6 +120,20 @@ case $case_name in
       "monitor: nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used,memory.total,temperature.gpu" \
       "command: mpirun ${root}-np 2 .*$empty_build/apps/summarize$" "dry run: nothing built or run"
     if [ -e "$empty_build" ]; then fail "the dry run created $empty_build"; fi
+    # This machine's /dev/shm is GBs: NCCL keeps its shared memory.
+    expect "shared memory: /dev/shm: [0-9]+ MB$"
+    expect_not "NCCL_SHM_DISABLE"
+    echo "  the same in a container's 64 MB of /dev/shm (a df in front says so)"
+    mkdir -p "$tmp/shm64"
+    printf '#!/bin/bash
+printf "Filesystem 1024-blocks Used Available Capacity Mounted on\nshm 65536 0 65536 0%%%% /dev/shm\n"
+' \
+      >"$tmp/shm64/df"
+    chmod +x "$tmp/shm64/df"
+    PATH=$tmp/shm64:$PATH FAKE_GPUS=2 TANDEM_BUILD=$empty_build run dry-shm "$repo/kaggle/run.sh" --dry-run summarize
+    expect_status 0
+    expect "shared memory: /dev/shm: 64 MB, under the 1024 MB NCCL's shared memory wants: NCCL over sockets" \
+      "^    NCCL_SHM_DISABLE=1$" "^    OMPI_MCA_btl_vader_backing_directory=/tmp$"
     echo "  the same with the user's own NCCL_P2P_DISABLE=0 kept"
     NCCL_P2P_DISABLE=0 FAKE_GPUS=2 run dry2 "$repo/kaggle/run.sh" summarize --dry-run jobs/summarize-tiny.toml
     expect "NCCL_P2P_DISABLE=0" "NCCL_IB_DISABLE=1" \
