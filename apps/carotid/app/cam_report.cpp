@@ -118,8 +118,25 @@ void check_cam_folder(const fs::path& dir) {
                              "cmd.out); nothing there is overwritten");
 }
 
+namespace {
+
+// The ImageNet stem on small images leaves layer4 1 x 1: say so once, with
+// what would keep a map.
+void warn_if_flat(const tandem::nn::ResNetImpl& model, int64_t size) {
+  if (model.options().feature_map_side(size) >= 2) return;
+  tandem::nn::ResNetOptions small = model.options();
+  small.stem = "small";
+  const int64_t side = small.feature_map_side(size);
+  tandem::log::warn("Grad-CAM: the model sees ", size, "-pixel images through the ", model.options().stem,
+                    " stem, which leaves its last stage one value an image: its maps are flat (0) and show nothing; "
+                    "model.stem = \"small\" keeps a map of ",
+                    side, " x ", side);
+}
+
+}  // namespace
+
 at::Tensor class_maps(tandem::World& world, CarotidTask& task, tandem::nn::ResNetImpl& model,
-                      const tandem::InferenceSetup& setup, const std::vector<int64_t>& classes, int64_t micro_batch) {
+                      const tandem::InferenceSetup& setup, const std::vector<CamImage>& images, int64_t micro_batch) {
   model.eval();
   const int64_t n = task.eval_size();
   const tandem::EvalShard shard = tandem::eval_shard(n, world.size(), world.rank());
@@ -127,9 +144,11 @@ at::Tensor class_maps(tandem::World& world, CarotidTask& task, tandem::nn::ResNe
   for (const auto& mb : shard.micro_batches(micro_batch)) {
     const tandem::Batch batch = tandem::to_device(task.make_batch(mb.indices, /*train=*/false, 0), setup.device);
     std::vector<int64_t> explained;
-    for (int64_t i : mb.indices) explained.push_back(classes.at(i));
+    for (int64_t i : mb.indices) explained.push_back(images.at(i).predicted);
+    const at::Tensor input = task.image_of(batch);
+    if (mine.empty() && world.is_main()) warn_if_flat(model, input.size(2));
     tandem::AutocastGuard autocast(setup.precision, setup.device.is_cuda());
-    mine.push_back(tandem::nn::grad_cam(model, task.image_of(batch), torch::tensor(explained, torch::kLong)).cpu());
+    mine.push_back(tandem::nn::grad_cam(model, input, torch::tensor(explained, torch::kLong)).cpu());
   }
   return tandem::gather_in_order(world, n, torch::cat(mine));
 }

@@ -59,13 +59,6 @@ struct CamReportKeys {
 // another run mixed in or overwritten. Throws UsageError naming it.
 void check_cam_folder(const std::filesystem::path& dir);
 
-// One model's maps for every image of `task`'s evaluation list, in its order:
-// [N, size, size] on the CPU, each rank computing its share in micro-batches
-// of `micro_batch` under the setup's precision, every rank getting all
-// (a collective). `classes[i]` is the class image i's map explains.
-at::Tensor class_maps(tandem::World& world, CarotidTask& task, tandem::nn::ResNetImpl& model,
-                      const tandem::InferenceSetup& setup, const std::vector<int64_t>& classes, int64_t micro_batch);
-
 // [N, s, s] maps resized bilinearly to [N, size, size] and scaled to [0, 1]
 // each again (an ensemble's models may see the images at other sizes).
 at::Tensor maps_at(const at::Tensor& maps, int64_t size);
@@ -84,6 +77,14 @@ struct CamImage {
 // "sample", in any order) over `samples`.
 std::vector<CamImage> cam_images(const tandem::EvalRows& rows, const std::vector<Sample>& samples,
                                  const std::vector<std::string>& persons, double threshold);
+
+// One model's maps for every image of `task`'s evaluation list, images[i]
+// explaining its `predicted` class: [N, size, size] on the CPU, each rank
+// computing its share in micro-batches of `micro_batch` under the setup's
+// precision, every rank getting all (a collective). Rank 0 warns when the
+// model's last stage is 1 x 1 at this image size (every map flat).
+at::Tensor class_maps(tandem::World& world, CarotidTask& task, tandem::nn::ResNetImpl& model,
+                      const tandem::InferenceSetup& setup, const std::vector<CamImage>& images, int64_t micro_batch);
 
 // Writes DIR as above (rank 0's work) and logs it: maps[i] is images[i]'s,
 // at the store's size, the mean of `models` models' maps; class_names name

@@ -286,25 +286,15 @@ void write_cams(tandem::World& world, const tandem::Config& config, const std::v
                 const std::vector<tandem::Config>& configs, const std::vector<std::string>& classes,
                 const std::map<int64_t, ImageStore>& stores, const Inputs& in, const std::vector<CamImage>& images,
                 const fs::path& dir) {
-  std::vector<int64_t> explained;
-  for (const auto& im : images) explained.push_back(im.predicted);
   const int64_t size = stores.rbegin()->first;
   at::Tensor sum;
   for (size_t m = 0; m < files.size(); ++m) {
     const PredictModel pm = predict_model(world, config, configs[m], files[m], static_cast<int64_t>(classes.size()));
-    if (pm.options.model.resnet.feature_map_side(pm.options.image_size) < 2 && world.is_main()) {
-      tandem::nn::ResNetOptions small = pm.options.model.resnet;
-      small.stem = "small";
-      const int64_t side = small.feature_map_side(pm.options.image_size);
-      log::warn("Grad-CAM: ", files[m], " sees ", pm.options.image_size, "-pixel images through the ",
-                pm.options.model.resnet.stem, " stem, which leaves its last stage one value an image: ",
-                "its maps are flat (0) and show nothing; model.stem = \"small\" keeps a map of ", side, " x ", side);
-    }
     CarotidTask task(pm.options, stores.at(pm.options.image_size), in.persons, {}, in.samples);
     auto model = build_classifier(pm.options.model, /*quiet=*/true);
     model->to(pm.setup.device);
     const at::Tensor maps = maps_at(
-        class_maps(world, task, *model, pm.setup, explained, tandem::train_settings(config).micro_batch.value), size);
+        class_maps(world, task, *model, pm.setup, images, tandem::train_settings(config).micro_batch.value), size);
     sum = sum.defined() ? sum + maps : maps;
   }
   if (!world.is_main()) return;

@@ -167,9 +167,7 @@ void write_test_cams(tandem::World& world, CarotidTask& task, torch::nn::Module&
   auto* resnet = model.as<tandem::nn::ResNetImpl>();
   if (!resnet) throw std::logic_error("report.cam: the trained model is not a ResNet");
   const std::vector<CamImage> images = cam_images(rows, run.parts.test, run.persons, threshold);
-  std::vector<int64_t> explained;
-  for (const auto& im : images) explained.push_back(im.predicted);
-  const at::Tensor maps = class_maps(world, task, *resnet, {ctx.device, ctx.precision}, explained, ctx.micro_batch);
+  const at::Tensor maps = class_maps(world, task, *resnet, {ctx.device, ctx.precision}, images, ctx.micro_batch);
   if (!world.is_main()) return;
   fs::remove_all(fs::path(run.run_dir) / "cam");
   write_cam_report(fs::path(run.run_dir) / "cam", images, maps, run.store, run.dataset.sheet.class_names);
