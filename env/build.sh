@@ -7,9 +7,10 @@
 # you name (TANDEM_PYTHON=/opt/conda/bin/python env/build.sh). The NCCL
 # backend is built when LibTorch has CUDA (cmake/TorchCuda.cmake).
 # `--bundle DIR` builds with no network, no root and no package manager: every
-# library but LibTorch from the offline bundle DIR (env/bundle.sh), checked
-# first (exit 2 when it is not whole); tests are not built (GoogleTest is not
-# in the bundle). The build folder is $TANDEM_BUILD, default build/.
+# library but LibTorch from the offline bundle DIR (env/bundle.sh; a folder or
+# its .tar.gz, opened by env/bundle_env.sh), checked first (exit 2 when it is
+# not whole); tests are not built (GoogleTest is in a bundle only with
+# --with-tests). The build folder is $TANDEM_BUILD, default build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source env/python.sh
@@ -26,9 +27,9 @@ while [ $# -gt 0 ]; do
       shift 2
       ;;
     --bundle)
-      [ $# -ge 2 ] || { echo "env/build.sh: --bundle needs the bundle's folder" >&2; exit 2; }
-      tandem_bundle_check "$2" env/build.sh
-      bundle=$(cd "$2" && pwd)
+      [ $# -ge 2 ] || { echo "env/build.sh: --bundle needs the bundle's folder or archive" >&2; exit 2; }
+      tandem_bundle_open "$2" env/build.sh
+      bundle=$TANDEM_BUNDLE_DIR
       configure+=(-DTANDEM_BUNDLE="$bundle" -DBUILD_TESTING=OFF)
       shift 2
       ;;

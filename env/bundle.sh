@@ -14,6 +14,10 @@
 #                                    it those packages are neither needed nor
 #                                    taken (kaggle/run.sh --make-bundle), and
 #                                    MANIFEST says "# tests none"
+#   env/bundle.sh DIR --archive      also DIR.tar.gz, the bundle as one file
+#                                    (what to upload as a Kaggle dataset:
+#                                    uploads lose links and execute bits;
+#                                    kaggle/run.sh --bundle takes either)
 #   env/bundle.sh DIR --no-install   stop (exit 2) when a package is missing,
 #                                    where env/setup.sh would install it
 #                                    (kaggle/run.sh --make-bundle installs first)
@@ -29,8 +33,10 @@
 #     offline runs skip the figures, as they say when they do;
 #   - every shared library those need, down to the C and C++ runtime
 #     (libc, libstdc++, libgcc_s, libgomp), which every target has;
-# plus GPT-2's gpt2.tiktoken, and MANIFEST: each file's package, version and
-# sha256, after a header naming the machine it was made for. A library the
+# plus GPT-2's gpt2.tiktoken, and MANIFEST: each file's sha256 (a link's
+# target), package, version, path and mode, after a header naming the
+# machine it was made for; a copy that lost its links or modes is restored
+# from it (env/bundle_env.sh, tandem_bundle_open). A library the
 # archive lacks (toml++ on Ubuntu 22.04) is taken from the tree kaggle/run.sh
 # installs it into, $TANDEM_DEPS/NAME. Documentation, static libraries and
 # Fortran, Java and C++ bindings stay out.
@@ -42,21 +48,25 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 
 die() { echo "env/bundle.sh: $*" >&2; exit 2; }
-[ $# -ge 1 ] || die "usage: env/bundle.sh DIR [--with-build] [--with-tests] [--no-install]"
+[ $# -ge 1 ] || die "usage: env/bundle.sh DIR [--with-build] [--with-tests] [--archive] [--no-install]"
 out=$1
 shift
-with_build=0 with_tests=0 install=1
+with_build=0 with_tests=0 archive=0 install=1
 for a in "$@"; do
   case $a in
     --with-build) with_build=1 ;;
     --with-tests) with_tests=1 ;;
+    --archive) archive=1 ;;
     --no-install) install=0 ;;
-    *) die "unknown option '$a' (have: --with-build, --with-tests, --no-install)" ;;
+    *) die "unknown option '$a' (have: --with-build, --with-tests, --archive, --no-install)" ;;
   esac
 done
 command -v dpkg-query >/dev/null || die "this machine has no dpkg: a bundle is made on Debian or Ubuntu"
 if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
   die "$out exists and is not empty: give a new folder (nothing was written)"
+fi
+if [ $archive -eq 1 ] && [ -e "${out%/}.tar.gz" ]; then
+  die "${out%/}.tar.gz exists: give a new folder, or move it away (nothing was written)"
 fi
 
 # package: which of its files (an extended regex on the path, which alone
@@ -234,8 +244,10 @@ dangling=$(find "$out" -xtype l -o -lname '/*' | head -n 1)
 [ -z "$dangling" ] || die "${dangling#"$out"/} points to a file the bundle lacks: a package is missing from env/bundle.sh's list"
 
 # MANIFEST: a header, then one line per file: sha256 (or link:TARGET),
-# package, version, path relative to DIR.
+# package, version, path relative to DIR, and mode (octal; "-" for a link).
 source "$here/python.sh"
+sum_of() { if [ -L "$1" ]; then echo "link:$(readlink "$1")"; else sha256sum "$1" | cut -d' ' -f1; fi; }
+mode_of() { if [ -L "$1" ]; then echo -; else stat -c %a "$1"; fi; }
 {
   echo "# tandem offline bundle"
   echo "# arch $(uname -m) $multiarch"
@@ -252,15 +264,18 @@ source "$here/python.sh"
     cd "$out"
     for path in "${!owner[@]}"; do
       rel=root$path
-      if [ -L "$rel" ]; then sum="link:$(readlink "$rel")"; else sum=$(sha256sum "$rel" | cut -d' ' -f1); fi
-      printf '%s\t%s\t%s\n' "$sum" "${owner[$path]}" "$rel"
+      printf '%s\t%s\t%s\t%s\n' "$(sum_of "$rel")" "${owner[$path]}" "$rel" "$(mode_of "$rel")"
     done
     for rel in gpt2/gpt2.tiktoken bin/* $( [ $with_build -eq 1 ] && ls -d programs/*); do
-      if [ -L "$rel" ]; then sum="link:$(readlink "$rel")"; else sum=$(sha256sum "$rel" | cut -d' ' -f1); fi
-      printf '%s\ttandem-bundle\t1\t%s\n' "$sum" "$rel"
+      printf '%s\ttandem-bundle\t1\t%s\t%s\n' "$(sum_of "$rel")" "$rel" "$(mode_of "$rel")"
     done
-  ) | sort -t$'\t' -k4
+  ) | sort -t$'\t' -k4,4
 } >"$manifest"
 mv "$manifest" "$out/MANIFEST"
 size=$(du -sb --exclude=programs "$out" | cut -f1)
 echo "bundle: $out: $(grep -vc '^#' "$out/MANIFEST") files, $((size / 1000000)) MB without programs"
+if [ $archive -eq 1 ]; then
+  tar -C "$(dirname "$out")" -czf "$out.tar.gz.part" "$(basename "$out")"
+  mv "$out.tar.gz.part" "$out.tar.gz"
+  echo "bundle: $out.tar.gz: $(($(stat -c %s "$out.tar.gz") / 1000000)) MB"
+fi

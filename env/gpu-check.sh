@@ -187,8 +187,9 @@ for n in "${only[@]}"; do
   [[ " ${checks[*]} " == *" $n "* ]] || die "--only $n: no such check; the checks are: ${checks[*]}"
 done
 if [ -n "$bundle" ]; then
-  [ -x "$bundle/bin/bundle-run" ] || die "--bundle $bundle: no bin/bundle-run there (make one with env/bundle.sh)"
-  bundle=$(cd "$bundle" && pwd)
+  source "$repo/env/bundle_env.sh"
+  tandem_bundle_open "$bundle" gpu-check
+  bundle=$TANDEM_BUNDLE_DIR
 fi
 source "$repo/env/mpi_env.sh"  # Open MPI as root, oversubscription
 source "$repo/env/python.sh"   # TANDEM_PYTHON: stdlib only here (JSON, loss figures)

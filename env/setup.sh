@@ -97,5 +97,12 @@ if [ ${#absent[@]} -gt 0 ]; then
   "$TANDEM_PYTHON" -m pip install --quiet --no-cache-dir "${absent[@]}"
 fi
 
+# CMake 3.22, Ubuntu 22.04's and so Kaggle's: tests/kaggle configures tandem
+# with it. Its own folder, off PATH, so that it never shadows the system's.
+if [ ${#python_tests[@]} -gt 0 ] && [ ! -x "$TANDEM_CACHE/cmake-3.22/cmake/data/bin/cmake" ]; then
+  echo "setup: pip installing cmake==3.22.6 into $TANDEM_CACHE/cmake-3.22"
+  "$TANDEM_PYTHON" -m pip install --quiet --no-cache-dir --target "$TANDEM_CACHE/cmake-3.22" cmake==3.22.6
+fi
+
 # GPT-2's tokenizer file, into the user's cache (not the repository).
 "$here/tokenizer.sh"

@@ -17,7 +17,11 @@
 # --allow-run-as-root as root, the rule in notebooks), with NCCL_P2P_DISABLE=1 and
 # NCCL_IB_DISABLE=1 (what two T4s on Kaggle need), and NCCL_SHM_DISABLE=1 where
 # /dev/shm is under 1 GiB (a container's default); without a GPU, one rank on
-# the CPU (one rank using every core beats two ranks splitting them).
+# the CPU (one rank using every core beats two ranks splitting them). With
+# more than one rank, a check comes first: `envcheck --test` on the same
+# ranks (every collective in every dtype, up to 8 MiB; seconds), so that a
+# transport that fails (shared memory, peer-to-peer) stops the cell before a
+# long job starts, not an hour into it.
 # train.precision = "auto" is fp16 with loss scaling on a T4.
 #
 # Arguments: APP (one of the apps listed below), then the app's: a
@@ -28,12 +32,17 @@
 #                 TANDEM_MONITOR_S seconds (default 10) while the job runs
 #   --rebuild     build again even if the program exists
 #   --np N        ranks (default: one per GPU, 1 without a GPU)
-#   --bundle DIR  Internet off: build and run with the offline bundle DIR (a
-#                 dataset made by --make-bundle) and the notebook's torch; no
-#                 apt-get, no pip. Its programs are used as they are when they
-#                 were built for this torch version
+#   --no-check    no envcheck --test before the job
+#   --bundle DIR|FILE.tar.gz  Internet off: build and run with the offline
+#                 bundle (a dataset made from --make-bundle's output) and the
+#                 notebook's torch; no apt-get, no pip. The archive, or a folder
+#                 whose upload lost its links and execute bits, is unpacked
+#                 once to /tmp ($TANDEM_BUNDLE_UNPACK) and checked there. Its
+#                 programs are used as they are when they were built for this
+#                 torch version
 #   --make-bundle DIR  Internet on: install what tandem needs and write the
-#                 offline bundle to DIR (env/bundle.sh; save DIR as a dataset)
+#                 offline bundle to DIR and DIR.tar.gz (env/bundle.sh; upload
+#                 the archive as a dataset)
 # Environment: TANDEM_BUILD (build directory, default: REPO/build; its
 # apps/APP is used as is when present), TANDEM_PYTHON (the Python whose torch
 # to build against, default: python3, the notebook's), NCCL_* (yours are kept).
@@ -58,16 +67,17 @@ usage() {
   echo "Apps: $apps"
 }
 
-dry_run=0 monitor=0 rebuild=0 np='' app='' bundle='' make_bundle=''
+dry_run=0 monitor=0 rebuild=0 check=1 np='' app='' bundle='' make_bundle=''
 rest=()
 while [ $# -gt 0 ]; do
   case $1 in
     --dry-run) dry_run=1 ;;
     --monitor) monitor=1 ;;
     --rebuild) rebuild=1 ;;
+    --no-check) check=0 ;;
     --np) np=${2:?--np needs a number}; shift ;;
     --np=*) np=${1#*=} ;;
-    --bundle) bundle=${2:?--bundle needs a folder}; shift ;;
+    --bundle) bundle=${2:?--bundle needs a folder or a .tar.gz archive}; shift ;;
     --make-bundle) make_bundle=${2:?--make-bundle needs a folder to write}; shift ;;
     -h | --help) [ -z "$app" ] && { usage; exit 0; }; rest+=("$1") ;;
     *) if [ -z "$app" ]; then app=$1; else rest+=("$1"); fi ;;
@@ -82,8 +92,8 @@ if [ -n "$app" ] && [[ " $apps " != *" $app "* ]]; then
 fi
 if [ -n "$bundle" ]; then
   source "$repo/env/bundle_env.sh"
-  tandem_bundle_check "$bundle" kaggle/run.sh
-  bundle=$(cd "$bundle" && pwd)
+  tandem_bundle_open "$bundle" kaggle/run.sh
+  bundle=$TANDEM_BUNDLE_DIR
 fi
 [[ -z $np || $np =~ ^[1-9][0-9]*$ ]] || die "--np $np: give a positive number of ranks"
 
@@ -113,8 +123,15 @@ apt_install() { # apt_install PKG...: those not installed and in the archive
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ $apt_updated -eq 0 ]; then
     launch_say "apt-get update"
-    $sudo apt-get update -qq || die "apt-get update failed (is the notebook's Internet on?)"
-    apt_updated=1
+    # One broken third-party source (the image ships several) fails the
+    # whole update while the distribution's lists were read: go on, and
+    # let the install say whether what is needed is there.
+    if ! $sudo apt-get update -qq; then
+      apt_updated=failed
+      launch_say "warning: apt-get update failed (above); going on with the package lists it could read"
+    else
+      apt_updated=1
+    fi
   fi
   for p in "${missing[@]}"; do
     if apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -qv '(none)'; then
@@ -125,8 +142,11 @@ apt_install() { # apt_install PKG...: those not installed and in the archive
   done
   [ ${#avail[@]} -eq 0 ] && return 0
   launch_say "installing ${avail[*]}"
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${avail[@]}" ||
-    die "apt-get install ${avail[*]} failed"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${avail[@]}" && return 0
+  if [ "$apt_updated" = failed ]; then
+    die "apt-get install ${avail[*]} failed after apt-get update failed (is the notebook's Internet on?)"
+  fi
+  die "apt-get install ${avail[*]} failed"
 }
 
 # A header-only library the system archive lacks (Ubuntu 22.04 has no
@@ -162,8 +182,9 @@ if [ -n "$make_bundle" ]; then
   apt_install "${system_packages[@]}"
   fetch_dep tomlplusplus libtomlplusplus-dev https://github.com/marzer/tomlplusplus.git v3.4.0
   fetch_dep CLI11 libcli11-dev https://github.com/CLIUtils/CLI11.git v2.4.2
-  TANDEM_DEPS=$deps "$repo/env/bundle.sh" "$make_bundle" --no-install || exit $?
-  launch_say "bundle written to $make_bundle: save it as a Kaggle dataset, then run with --bundle /kaggle/input/NAME"
+  TANDEM_DEPS=$deps "$repo/env/bundle.sh" "$make_bundle" --archive --no-install || exit $?
+  launch_say "bundle written to $make_bundle and ${make_bundle%/}.tar.gz: upload the archive as a Kaggle dataset," \
+    "then run with --bundle /kaggle/input/.../$(basename "${make_bundle%/}").tar.gz"
   exit 0
 fi
 
@@ -225,6 +246,16 @@ if [ "$np" -gt 1 ] && [ "${shm_mb:-0}" -lt "$shm_need_mb" ]; then
   export OMPI_MCA_btl_vader_backing_directory=${OMPI_MCA_btl_vader_backing_directory:-/tmp}
   shm_note+=", under the $shm_need_mb MB NCCL's shared memory wants: NCCL over sockets (NCCL_SHM_DISABLE=$NCCL_SHM_DISABLE), Open MPI's segments in $OMPI_MCA_btl_vader_backing_directory"
 fi
+# The CUDA compiler: Kaggle's image sets CUDA_HOME but may leave nvcc off
+# PATH, where LibTorch's CMake package (CUDAToolkit) looks for it first.
+if command -v nvcc >/dev/null 2>&1; then
+  nvcc_note=$(command -v nvcc)
+elif [ -n "${CUDA_HOME:-}" ] && [ -x "$CUDA_HOME/bin/nvcc" ]; then
+  export PATH=$CUDA_HOME/bin:$PATH
+  nvcc_note="$CUDA_HOME/bin/nvcc (from CUDA_HOME, put on PATH)"
+else
+  nvcc_note="none found (on PATH or in \$CUDA_HOME/bin); a build against a CUDA torch needs the CUDA toolkit"
+fi
 # More ranks than cores is allowed (Open MPI counts cores, not threads).
 launch_openmpi_env
 # The cores, not OMP_NUM_THREADS, which nproc alone answers when it is set
@@ -241,6 +272,12 @@ else
   cmd=("$mpirun" -np "$np")
 fi
 cmd+=("$bin" "${LAUNCH_ARGS[@]}")
+# The check before the job: the same launch, envcheck in place of the app.
+check_cmd=() check_bin=$(dirname "$bin")/envcheck
+if [ "$np" -gt 1 ] && [ $check -eq 1 ]; then
+  check_cmd=("${cmd[@]:0:${#cmd[@]}-${#LAUNCH_ARGS[@]}-1}" "$check_bin" --test
+    --set envcheck.max_mb=8 --set envcheck.iters=3 --set dist.timeout_s=60)
+fi
 
 monitor_s=${TANDEM_MONITOR_S:-10}
 monitor_fields=timestamp,index,utilization.gpu,memory.used,memory.total,temperature.gpu
@@ -272,6 +309,7 @@ else
   echo "  program: $bin (to build, with LibTorch from $from)"
 fi
 echo "  shared memory: $shm_note"
+echo "  nvcc: $nvcc_note"
 echo "  environment:"
 for v in NCCL_P2P_DISABLE NCCL_IB_DISABLE OMPI_MCA_btl_vader_single_copy_mechanism \
   OMPI_MCA_rmaps_base_oversubscribe OMP_NUM_THREADS; do
@@ -285,6 +323,11 @@ done < <(env | grep -E '^(NCCL_|CUDA_VISIBLE_DEVICES=)' | sort)
 if [ $monitor -eq 1 ]; then
   if [ "$gpus" -gt 0 ]; then echo "  monitor: ${monitor_cmd[*]}"; else echo "  monitor: no GPU to watch"; fi
 fi
+if [ ${#check_cmd[@]} -gt 0 ]; then
+  echo "  check first: ${check_cmd[*]} (every collective on $np ranks, seconds; --no-check skips it)"
+elif [ "$np" -gt 1 ]; then
+  echo "  check first: none (--no-check)"
+fi
 echo "  command: ${cmd[*]}"
 if [ $dry_run -eq 1 ]; then
   echo "(dry run: nothing built or run)"
@@ -294,7 +337,8 @@ fi
 ensure_build() {
   if [ -n "$bundle" ]; then
     launch_say "building $app with the bundle $bundle (once; no network needed)"
-    TANDEM_BUILD=$build TANDEM_PYTHON=$python "$repo/env/build.sh" --bundle "$bundle" --target "$app" ||
+    TANDEM_BUILD=$build TANDEM_PYTHON=$python "$repo/env/build.sh" --bundle "$bundle" --target "$app" \
+      ${check_cmd:+--target envcheck} ||
       die "build of $app with the bundle failed"
     return
   fi
@@ -317,13 +361,14 @@ ensure_build() {
       -DTANDEM_PYTHON="$(command -v "$python")" "${cmake_dep_args[@]}" || die "cmake configure failed"
   fi
   launch_say "building $app (once; a few minutes)"
-  cmake --build "$build" --target "$app" --parallel "$cores" || die "build of $app failed"
+  cmake --build "$build" --target "$app" ${check_cmd:+--target envcheck} --parallel "$cores" ||
+    die "build of $app failed"
 }
 
 # The shared libraries the program needs and this session cannot find.
 missing_libs() { ${bundle:+"$bundle/bin/bundle-run"} ldd "$bin" 2>/dev/null | sed -n 's/^[[:space:]]*\([^ ]*\) => not found.*/\1/p'; }
 
-if [ ! -x "$bin" ] || [ $rebuild -eq 1 ]; then
+if [ ! -x "$bin" ] || [ $rebuild -eq 1 ] || { [ ${#check_cmd[@]} -gt 0 ] && [ ! -x "$check_bin" ]; }; then
   ensure_build
 fi
 [ -x "$bin" ] || die "$bin is missing after the build"
@@ -348,7 +393,27 @@ if [ "$app" = summarize ] && [ -z "$bundle" ]; then
   "$repo/env/tokenizer.sh" || die "could not fetch GPT-2's tokenizer file"
 fi
 
-# --- run -------------------------------------------------------------------------
+# --- check, then run ------------------------------------------------------------
+# run_check: the check before the job, its output kept in a log and shown
+# when it fails; a failure ends the script with envcheck's status.
+run_check() {
+  local log status started=$SECONDS
+  log=$(mktemp "${TMPDIR:-/tmp}/tandem-check.XXXXXX")
+  launch_say "checking the $np ranks first: envcheck --test (--no-check skips it)"
+  "${check_cmd[@]}" >"$log" 2>&1
+  status=$?
+  # An interrupt meanwhile: launch_run below says nothing ran.
+  [ "${launch_early:-0}" = 1 ] && { rm -f "$log"; return; }
+  if [ $status -ne 0 ]; then
+    tail -n 40 "$log" >&2
+    launch_die "$status" "the check on $np ranks failed (status $status; its whole output: $log): the job would" \
+      "fail the same way, so it was not started. --no-check starts it anyway"
+  fi
+  launch_say "check passed: every collective right on $np ranks ($((SECONDS - started)) s)"
+  rm -f "$log"
+}
+[ ${#check_cmd[@]} -gt 0 ] && run_check
+
 monitor_pid=
 cleanup() {
   if [ -n "$monitor_pid" ]; then kill "$monitor_pid" 2>/dev/null; wait "$monitor_pid" 2>/dev/null; fi

@@ -3,7 +3,9 @@
 # nvidia-smi stands for Kaggle's two T4s (or for a machine without GPUs).
 #
 #   tests/kaggle/kaggle_test.sh CASE REPO BUILD
-#     dry-run-t4x2     --dry-run --monitor with two T4s: NCCL settings, fp16, mpirun -np 2; nothing built;
+#     dry-run-t4x2     --dry-run --monitor with two T4s: NCCL settings, fp16, mpirun -np 2, the check
+#                      before the job (and none with --no-check); nothing built; nvcc put on PATH
+#                      from CUDA_HOME;
 #                      /dev/shm as found, and under 1 GiB (a container's 64 MB) NCCL_SHM_DISABLE=1 and
 #                      Open MPI's segments in /tmp
 #     dry-run-cpu      --dry-run without GPUs: mpirun -np 1 on the CPU
@@ -18,7 +20,14 @@
 #                      "the notebook's" torch (TANDEM_PYTHON: tandem's venv), with
 #                      the fake T4s: CUDA LibTorch, NCCL backend, then a short run
 #     missing-libs     a kept build whose system libraries a new session lacks (a
-#                      fake ldd and apt-get): run.sh installs them, then runs
+#                      fake ldd and apt-get whose update fails, as a broken
+#                      third-party source makes it): run.sh warns, installs
+#                      them, then runs
+#     cmake-3.22       the repository configured with CMake 3.22 (Ubuntu 22.04's,
+#                      so Kaggle's; env/setup.sh --tests installs it off PATH)
+#     check-fails      two ranks whose check before the job fails (an envcheck
+#                      that finds a wrong allreduce): its status, its output,
+#                      the job not started
 set -uo pipefail
 case_name=${1:?usage: kaggle_test.sh CASE REPO BUILD}
 repo=$(cd "${2:?REPO}" && pwd)
@@ -118,8 +127,17 @@ case $case_name in
     expect_status 0
     expect "GPUs: 2" "Tesla T4" "NCCL_P2P_DISABLE=1" "NCCL_IB_DISABLE=1" "fp16" \
       "monitor: nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used,memory.total,temperature.gpu" \
+      "check first: mpirun ${root}-np 2 .*$empty_build/apps/envcheck --test .*--no-check skips it" \
       "command: mpirun ${root}-np 2 .*$empty_build/apps/summarize$" "dry run: nothing built or run"
     if [ -e "$empty_build" ]; then fail "the dry run created $empty_build"; fi
+    FAKE_GPUS=2 TANDEM_BUILD=$empty_build run dry-no-check "$repo/kaggle/run.sh" --dry-run --no-check summarize
+    expect "check first: none \(--no-check\)"
+    echo "  nvcc off PATH, CUDA_HOME set (Kaggle's image): its bin/ goes on PATH"
+    mkdir -p "$tmp/cuda/bin" && printf '#!/bin/sh\necho fake nvcc\n' >"$tmp/cuda/bin/nvcc" && chmod +x "$tmp/cuda/bin/nvcc"
+    no_nvcc_path=$(tr : '\n' <<<"$PATH" | while read -r d; do [ -x "$d/nvcc" ] || echo "$d"; done | paste -sd:)
+    PATH=$no_nvcc_path CUDA_HOME=$tmp/cuda FAKE_GPUS=2 TANDEM_BUILD=$empty_build run dry-cuda-home \
+      "$repo/kaggle/run.sh" --dry-run summarize
+    expect "nvcc: $tmp/cuda/bin/nvcc \(from CUDA_HOME, put on PATH\)"
     # This machine's /dev/shm is GBs: NCCL keeps its shared memory.
     expect "shared memory: /dev/shm: [0-9]+ MB$"
     expect_not "NCCL_SHM_DISABLE"
@@ -166,7 +184,8 @@ printf "Filesystem 1024-blocks Used Available Capacity Mounted on\nshm 65536 0 6
       train jobs/summarize-tiny.toml --set train.max_steps=3 --set train.warmup_steps=1 \
       --set train.out_dir="$tmp/work/run" --set data.cache_dir="$tmp/token-cache"
     expect_status 0
-    expect "command: mpirun ${root}-np 2 " "training on 2 rank\(s\)" \
+    expect "checking the 2 ranks first: envcheck --test" "check passed: every collective right on 2 ranks" \
+      "command: mpirun ${root}-np 2 " "training on 2 rank\(s\)" \
       "^\[gpu\] .*, 0, 97 %, 9000 MiB, 15360 MiB, 71" "^\[gpu\] .*, 1, 97 %" "done: 3 steps"
     sleep 1.5 # a monitor left running would still be printing
     ;;
@@ -215,7 +234,7 @@ printf "Filesystem 1024-blocks Used Available Capacity Mounted on\nshm 65536 0 6
     python=${TANDEM_TEST_PYTHON:?the Python whose torch stands for the notebook}
     mkdir -p "$tmp/repo"
     (cd "$repo" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$tmp/repo")
-    FAKE_GPUS=2 TANDEM_PYTHON=$python run real "$tmp/repo/kaggle/run.sh" summarize jobs/summarize-tiny.toml \
+    FAKE_GPUS=2 TANDEM_PYTHON=$python run real "$tmp/repo/kaggle/run.sh" --no-check summarize jobs/summarize-tiny.toml \
       --set train.max_steps=3 --set train.warmup_steps=1 --set gen.max_new_tokens=4 \
       --set train.out_dir="$tmp/work/run" --set data.cache_dir="$tmp/token-cache"
     expect_status 0
@@ -241,10 +260,14 @@ if [ -f "$tmp/fake/installed" ]; then exec /usr/bin/ldd "\$@"; fi
 /usr/bin/ldd "\$@" | grep -v libhdf5
 echo "	libhdf5_serial.so.103 => not found"
 EOF
+    # Its update fails as one broken third-party source in the image makes it.
     cat >"$tmp/fake/apt-get" <<EOF
 #!/bin/bash
 echo "apt-get \$*" >>"$tmp/fake/apt.log"
-case "\$*" in *install*) touch "$tmp/fake/installed" ;; esac
+case "\$*" in
+  *update*) echo "E: The repository 'https://broken.example jammy Release' does not have a Release file." >&2; exit 100 ;;
+  *install*) touch "$tmp/fake/installed" ;;
+esac
 EOF
     cat >"$tmp/fake/dpkg-query" <<EOF
 #!/bin/bash
@@ -261,8 +284,40 @@ EOF
       --set train.out_dir="$tmp/work/run" --set data.cache_dir="$tmp/token-cache"
     expect_status 0
     expect "cannot find libhdf5_serial.so.103: installing the system libraries again" \
-      "installing .*libhdf5-dev" "done: 2 steps" "kaggle/run.sh: done"
+      "warning: apt-get update failed" "installing .*libhdf5-dev" "done: 2 steps" "kaggle/run.sh: done"
     expect_not "configuring|building summarize"
+    ;;
+  cmake-3.22)
+    cmake_322=$(source "$repo/env/python.sh" && echo "$TANDEM_CACHE/cmake-3.22/cmake/data/bin/cmake")
+    if [ ! -x "$cmake_322" ]; then
+      echo "SKIP: no $cmake_322 (env/setup.sh --tests installs it)"
+      exit 77
+    fi
+    python=${TANDEM_TEST_PYTHON:?the Python whose torch the build uses}
+    gen=()
+    command -v ninja >/dev/null && gen=(-G Ninja)
+    run configure "$cmake_322" -S "$repo" -B "$tmp/cmake-3.22" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+      -DBUILD_TESTING=OFF -DTANDEM_PYTHON="$python"
+    expect_status 0
+    expect "^-- The CXX compiler identification" "LibTorch +2\.[0-9.]+ from python" "^-- Generating done" \
+      "^-- Build files have been written to: $tmp/cmake-3.22"
+    grep -q '^CMAKE_COMMAND:INTERNAL=.*cmake-3.22/' "$tmp/cmake-3.22/CMakeCache.txt" ||
+      fail "the build folder was not configured by CMake 3.22"
+    ;;
+  check-fails)
+    # BUILD's summarize beside an envcheck that finds a wrong result.
+    mkdir -p "$tmp/check-build/apps"
+    ln -s "$build/apps/summarize" "$tmp/check-build/apps/summarize"
+    printf '#!/bin/bash\necho "allreduce sum f16 1024 elements: rank 1 got 3, expected 2"\nexit 1\n' \
+      >"$tmp/check-build/apps/envcheck"
+    chmod +x "$tmp/check-build/apps/envcheck"
+    FAKE_GPUS=2 TANDEM_BUILD=$tmp/check-build run real "$repo/kaggle/run.sh" summarize jobs/summarize-tiny.toml \
+      --set train.out_dir="$tmp/work/run" --set data.cache_dir="$tmp/token-cache"
+    expect_status 1
+    expect "allreduce sum f16 1024 elements: rank 1 got 3, expected 2" \
+      "the check on 2 ranks failed \(status 1; .*\): the job would fail the same way, so it was not started. --no-check"
+    expect_not "training on|kaggle/run.sh: done"
+    if [ -e "$tmp/work/run" ]; then fail "the job ran: $tmp/work/run exists"; fi
     ;;
   *)
     echo "unknown case $case_name"

@@ -161,7 +161,12 @@ def main():
           "run.sh sees two T4s: fp16, mpirun -np 2 (three dry runs, three runs)")
     check(text.count("(dry run: nothing built or run)") == 3, "three dry runs")
     check(text.count("plan for 2 x t4 (Tesla T4") == 3, "the plan cell plans each app's full job on two T4s")
-    check(text.count("kaggle/run.sh: done") == 3, "summarize, carotid and vavae finish")
+    check(text.count("kaggle/run.sh: done") == 4, "the GPU check, summarize, carotid and vavae finish")
+    check("Self-test passed on every rank" in text and "check first: none (--no-check)" in text,
+          "the GPU check cell runs envcheck --test on the two ranks, without a check before it")
+    check(text.count("check passed: every collective right on 2 ranks") == 3,
+          "each app's run checks its two ranks first")
+    check(f"ccache in {kaggle}/.ccache" in text, "the compiler's cache is kept in the working folder")
     check("training on 2 rank(s), cpu" in text, "the apps train on two ranks, on the CPU they actually have")
     check("[gpu] " in text, "--monitor prints the GPU lines")
     check("configuring" not in text and "building " not in text, "nothing is built")

@@ -2,7 +2,7 @@
 # nvidia-smi (label kaggle).
 #   ctest -L kaggle
 foreach(case dry-run-t4x2 dry-run-cpu dry-run-one-gpu run-cpu run-monitor interrupt interrupt-before-launch
-        build-notebook missing-libs)
+        build-notebook missing-libs check-fails cmake-3.22)
   add_test(NAME kaggle_${case}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/kaggle_test.sh ${case} ${CMAKE_SOURCE_DIR}
                    ${CMAKE_BINARY_DIR})
