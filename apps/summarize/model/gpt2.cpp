@@ -20,6 +20,31 @@ namespace F = torch::nn::functional;
 
 namespace {
 
+// The layers of a model whose values do not matter (GPTImpl's `initialise`
+// false) hold weights that are allocated and never written: LibTorch's own
+// constructors would fill them (kaiming, normal), which for GPT-2 XL's 1.5
+// billion values is seconds of CPU and 6 GB of pages touched, for a plan
+// that reads their shapes. `set_` keeps the registered parameter and the
+// layer's member one tensor.
+torch::nn::Linear linear(int64_t in, int64_t out, bool bias, bool fill) {
+  if (fill) return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
+  torch::nn::Linear layer(torch::nn::LinearOptions(1, 1).bias(bias));
+  torch::NoGradGuard no_grad;
+  layer->options.in_features(in).out_features(out);
+  layer->weight.set_(torch::empty({out, in}));
+  if (bias) layer->bias.set_(torch::empty({out}));
+  return layer;
+}
+
+torch::nn::Embedding embedding(int64_t count, int64_t dim, bool fill) {
+  if (fill) return torch::nn::Embedding(count, dim);
+  torch::nn::Embedding layer(1, 1);
+  torch::NoGradGuard no_grad;
+  layer->options.num_embeddings(count).embedding_dim(dim);
+  layer->weight.set_(torch::empty({count, dim}));
+  return layer;
+}
+
 // A projection's output: its Linear layer's, plus its adapter's update under LoRA.
 at::Tensor project(const at::Tensor& x, const torch::nn::Linear& layer, const LoraAdapter& lora, WeightCopy* packed,
                    bool training) {
@@ -172,11 +197,11 @@ at::Tensor LayerNormImpl::forward(const at::Tensor& x) {
   return F::layer_norm(x, F::LayerNormFuncOptions({weight.size(0)}).weight(weight).bias(bias).eps(eps_));
 }
 
-CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& config, int64_t layer)
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& config, int64_t layer, bool fill)
     : n_head_(config.n_head), layer_(layer), dropout_(config.dropout) {
   const int64_t c = config.n_embd;
-  c_attn = register_module("c_attn", torch::nn::Linear(torch::nn::LinearOptions(c, 3 * c).bias(config.bias)));
-  c_proj = register_module("c_proj", torch::nn::Linear(torch::nn::LinearOptions(c, c).bias(config.bias)));
+  c_attn = register_module("c_attn", linear(c, 3 * c, config.bias, fill));
+  c_proj = register_module("c_proj", linear(c, c, config.bias, fill));
   resid_dropout = register_module("resid_dropout", torch::nn::Dropout(config.dropout));
 }
 
@@ -225,10 +250,10 @@ void CausalSelfAttentionImpl::merge_lora() {
   merge(c_proj, c_proj_lora_);
 }
 
-MLPImpl::MLPImpl(const GPTConfig& config) {
+MLPImpl::MLPImpl(const GPTConfig& config, bool fill) {
   const int64_t c = config.n_embd;
-  c_fc = register_module("c_fc", torch::nn::Linear(torch::nn::LinearOptions(c, 4 * c).bias(config.bias)));
-  c_proj = register_module("c_proj", torch::nn::Linear(torch::nn::LinearOptions(4 * c, c).bias(config.bias)));
+  c_fc = register_module("c_fc", linear(c, 4 * c, config.bias, fill));
+  c_proj = register_module("c_proj", linear(4 * c, c, config.bias, fill));
   dropout = register_module("dropout", torch::nn::Dropout(config.dropout));
 }
 
@@ -255,11 +280,11 @@ void MLPImpl::merge_lora() {
   merge(c_proj, c_proj_lora_);
 }
 
-BlockImpl::BlockImpl(const GPTConfig& config, int64_t layer) {
+BlockImpl::BlockImpl(const GPTConfig& config, int64_t layer, bool fill) {
   ln_1 = register_module("ln_1", LayerNorm(config.n_embd, config.bias, config.layer_norm_epsilon));
-  attn = register_module("attn", CausalSelfAttention(config, layer));
+  attn = register_module("attn", CausalSelfAttention(config, layer, fill));
   ln_2 = register_module("ln_2", LayerNorm(config.n_embd, config.bias, config.layer_norm_epsilon));
-  mlp = register_module("mlp", MLP(config));
+  mlp = register_module("mlp", MLP(config, fill));
 }
 
 at::Tensor BlockImpl::forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask,
@@ -268,18 +293,18 @@ at::Tensor BlockImpl::forward(const at::Tensor& x, KVCache* cache, const at::Ten
   return y + mlp(ln_2(y));
 }
 
-TransformerImpl::TransformerImpl(const GPTConfig& config) {
-  wte = register_module("wte", torch::nn::Embedding(config.vocab_size, config.n_embd));
-  wpe = register_module("wpe", torch::nn::Embedding(config.block_size, config.n_embd));
+TransformerImpl::TransformerImpl(const GPTConfig& config, bool fill) {
+  wte = register_module("wte", embedding(config.vocab_size, config.n_embd, fill));
+  wpe = register_module("wpe", embedding(config.block_size, config.n_embd, fill));
   drop = register_module("drop", torch::nn::Dropout(config.dropout));
   h = register_module("h", torch::nn::ModuleList());
-  for (int64_t layer = 0; layer < config.n_layer; ++layer) h->push_back(Block(config, layer));
+  for (int64_t layer = 0; layer < config.n_layer; ++layer) h->push_back(Block(config, layer, fill));
   ln_f = register_module("ln_f", LayerNorm(config.n_embd, config.bias, config.layer_norm_epsilon));
 }
 
 GPTImpl::GPTImpl(const GPTConfig& config, bool initialise) : config_(config) {
   config.validate();
-  transformer = register_module("transformer", Transformer(config));
+  transformer = register_module("transformer", Transformer(config, initialise));
   if (!initialise) return;
 
   torch::NoGradGuard no_grad;

@@ -120,8 +120,9 @@ TORCH_MODULE(LayerNorm);
 
 class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
-  // `layer` picks this block's slot in a KV cache.
-  CausalSelfAttentionImpl(const GPTConfig& config, int64_t layer);
+  // `layer` picks this block's slot in a KV cache; `fill` false leaves the
+  // weights unwritten (GPTImpl's `initialise`).
+  CausalSelfAttentionImpl(const GPTConfig& config, int64_t layer, bool fill = true);
   // x [B,T,C] -> [B,T,C]; see GPTImpl::forward for the cache. `mask` is the
   // step's attention mask (tandem::nn::attention_mask), built once for every
   // layer by GPTImpl::features; `rows`, where x packs rows end to end, where
@@ -149,7 +150,7 @@ TORCH_MODULE(CausalSelfAttention);
 
 class MLPImpl : public torch::nn::Module {
  public:
-  explicit MLPImpl(const GPTConfig& config);
+  explicit MLPImpl(const GPTConfig& config, bool fill = true);
   at::Tensor forward(const at::Tensor& x);
   // Adapters on c_fc and c_proj where settings.targets names them, and their
   // merge (model/lora.h).
@@ -169,7 +170,7 @@ TORCH_MODULE(MLP);
 
 class BlockImpl : public torch::nn::Module {
  public:
-  BlockImpl(const GPTConfig& config, int64_t layer);
+  BlockImpl(const GPTConfig& config, int64_t layer, bool fill = true);
   at::Tensor forward(const at::Tensor& x, KVCache* cache, const at::Tensor& mask,
                      const tandem::nn::PackedRows& rows = {});
 
@@ -183,7 +184,7 @@ TORCH_MODULE(Block);
 // The body, registered as "transformer" for Hugging Face's parameter names.
 class TransformerImpl : public torch::nn::Module {
  public:
-  explicit TransformerImpl(const GPTConfig& config);
+  explicit TransformerImpl(const GPTConfig& config, bool fill = true);
 
   torch::nn::Embedding wte{nullptr}, wpe{nullptr};
   torch::nn::Dropout drop{nullptr};
@@ -197,9 +198,10 @@ class GPTImpl : public torch::nn::Module {
   // Initialised as GPT-2 was: weights of Linear and Embedding layers from
   // N(0, 0.02), residual projections (c_proj) from N(0, 0.02 / sqrt(2 L)),
   // biases zero; from the global generator (torch::manual_seed).
-  // `initialise` false leaves the weights as LibTorch's layers made them,
-  // skipping GPT-2's own initialisation: for a model whose values do not
-  // matter (the plan command reads its shapes; a loaded model overwrites them).
+  // `initialise` false allocates the weights and never writes them (their
+  // values are whatever the memory held): for a model whose values do not
+  // matter (the plan command reads its shapes; a loaded model overwrites
+  // them), built in no time whatever its size.
   explicit GPTImpl(const GPTConfig& config, bool initialise = true);
 
   // Logits [B,T,vocab] for tokens idx [B,T] (int64), all optional beyond that:

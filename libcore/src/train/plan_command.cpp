@@ -160,7 +160,7 @@ void print_table(std::ostream& out, const PlanStage& stage, const std::vector<Co
 std::string plan_stage(std::ostream& out, const PlanStage& stage, const std::vector<std::string>& shards,
                        const DistKeys& dist, const PlannedDevices& devices, double budget) {
   const Precision precision = resolve_precision(stage.settings.precision, devices.cuda, devices.cc_major);
-  if (stage.frozen_base) keep_frozen_in(*stage.model, precision);
+  if (stage.frozen_base) keep_frozen_in(*stage.model, precision, /*copy_values=*/false);
   const int64_t share = share_of(stage.settings, devices.count, stage.packed);
   out << "\n"
       << stage.name << ": " << stage.inputs << "; " << to_string(precision) << " (" << stage.settings.key("precision")

@@ -52,12 +52,13 @@ at::ScalarType half_type(Precision precision) { return precision == Precision::F
 
 }  // namespace
 
-void keep_frozen_in(torch::nn::Module& module, Precision precision) {
+void keep_frozen_in(torch::nn::Module& module, Precision precision, bool copy_values) {
   if (precision == Precision::FP32) return;
   const auto half = half_type(precision);
   torch::NoGradGuard no_grad;
   for (auto& p : module.parameters())
-    if (!p.requires_grad() && p.dim() >= 2 && p.is_floating_point()) p.set_data(p.to(half));
+    if (!p.requires_grad() && p.dim() >= 2 && p.is_floating_point())
+      p.set_data(copy_values ? p.to(half) : at::empty(p.sizes(), p.options().dtype(half)));
 }
 
 bool works_in_half(const std::string& name, const at::Tensor& param, const std::vector<std::string>& kept) {

@@ -30,8 +30,9 @@ std::string to_string(Precision precision);  // "fp32", "fp16", "bf16"
 // (parameters without gradients, of two or more dimensions) in the compute
 // dtype when `precision` is fp16 or bf16, where nothing updates them and
 // autocast would cast them for every product anyway. Norms and biases stay
-// fp32; under fp32 nothing changes.
-void keep_frozen_in(torch::nn::Module& module, Precision precision);
+// fp32; under fp32 nothing changes. `copy_values` false gives them the dtype
+// and not the values (the plan, which reads only shapes and dtypes).
+void keep_frozen_in(torch::nn::Module& module, Precision precision, bool copy_values = true);
 
 // train.master_weights = "sharded": whether a trained parameter works in the
 // compute precision, its fp32 master kept by the optimizer (AdamW's
