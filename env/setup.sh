@@ -49,9 +49,11 @@ for flag in "$@"; do
       )
       # The reference peers the tests check tandem against, in the venv; nbclient,
       # nbformat and ipykernel run kaggle/tandem.ipynb in a real kernel (tests/kaggle);
-      # scikit-learn checks carotid's calibration figures, grad-cam (with torchvision) its Grad-CAM maps.
+      # scikit-learn checks carotid's calibration figures, grad-cam (with torchvision) its Grad-CAM maps;
+      # pytorch-fid, clean-fid and torch-fidelity vavae's FID, KID and precision/recall.
       python_tests=(tiktoken==0.14.0 transformers==5.23.0 peft==0.21.2 rouge-score==0.1.2 numpy==2.4.6 tensorboard==2.21.0
-        nbclient==0.11.0 nbformat==5.11.1 ipykernel==7.4.0 scikit-learn==1.9.1 grad-cam==1.5.7 torchvision==0.29.2)
+        nbclient==0.11.0 nbformat==5.11.1 ipykernel==7.4.0 scikit-learn==1.9.1 grad-cam==1.5.7 torchvision==0.29.2
+        pytorch-fid==0.3.0 clean-fid==0.1.35 torch-fidelity==0.4.0)
       ;;
     --bench) python_bench=(accelerate==1.15.0 h5py==3.16.0 torchvision==0.29.2 openpyxl==3.1.5) ;;
     *) echo "env/setup.sh: unknown flag '$flag' (have: --tests, --clang, --bench)" >&2; exit 2 ;;

@@ -119,6 +119,10 @@ def main():
     (kaggle_input / "datasets" / "tester" / "users").mkdir(parents=True)
     (kaggle_input / "datasets" / "tester" / "breast").symlink_to(work / "data" / "carotid")
     (kaggle_input / "datasets" / "tester" / "users" / "data_split").symlink_to(work / "data" / "vavae" / "data_split")
+    # Unset, as on Kaggle, so that the notebook's own default shows (it builds
+    # nothing here).
+    for name in ("CCACHE_DIR", "CCACHE_MAXSIZE"):
+        os.environ.pop(name, None)
     os.environ.update({
         "PATH": f"{work / 'fake'}:{os.environ['PATH']}",
         "JUPYTER_PATH": str(work / "jupyter"),

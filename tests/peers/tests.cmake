@@ -36,3 +36,9 @@ add_test(NAME peer_grad_cam_vs_pytorch_grad_cam
          COMMAND ${TANDEM_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/grad_cam_vs_pytorch_grad_cam.py
                  $<TARGET_FILE:unit_tests> ${CMAKE_CURRENT_BINARY_DIR}/peer-grad-cam)
 set_tests_properties(peer_grad_cam_vs_pytorch_grad_cam PROPERTIES LABELS "peers;carotid" SKIP_RETURN_CODE 77 TIMEOUT 300)
+# vavae's FID, KID and precision/recall (apps/vavae/metrics/feature_distances.h)
+# against pytorch-fid's, clean-fid's and torch-fidelity's on the same features.
+add_test(NAME peer_feature_distances
+         COMMAND ${TANDEM_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/feature_distances_vs_peers.py
+                 $<TARGET_FILE:vavae_tests> ${CMAKE_CURRENT_BINARY_DIR}/peer-feature-distances)
+set_tests_properties(peer_feature_distances PROPERTIES LABELS "peers;vavae" SKIP_RETURN_CODE 77 TIMEOUT 300)
