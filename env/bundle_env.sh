@@ -148,7 +148,7 @@ tandem_bundle_open() {
     cp -R "$src/." "$dest.part" && chmod -R u+w "$dest.part" ||
       { rm -rf "$dest.part"; echo "$who: could not copy $src to $dest.part" >&2; exit 2; }
   else
-    echo "$who: unpacking the bundle $src to $dest" >&2
+    echo "$who: checking the entries of $src, then unpacking the bundle to $dest" >&2
     if ! problem=$("${TANDEM_PYTHON:-python3}" "$tandem_bundle_env_dir/bundle_archive.py" "$src" "$dest.part" 2>&1); then
       rm -rf "$dest.part"
       echo "$who: bundle $problem" >&2
