@@ -42,3 +42,9 @@ add_test(NAME peer_feature_distances
          COMMAND ${TANDEM_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/feature_distances_vs_peers.py
                  $<TARGET_FILE:vavae_tests> ${CMAKE_CURRENT_BINARY_DIR}/peer-feature-distances)
 set_tests_properties(peer_feature_distances PROPERTIES LABELS "peers;vavae" SKIP_RETURN_CODE 77 TIMEOUT 300)
+# vavae's FID Inception-v3 (apps/vavae/metrics/fid_inception.h) against
+# pytorch-fid's on the same random weights: the same pool3 features.
+add_test(NAME peer_fid_inception
+         COMMAND ${TANDEM_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/fid_inception_vs_pytorch_fid.py
+                 $<TARGET_FILE:vavae_tests> ${CMAKE_CURRENT_BINARY_DIR}/peer-fid-inception)
+set_tests_properties(peer_fid_inception PROPERTIES LABELS "peers;vavae" SKIP_RETURN_CODE 77 TIMEOUT 300)
