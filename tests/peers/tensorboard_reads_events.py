@@ -8,6 +8,8 @@
   tensorboard_reads_events.py images TB_DIR TAG=PNG ...
       each TAG must be an image of TB_DIR whose bytes are those of the PNG
       file, with its width and height.
+  tensorboard_reads_events.py tags TB_DIR TAG ...
+      each TAG must be a scalar of TB_DIR with a finite value.
 
 Exit 77: no tensorboard (env/setup.sh --tests installs it in the venv).
 """
@@ -79,8 +81,22 @@ def check_images(tb_dir, pairs):
     return failures
 
 
+def check_tags(tb_dir, tags):
+    events = accumulate(tb_dir)
+    failures = []
+    for tag in tags:
+        if tag not in events.Tags()["scalars"]:
+            failures.append(f"{tag}: no such scalar in {tb_dir} (it has {events.Tags()['scalars']})")
+        elif not math.isfinite(events.Scalars(tag)[-1].value):
+            failures.append(f"{tag}: {events.Scalars(tag)[-1].value}")
+    print(f"{len(tags)} scalars checked")
+    return failures
+
+
 mode, args = sys.argv[1], sys.argv[2:]
-failures = check_scalars(*args) if mode == "scalars" else check_images(args[0], args[1:])
+checks = {"scalars": lambda: check_scalars(*args), "images": lambda: check_images(args[0], args[1:]),
+          "tags": lambda: check_tags(args[0], args[1:])}
+failures = checks[mode]()
 for failure in failures:
     print(failure)
 print(f"{len(failures)} failures")

@@ -71,7 +71,8 @@ TEST(FidInceptionNet, GivesPool3FeaturesPerImage) {
   EXPECT_GE(both.min().item<float>(), 0.0f) << "an average of ReLU outputs";
 }
 
-// Run by tests/peers/fid_inception_vs_pytorch_fid.py: DIR/weights.safetensors
+// Run by tests/peers/fid_inception_vs_pytorch_fid.py and
+// tests/bench/bench_fid_features.py: DIR/weights.safetensors
 // and DIR/images.safetensors ("images": [N, 3, H, W] in [0, 1]) in,
 // DIR/features.safetensors ("features": [N, 2048]) out.
 TEST(FidInceptionPeer, WritesItsFeatures) {
@@ -81,7 +82,18 @@ TEST(FidInceptionPeer, WritesItsFeatures) {
   vavae::FidInception net = vavae::load_fid_inception(dir + "/weights.safetensors", "weights");
   torch::NoGradGuard no_grad;
   const at::Tensor images = tandem::read_safetensors(dir + "/images.safetensors").at(0).second;
-  tandem::write_safetensors(dir + "/features.safetensors", {{"features", net->forward(images)}});
+  std::vector<at::Tensor> features;  // 32 at a time, as evaluate's micro-batches
+  for (const at::Tensor& chunk : images.split(32)) features.push_back(net->forward(chunk));
+  tandem::write_safetensors(dir + "/features.safetensors", {{"features", torch::cat(features)}});
+}
+
+// Run by tests/vavae/e2e/distances.sh: LibTorch's initialisation, seeded, as
+// a weights file under torchvision's names (TANDEM_RANDOM_INCEPTION_OUT).
+TEST(FidInceptionFixture, WritesRandomWeights) {
+  const char* out = std::getenv("TANDEM_RANDOM_INCEPTION_OUT");
+  if (!out) GTEST_SKIP() << "run by tests/vavae/e2e/distances.sh";
+  torch::manual_seed(7);
+  tandem::write_safetensors(out, own_weights());
 }
 
 }  // namespace

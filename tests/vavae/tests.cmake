@@ -34,6 +34,13 @@ add_test(NAME vavae_vf_features_2ranks
                  /usr/share/datasets/fashion-mnist ${CMAKE_CURRENT_BINARY_DIR}/vavae-vf)
 set_tests_properties(vavae_vf_features_2ranks PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
                      LABELS "vavae;e2e" TIMEOUT 600 SKIP_RETURN_CODE 77)
+add_test(NAME vavae_distances_2ranks
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/distances.sh $<TARGET_FILE:vavae> $<TARGET_FILE:vavae_fashion_mnist_split>
+                 $<TARGET_FILE:vavae_tests> ${MPIEXEC_EXECUTABLE} ${CMAKE_SOURCE_DIR}/jobs/vavae-tiny.toml
+                 /usr/share/datasets/fashion-mnist ${TANDEM_TEST_PYTHON}
+                 ${CMAKE_SOURCE_DIR}/tests/peers/tensorboard_reads_events.py ${CMAKE_CURRENT_BINARY_DIR}/vavae-distances)
+set_tests_properties(vavae_distances_2ranks PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
+                     LABELS "vavae;e2e" TIMEOUT 600 SKIP_RETURN_CODE 77)
 foreach(case missing-root wrong-layout empty-user warmup-past-steps sample-without-latents vf-weight)
   add_test(NAME vavae_bad_input_${case}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/bad_input.sh $<TARGET_FILE:vavae> ${case}

@@ -31,6 +31,7 @@ struct ExtractKeys {
 struct EvaluateKeys {
   std::string stem = "auto";
   std::string samples_dir;
+  std::string inception_weights;
 
   template <class Self, class Visit>
   static void each_key(Self& k, Visit&& visit) {
@@ -39,6 +40,10 @@ struct EvaluateKeys {
           "stride-2 conv and max-pool); auto: small below 96 pixels",
           tandem::one_of({"auto", "small", "imagenet"}));
     visit("eval.samples_dir", k.samples_dir, "generated images to judge; empty: sample.output_dir's default",
+          tandem::any());
+    visit("eval.inception_weights", k.inception_weights,
+          "pytorch-fid's Inception-v3 weights (pt_inception-2015-12-05) as safetensors, for FID, KID, precision "
+          "and recall against the real training images; empty: those are left out",
           tandem::any());
   }
 };
