@@ -110,7 +110,7 @@ def main():
     kaggle = work / "kaggle-working"
     for v in ["KAGGLE_KERNEL_RUN_TYPE", "CUDA_VISIBLE_DEVICES", "NCCL_P2P_DISABLE", "NCCL_IB_DISABLE",
               "OMP_NUM_THREADS", "TANDEM_PYTHON", "TANDEM_GIT", "VAVAE_VAE", "SUMMARIZE_DATA", "CAROTID_IMAGES",
-              "CAROTID_LABELS", "VAVAE_DATA"]:
+              "CAROTID_LABELS", "VAVAE_DATA", "VAVAE_INCEPTION"]:
         os.environ.pop(v, None)
     # The datasets mounted as Kaggle mounts them now, OWNER/SLUG two levels
     # under datasets/, vavae's a level deeper still; no summarize data (the
@@ -198,7 +198,9 @@ def main():
           "carotid's test_report.json holds the persons' AUC")
     check("<td>auc</td>" in html, "carotid's test metrics are shown")
     check((vavae / "evaluate" / "evaluate.json").exists(), "vavae's evaluate.json")
-    check("<th>real val accuracy</th>" in html, "vavae's per-user table is shown")
+    check("<th>real val accuracy</th>" in html and "<th>KID</th>" in html, "vavae's per-user table is shown")
+    check("no FID, KID, precision or recall: attach pytorch-fid's Inception-v3 weights" in text,
+          "without Inception weights, the notebook says what to attach")
 
     sheets = sorted((carotid / "cam").glob("*.png"))[:2]
     check(len(sheets) > 0, "carotid's report.cam wrote contact sheets")
@@ -208,7 +210,8 @@ def main():
                 vavae / "samples" / "grid.png"]:
         check(png.exists() and png.read_bytes() in shown, f"{png.relative_to(kaggle)} is shown inline")
 
-    for tb in [summarize / "tb", carotid / "tb", vavae / "vae" / "tb", vavae / "dit" / "tb", vavae / "samples" / "tb"]:
+    for tb in [summarize / "tb", carotid / "tb", vavae / "vae" / "tb", vavae / "dit" / "tb", vavae / "samples" / "tb",
+               vavae / "evaluate" / "tb"]:
         events = list(tb.glob("events.out.tfevents.*"))
         check(any(e.stat().st_size > 0 for e in events), f"{tb.relative_to(kaggle)} holds TensorBoard events")
         check(any(str(e.relative_to(runs)) in text for e in events), f"the TensorBoard cell lists {tb.relative_to(kaggle)}")
