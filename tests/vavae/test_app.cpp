@@ -18,6 +18,7 @@
 #include "tandem/config/config.h"
 #include "tandem/config/load.h"
 #include "tandem/error.h"
+#include "tandem/train/evaluate.h"
 #include "tandem/train/train_keys.h"
 #include "../unit/split_objective.h"
 #include "../unit/test_support.h"
@@ -231,6 +232,41 @@ TEST(VavaeDitTask, DrawsArePerSample) {
   EXPECT_FALSE(torch::equal(a.at("x0")[0], a.at("x0")[1]));
   const auto c = task.make_batch({1}, true, 8);
   EXPECT_FALSE(torch::equal(b.at("x0"), c.at("x0")));
+}
+
+// dit.best_metric picks the DiT's best model by a figure of sampled images:
+// the task then gives it at each evaluation, in the metric's own direction.
+TEST(VavaeDitTask, ABestMetricBySamplingIsAMetricOfTheTaskInItsDirection) {
+  tandem::Config c(vavae::vavae_schema());
+  EXPECT_EQ(vavae::dit_settings(c).best_metric, "eval_loss");
+  EXPECT_EQ(vavae::dit_settings(c).best_mode, "min");
+  tandem::apply_set(c, "dit.best_metric=\"eval_conditional_accuracy\"");
+  EXPECT_EQ(vavae::dit_settings(c).best_metric, "eval_conditional_accuracy");
+  EXPECT_EQ(vavae::dit_settings(c).best_mode, "max");
+  tandem::apply_set(c, "dit.best_metric=\"eval_kid_mean\"");
+  EXPECT_EQ(vavae::dit_settings(c).best_mode, "min");
+  EXPECT_NE(message_of<tandem::UsageError>([&] {
+              tandem::apply_set(c, "dit.best_metric=\"eval_accuracy\"");
+            }).find("dit.best_metric"),
+            std::string::npos);
+
+  auto task = tiny_task(0.1);
+  EXPECT_EQ(task.metric_names(), std::vector<std::string>{"loss"});
+  EXPECT_TRUE(task.collective_metrics(*task.build_model(), tandem::EvalContext{}).empty());
+  int calls = 0;
+  task.measure_samples(
+      [&](torch::nn::Module&, const tandem::EvalContext&) {
+        ++calls;
+        return tandem::Metrics{{"conditional_accuracy", 0.5}, {"kid_mean", 0.01}};
+      },
+      {"conditional_accuracy", "kid_mean"});
+  EXPECT_EQ(task.metric_names(), (std::vector<std::string>{"loss", "conditional_accuracy", "kid_mean"}));
+  EXPECT_EQ(task.metric_mode("loss"), "min");
+  EXPECT_EQ(task.metric_mode("conditional_accuracy"), "max");
+  EXPECT_EQ(task.metric_mode("kid_mean"), "min");
+  EXPECT_EQ(task.metric_mode("precision"), "max");
+  EXPECT_EQ(task.collective_metrics(*task.build_model(), tandem::EvalContext{}).at("kid_mean"), 0.01);
+  EXPECT_EQ(calls, 1);
 }
 
 TEST(VavaeDitTask, LabelDropoutOnlyInTraining) {

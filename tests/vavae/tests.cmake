@@ -41,7 +41,8 @@ add_test(NAME vavae_distances_2ranks
                  ${CMAKE_SOURCE_DIR}/tests/peers/tensorboard_reads_events.py ${CMAKE_CURRENT_BINARY_DIR}/vavae-distances)
 set_tests_properties(vavae_distances_2ranks PROPERTIES ENVIRONMENT "${TANDEM_MPI_ENV}"
                      LABELS "vavae;e2e" TIMEOUT 600 SKIP_RETURN_CODE 77)
-foreach(case missing-root wrong-layout empty-user warmup-past-steps sample-without-latents vf-weight)
+foreach(case missing-root wrong-layout empty-user warmup-past-steps sample-without-latents vf-weight
+             best-metric-without-inception)
   add_test(NAME vavae_bad_input_${case}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/e2e/bad_input.sh $<TARGET_FILE:vavae> ${case}
                    ${CMAKE_CURRENT_BINARY_DIR}/vavae-bad-${case})

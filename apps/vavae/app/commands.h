@@ -32,6 +32,7 @@ struct EvaluateKeys {
   std::string stem = "auto";
   std::string samples_dir;
   std::string inception_weights;
+  int64_t samples_per_user = 10;
 
   template <class Self, class Visit>
   static void each_key(Self& k, Visit&& visit) {
@@ -45,6 +46,9 @@ struct EvaluateKeys {
           "pytorch-fid's Inception-v3 weights (pt_inception-2015-12-05) as safetensors, for FID, KID, precision "
           "and recall against the real training images; empty: those are left out",
           tandem::any());
+    visit("eval.samples_per_user", k.samples_per_user,
+          "images per user that each of train-dit's evaluations samples under a dit.best_metric other than eval_loss",
+          tandem::at_least(1));
   }
 };
 

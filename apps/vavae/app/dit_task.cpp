@@ -68,4 +68,25 @@ double DitTask::flops_in(const tandem::Batch& batch) const {
   return per_sample * batch.at("valid").sum().item<double>();
 }
 
+std::string dit_metric_mode(const std::string& name) {
+  return name == "loss" || name == "fid" || name == "kid_mean" ? "min" : "max";
+}
+
+void DitTask::measure_samples(SampleMetrics metrics, std::vector<std::string> names) {
+  sample_metrics_ = std::move(metrics);
+  sample_names_ = std::move(names);
+}
+
+tandem::Metrics DitTask::collective_metrics(torch::nn::Module& model, const tandem::EvalContext& ctx) {
+  return sample_metrics_ ? sample_metrics_(model, ctx) : tandem::Metrics{};
+}
+
+std::vector<std::string> DitTask::metric_names() const {
+  std::vector<std::string> names = {"loss"};
+  names.insert(names.end(), sample_names_.begin(), sample_names_.end());
+  return names;
+}
+
+std::string DitTask::metric_mode(const std::string& name) const { return dit_metric_mode(name); }
+
 }  // namespace vavae

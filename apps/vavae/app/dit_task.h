@@ -7,6 +7,9 @@
 // the same on any number of ranks, and, for validation, whose seed is fixed,
 // the same every epoch, so validation losses compare between epochs.
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "flow/rectified_flow.h"
 #include "model/dit.h"
@@ -19,6 +22,10 @@ struct DitTaskOptions {
   TimestepSampling timesteps = TimestepSampling::kLogNormal;
   double cosine_weight = 0.0;
 };
+
+// Which way a DiT evaluation's metric (without "eval_") is better: "min" for
+// the loss, FID and KID, "max" for the rest (accuracy, precision, recall).
+std::string dit_metric_mode(const std::string& name);
 
 class DitTask : public tandem::Task {
  public:
@@ -39,9 +46,19 @@ class DitTask : public tandem::Task {
   tandem::EvalRows eval_rows(torch::nn::Module& model, const tandem::Batch& batch) override;
   double flops_in(const tandem::Batch& batch) const override;
 
+  // Metrics by sampling (app/sample_judge.h), given at every evaluation
+  // besides the validation loss, named `names` (their way: dit_metric_mode).
+  using SampleMetrics = std::function<tandem::Metrics(torch::nn::Module&, const tandem::EvalContext&)>;
+  void measure_samples(SampleMetrics metrics, std::vector<std::string> names);
+  tandem::Metrics collective_metrics(torch::nn::Module& model, const tandem::EvalContext& ctx) override;
+  std::vector<std::string> metric_names() const override;
+  std::string metric_mode(const std::string& name) const override;
+
  private:
   DitTaskOptions options_;
   at::Tensor train_x_, train_y_, val_x_, val_y_;
+  SampleMetrics sample_metrics_;
+  std::vector<std::string> sample_names_;
 };
 
 }  // namespace vavae

@@ -11,6 +11,7 @@
 #include "app/classifier_task.h"
 #include "app/distance_report.h"
 #include "app/image_features.h"
+#include "app/judge.h"
 #include "app/commands.h"
 #include "app/pipeline.h"
 #include "data/user_folders.h"
@@ -187,33 +188,28 @@ int run_evaluate(tandem::World& world, const tandem::Config& config) {
         "evaluate: no FID, KID, precision or recall: eval.inception_weights names no file (pytorch-fid's "
         "Inception-v3 weights as safetensors, docs/vavae.md)");
   const int64_t size = data.image_size;
-  tandem::nn::ResNetOptions model;
-  model.depth = 18;
-  model.num_classes = num_users;
-  model.stem = keys.stem != "auto" ? keys.stem : size < 96 ? "small" : "imagenet";
-  const tandem::TrainKeys stage = judge_settings(config);
+  const tandem::nn::ResNetOptions model = judge_model(config, num_users, size);
   if (world.is_main())
     tandem::log::info("evaluate: a ResNet-18 learns ", num_users, " users from ", train.items.size(),
                       " real images; then it judges ", val.items.size(), " real validation and ", generated.size(),
                       " generated images (", gen_dir, ")");
 
   ClassifierTask task(model, size, data.hflip, train.items, val.items);
-  tandem::Trainer trainer(world, config, task, stage);
-  const int status = trainer.run();
-  if (status != tandem::kExitOk) return status;
+  const JudgeRun run = train_judge(world, config, task);
+  if (run.status != tandem::kExitOk) return run.status;
 
   // Both sets are judged by the classifier validation picked.
-  torch::nn::Module& net = trainer.model();
-  const std::string judge_file = tandem::trained_model(stage.out_dir);
-  tandem::restore(tandem::load_checkpoint(judge_file), "model", tandem::module_state(net));
+  const tandem::InferenceSetup setup = tandem::inference_setup(world, config, /*fixed_shapes=*/true, run.model_file);
+  tandem::nn::ResNet net = load_judge(run.model_file, model);
+  net->to(setup.device);
   tandem::EvalContext ctx;
   ctx.world = &world;
-  ctx.device = net.parameters().front().device();
-  ctx.precision = tandem::inference_setup(world, config, /*fixed_shapes=*/true, judge_file).precision;
-  ctx.micro_batch = trainer.micro_batch();
-  ctx.seed = tandem::shared_seed(world, stage.seed);
-  const Judged real = judge(task, net, ctx, val.items);
-  const Judged gen = judge(task, net, ctx, generated);
+  ctx.device = setup.device;
+  ctx.precision = setup.precision;
+  ctx.micro_batch = run.micro_batch;
+  ctx.seed = tandem::shared_seed(world, judge_settings(config).seed);
+  const Judged real = judge(task, *net, ctx, val.items);
+  const Judged gen = judge(task, *net, ctx, generated);
   const std::optional<DistanceReport> d = distances(inception, config, ctx, train.items, generated, size);
 
   if (world.is_main()) {

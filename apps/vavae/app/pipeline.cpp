@@ -2,7 +2,9 @@
 
 #include <filesystem>
 
+#include "app/dit_task.h"
 #include "app/sample_keys.h"
+#include "model/dit.h"
 
 namespace vavae {
 namespace fs = std::filesystem;
@@ -42,7 +44,8 @@ tandem::TrainKeys vae_settings(const tandem::Config& config) {
   return stage_settings(config, "vae", vae_run_dir(config), "eval_l1", "min");
 }
 tandem::TrainKeys dit_settings(const tandem::Config& config) {
-  return stage_settings(config, "dit", dit_run_dir(config), "eval_loss", "min");
+  const std::string best = tandem::read_keys<DitKeys>(config).best_metric;
+  return stage_settings(config, "dit", dit_run_dir(config), best, dit_metric_mode(best.substr(5)));
 }
 tandem::TrainKeys judge_settings(const tandem::Config& config) {
   return stage_settings(config, "eval", (fs::path(eval_run_dir(config)) / "classifier").string(), "eval_accuracy",

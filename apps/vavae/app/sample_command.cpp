@@ -7,12 +7,12 @@
 
 #include "app/commands.h"
 #include "app/dit_for_latents.h"
+#include "app/generate.h"
 #include "app/latent_file.h"
 #include "app/pipeline.h"
 #include "app/sample_keys.h"
 #include "app/vae_source.h"
 #include "data/load_image.h"
-#include "data/sample_seed.h"
 #include "flow/sampler.h"
 #include "keys.h"
 #include "tandem/config/checkpoint_config.h"
@@ -26,7 +26,6 @@
 #include "tandem/io/checkpoint.h"
 #include "tandem/obs/log.h"
 #include "tandem/obs/tensorboard.h"
-#include "tandem/train/autocast_guard.h"
 #include "tandem/train/inference_setup.h"
 #include "tandem/train/trainer.h"
 
@@ -87,18 +86,6 @@ std::string image_name(int64_t user, int64_t index) {
   return name;
 }
 
-SamplerOptions sampler_options(const SampleKeys& keys, int64_t null_class) {
-  SamplerOptions o;
-  o.num_steps = keys.num_steps;
-  o.shift = keys.shift;
-  o.guidance_scale = keys.guidance_scale;
-  o.cfg_channels = keys.cfg_channels;
-  o.cfg_interval_start = keys.cfg_interval_start;
-  o.null_class = null_class;
-  o.validate();
-  return o;
-}
-
 }  // namespace
 
 int run_sample(tandem::World& world, const tandem::Config& config) {
@@ -108,16 +95,7 @@ int run_sample(tandem::World& world, const tandem::Config& config) {
   const int64_t per_user = keys.num_samples_per_user;
   const int64_t batch = keys.batch;
   const std::string dit_path = dit_checkpoint(config, keys);
-  const std::string given_vae = tandem::read_keys<VaeKeys>(config).checkpoint;
-  const std::string vae_path = given_vae.empty() ? latents.vae_path : given_vae;
-  if (!fs::is_regular_file(vae_path))
-    throw UsageError("the VAE " + vae_path + " that made " + latent_file(config, "train") +
-                     " is gone (set vae.checkpoint)");
-  LoadedVae vae = load_vae(vae_path, latents.vae_preset);
-  if (vae.hash != latents.vae_hash)
-    throw UsageError("the VAE " + vae_path + " (weights " + vae.hash + ") is not the one the latents of " +
-                     latent_file(config, "train") + " came from (" + latents.vae_path + ", weights " +
-                     latents.vae_hash + "): decode with that one, or run extract and train-dit again");
+  LoadedVae vae = latents_vae(config, latents, latent_file(config, "train"));
   Dit dit = load_dit(dit_path, latents);
   const SamplerOptions options = sampler_options(keys, dit->null_class());
   // The DiT, which runs every sampler step, decides the precision.
@@ -130,42 +108,24 @@ int run_sample(tandem::World& world, const tandem::Config& config) {
   if (world.is_main()) fs::create_directories(out);
   world.barrier();
   // Image i of user u starts from the same noise on any number of ranks.
-  struct Job {
-    int64_t user, index;
-  };
-  std::vector<Job> mine;
+  std::vector<ImageRequest> mine;
   for (size_t k = 0; k < users.size() * per_user; ++k)
     if (static_cast<int>(k % world.size()) == world.rank())
       mine.push_back({users[k / per_user], static_cast<int64_t>(k % per_user)});
-  const uint64_t seed = static_cast<uint64_t>(keys.seed);
-  const auto shape = latents.latents.sizes().slice(1).vec();
-  // The DiT and the decoder in the run's precision; the sampler integrates
-  // in fp32.
-  const VelocityFn velocity = [&](const at::Tensor& x, const at::Tensor& t, const at::Tensor& y) {
-    tandem::AutocastGuard autocast(setup.precision, device.is_cuda());
-    return dit->forward(x, t, y).to(at::kFloat);
-  };
-  const auto decode = [&](const at::Tensor& z) {
-    tandem::AutocastGuard autocast(setup.precision, device.is_cuda());
-    return vae.vae->decode(z).to(at::kFloat);
-  };
+  GenerateOptions generate;
+  generate.sampler = options;
+  generate.seed = static_cast<uint64_t>(keys.seed);
+  // The DiT and the decoder in the run's precision; the sampler integrates in fp32.
+  generate.precision = setup.precision;
   const auto t0 = std::chrono::steady_clock::now();
-  torch::NoGradGuard no_grad;
   for (size_t begin = 0; begin < mine.size(); begin += batch) {
     const size_t end = std::min(mine.size(), begin + static_cast<size_t>(batch));
-    std::vector<at::Tensor> noise;
-    std::vector<int64_t> labels;
-    for (size_t k = begin; k < end; ++k) {
-      noise.push_back(
-          at::randn(shape, sample_generator(seed, static_cast<uint64_t>(mine[k].user * 1000003 + mine[k].index))));
-      labels.push_back(mine[k].user - 1);
-    }
-    const at::Tensor z =
-        sample_euler(velocity, torch::stack(noise).to(device), torch::tensor(labels, torch::kLong).to(device), options);
-    const at::Tensor images = decode(denormalise(z, latents)).cpu();
-    for (size_t k = begin; k < end; ++k)
-      tandem::image::write_png((fs::path(out) / image_name(mine[k].user, mine[k].index)).string(),
-                               to_unit_range(images[static_cast<int64_t>(k - begin)]));
+    const std::vector<ImageRequest> part(mine.begin() + static_cast<std::ptrdiff_t>(begin),
+                                         mine.begin() + static_cast<std::ptrdiff_t>(end));
+    const at::Tensor images = generate_images(*dit, *vae.vae, latents, part, generate).cpu();
+    for (size_t k = 0; k < part.size(); ++k)
+      tandem::image::write_png((fs::path(out) / image_name(part[k].user, part[k].index)).string(),
+                               to_unit_range(images[static_cast<int64_t>(k)]));
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   world.barrier();

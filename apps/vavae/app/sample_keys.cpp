@@ -32,4 +32,16 @@ std::vector<std::string> join_user_ids(const std::vector<std::string>& args, con
   return out;
 }
 
+SamplerOptions sampler_options(const SampleKeys& keys, int64_t null_class) {
+  SamplerOptions o;
+  o.num_steps = keys.num_steps;
+  o.shift = keys.shift;
+  o.guidance_scale = keys.guidance_scale;
+  o.cfg_channels = keys.cfg_channels;
+  o.cfg_interval_start = keys.cfg_interval_start;
+  o.null_class = null_class;
+  o.validate();
+  return o;
+}
+
 }  // namespace vavae

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "flow/sampler.h"
 #include "tandem/config/settings.h"
 
 namespace vavae {
@@ -44,6 +45,10 @@ struct SampleKeys {
     visit("sample.batch", k.batch, "images per rank per sampler pass", at_least(1));
   }
 };
+
+// The sampler these keys describe, for a DiT whose unconditional label is
+// `null_class`. Throws UsageError as SamplerOptions::validate.
+SamplerOptions sampler_options(const SampleKeys& keys, int64_t null_class);
 
 // The users' sample script took `--user-ids 1 2 3`, several values after one
 // flag, which the shared command line (one value per flag) cannot take. The

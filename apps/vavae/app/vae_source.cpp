@@ -80,6 +80,19 @@ LoadedVae load_vae(const std::string& path, const std::string& preset) {
   return out;
 }
 
+LoadedVae latents_vae(const tandem::Config& config, const LatentSet& latents, const std::string& latent_path) {
+  const std::string given = tandem::read_keys<VaeKeys>(config).checkpoint;
+  const std::string path = given.empty() ? latents.vae_path : given;
+  if (!fs::is_regular_file(path))
+    throw UsageError("the VAE " + path + " that made " + latent_path + " is gone (set vae.checkpoint)");
+  LoadedVae vae = load_vae(path, latents.vae_preset);
+  if (vae.hash != latents.vae_hash)
+    throw UsageError("the VAE " + path + " (weights " + vae.hash + ") is not the one the latents of " + latent_path +
+                     " came from (" + latents.vae_path + ", weights " + latents.vae_hash +
+                     "): decode with that one, or run extract and train-dit again");
+  return vae;
+}
+
 std::string weights_hash(torch::nn::Module& module) {
   tandem::Fnv1a64 fnv;
   for (const auto& p : module.named_parameters()) {

@@ -5,6 +5,7 @@
 // record the VAE's path and a hash of its weights, and sample checks them.
 #include <string>
 
+#include "app/latent_file.h"
 #include "model/vae.h"
 #include "tandem/config/config.h"
 #include "tandem/config/settings.h"
@@ -65,6 +66,11 @@ struct LoadedVae {
 // `preset`; tensors the VAE lacks, upstream's loss.* and foundation
 // model's, are ignored). Throws UsageError naming the file.
 LoadedVae load_vae(const std::string& path, const std::string& preset);
+
+// The VAE that decodes these latents: vae.checkpoint, else the file the
+// latents record. Throws UsageError when that file is gone, or when its
+// weights are not those the latents came from (`latent_path` names them).
+LoadedVae latents_vae(const tandem::Config& config, const LatentSet& latents, const std::string& latent_path);
 
 // FNV-1a (64 bit, hex) over every parameter's name, shape and float32 bytes.
 std::string weights_hash(torch::nn::Module& module);

@@ -70,6 +70,7 @@ struct DitKeys {
   double class_dropout = 0.1;
   std::string timestep_sampling = "lognormal";
   double cosine_weight = 0.0;
+  std::string best_metric = "eval_loss";
 
   template <class Self, class Visit>
   static void each_key(Self& k, Visit&& visit) {
@@ -85,6 +86,13 @@ struct DitKeys {
           tandem::one_of({"uniform", "lognormal"}));
     visit("dit.cosine_weight", k.cosine_weight, "weight of the velocity-direction (cosine) loss added to the MSE",
           tandem::at_least(0));
+    visit("dit.best_metric", k.best_metric,
+          "train-dit: the metric that picks models/best_model.h5 (and early stopping): the validation flow loss, or a "
+          "figure of eval.samples_per_user images per user sampled at each evaluation: the share evaluate's judge "
+          "(trained first) recognises, or, with eval.inception_weights, KID, FID (more than 2048 images a side), "
+          "precision or recall against the real training images",
+          tandem::one_of({"eval_loss", "eval_conditional_accuracy", "eval_kid_mean", "eval_fid", "eval_precision",
+                          "eval_recall"}));
   }
 
   // The DiT these keys describe for square latents of `input_size` pixels

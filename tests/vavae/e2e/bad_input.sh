@@ -36,6 +36,9 @@ case $case in
   vf-weight)
     set -- train-vae "${args[@]}" --set vae.vf_weight=-1
     want="vae.vf_weight must be >= 0" ;;
+  best-metric-without-inception)
+    set -- train-dit "${args[@]}" --set dit.best_metric=eval_kid_mean
+    want='dit.best_metric = "eval_kid_mean" compares Inception features: set eval.inception_weights' ;;
   *) echo "unknown case $case"; exit 1 ;;
 esac
 name=vavae_bad_input_$case

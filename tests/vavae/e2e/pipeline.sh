@@ -17,8 +17,11 @@
 set -uo pipefail
 vavae=$1 fixture=$2 mpiexec=$3 job=$4 src=$5 work=$6 python=$7 tb_check=$8 form=${9:-ci}
 budget=()
+# ctest's form also picks the DiT by sampling: each evaluation judges 2
+# images a user (dit.best_metric), with the judge trained before the DiT.
 [ "$form" = learns ] || budget=(--set vae.epochs=3 --set dit.max_steps=120 --set dit.warmup_steps=12
-  --set eval.epochs=4 --set sample.num_samples_per_user=4)
+  --set eval.epochs=4 --set sample.num_samples_per_user=4 --set dit.best_metric=eval_conditional_accuracy
+  --set eval.samples_per_user=2)
 rm -rf "$work"
 "$fixture" "$src" "$work/data_split" 10 60 10 32
 status=$?
@@ -62,6 +65,10 @@ else
             printf "%s: loss %.4g -> %.4g (%.2f of its start)\n", what, a / 10, b / 10, b / a
             exit !(b / a < most) }' "$3"
   }
+  grep -q '"eval_conditional_accuracy"' "$out/dit/metrics.jsonl" || fail "the DiT's evaluations did not sample and judge"
+  grep -q "new best eval_conditional_accuracy" <<<"$log" || fail "the DiT's best model was not picked by the judge"
+  grep -q "first evaluate's judge learns the real images" <<<"$log" || fail "the judge did not train before the DiT"
+  grep -q "nothing to do: the checkpoint is at step" <<<"$log" || fail "evaluate trained the judge again"
   fallen VAE 0.6 "$out/vae/metrics.jsonl" || fail "the VAE's training loss did not fall below 0.6 of its start"
   fallen DiT 0.8 "$out/dit/metrics.jsonl" || fail "the DiT's training loss did not fall below 0.8 of its start"
   awk -v a="$real" 'BEGIN { exit !(a > 0.4) }' || fail "the judge's real validation accuracy $real is not above 0.4"
