@@ -10,6 +10,7 @@
 #   folder and reused, and computed again when a real image changes;
 # - without eval.inception_weights the judge's figures stay, the others are
 #   null, and one line says what to supply;
+# - train-dit picks its model by KID of images it samples at each evaluation;
 # - a bad weights file stops the run at the door (exit 2, naming the key and
 #   the tensor) before the judge trains.
 # Exits 77 (skipped) without Fashion-MNIST.
@@ -71,6 +72,28 @@ log=$(evaluate --run-dir "$work/plain")
 grep -q "no FID, KID, precision or recall: eval.inception_weights names no file" <<<"$log" || fail "no line said what to supply"
 "$python" -c "import json,sys; r = json.load(open(sys.argv[1])); assert r['kid_mean'] is None and r['conditional_accuracy'] >= 0" \
   "$work/plain/evaluate/evaluate.json" || fail "evaluate.json without weights"
+
+# train-dit picked by KID: each evaluation samples 2 images a user and
+# compares their features with the real ones (cached by evaluate above).
+dit=(--config "$job" --data-root "$work/data_split" --run-dir "$work/out" --set vae.max_steps=2
+  --set vae.micro_batch=4 --set dit.max_steps=4 --set dit.warmup_steps=0 --set dit.micro_batch=4
+  --set train.eval_every=2 --set dit.best_metric=eval_kid_mean --set eval.samples_per_user=2
+  --set eval.max_steps=2 --set eval.micro_batch=4 --set eval.inception_weights="$work/inception.safetensors")
+for stage in train-vae extract train-dit; do
+  log=$("$mpiexec" -n 2 "$vavae" "$stage" "${dit[@]}" 2>&1)
+  status=$?
+  [ "$status" = 0 ] || { printf '%s\n' "$log"; fail "$stage exited with $status"; }
+done
+grep -q "new best eval_kid_mean" <<<"$log" || { printf '%s\n' "$log"; fail "train-dit did not pick its model by KID"; }
+"$python" - "$work/out/dit/metrics.jsonl" <<'PY' || fail "train-dit's evaluations lack a figure"
+import json, math, sys
+rows = [json.loads(line) for line in open(sys.argv[1]) if "eval_kid_mean" in line]
+assert len(rows) == 2, rows
+for r in rows:
+    for key in ("eval_loss", "eval_conditional_accuracy", "eval_kid_mean", "eval_precision", "eval_recall"):
+        assert math.isfinite(r[key]), (key, r)
+    assert "eval_fid" not in r, r
+PY
 
 head -c 1000 "$work/inception.safetensors" > "$work/truncated.safetensors"
 log=$(evaluate --run-dir "$work/bad" --set eval.inception_weights="$work/truncated.safetensors")
