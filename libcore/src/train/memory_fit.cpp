@@ -11,6 +11,13 @@
 
 namespace tandem {
 
+namespace {
+
+// As the plan's tables give sizes: whole MB, rounded.
+std::string mb(double bytes) { return mb_text(bytes) + " MB"; }
+
+}  // namespace
+
 double plan_budget(int64_t least_free) {
   return least_free < 0 ? INFINITY : kPlanShare * static_cast<double>(least_free);
 }
@@ -61,7 +68,6 @@ bool MemoryFit::evaluation_fits(const MemoryPlan& plan, double budget) {
 }
 
 std::string MemoryFit::evaluation_over(const MemoryPlan& plan, double budget) {
-  const auto mb = [](double bytes) { return std::to_string(static_cast<int64_t>(bytes) >> 20) + " MB"; };
   return "evaluation plans " + mb(plan.evaluation_total()) + " per rank (weights " + mb(plan.weights) +
          ", AdamW's state " + mb(plan.optimizer_state) + ", ema " + mb(plan.ema) + ", buckets " +
          mb(plan.kept_buckets) + ", the live weights' copy under the EMA " + mb(plan.judged) + ", " +
@@ -87,7 +93,6 @@ MemoryPlan MemoryFit::resolve(double budget) const {
 }
 
 std::string MemoryFit::why_not(const MemoryPlan& smallest, double budget) const {
-  const auto mb = [](double bytes) { return std::to_string(static_cast<int64_t>(bytes) >> 20) + " MB"; };
   const auto& key = settings_.key;
   std::string text = key("micro_batch") + " = \"auto\": the run does not fit even at micro-batch 1 (recompute " +
                      smallest.recompute + "): it plans " + mb(smallest.total()) + " per rank (weights " +

@@ -76,6 +76,20 @@ TEST(MemoryFit, AutoFittingNothingSaysWhatWouldFit) {
   }
 }
 
+// The messages' sizes are rounded as the plan's tables round them, not
+// truncated: a 6.75 MB budget is 7 MB in both.
+TEST(MemoryFit, MessagesRoundSizesAsThePlanTables) {
+  Fixture f;
+  f.settings.micro_batch = {0, true};
+  f.settings.recompute = "none";
+  try {
+    f.resolve(6.75 * MB);
+    FAIL() << "nothing fits, and resolve did not throw";
+  } catch (const tandem::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(") against 7 MB, "), std::string::npos) << e.what();
+  }
+}
+
 TEST(PlanGpus, NamedGpusAndSizesLessTheContext) {
   const tandem::PlannedDevices t4 = tandem::parse_gpus("t4x2", "plan.gpus");
   EXPECT_EQ(t4.count, 2);
