@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -83,8 +84,11 @@ TEST(FidInceptionPeer, WritesItsFeatures) {
   torch::NoGradGuard no_grad;
   const at::Tensor images = tandem::read_safetensors(dir + "/images.safetensors").at(0).second;
   std::vector<at::Tensor> features;  // 32 at a time, as evaluate's micro-batches
+  const auto start = std::chrono::steady_clock::now();
   for (const at::Tensor& chunk : images.split(32)) features.push_back(net->forward(chunk));
-  tandem::write_safetensors(dir + "/features.safetensors", {{"features", torch::cat(features)}});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  tandem::write_safetensors(dir + "/features.safetensors", {{"features", torch::cat(features)}},
+                            {{"seconds", std::to_string(seconds)}});
 }
 
 // Run by tests/vavae/e2e/distances.sh: LibTorch's initialisation, seeded, as
