@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include "app/distance_report.h"
 
 namespace {
@@ -34,6 +36,35 @@ TEST(DistanceReport, GivesEachFigureTheCountsSupportIt) {
   const auto one = vavae::distance_figures(real, four.narrow(0, 0, 1), 1000);
   EXPECT_FALSE(one.fid || one.kid || one.precision_recall);
   EXPECT_EQ(one.skipped.size(), 3u);
+}
+
+// What train-dit announces before training is what each evaluation gives.
+TEST(DistanceReport, SupportedFiguresAreTheOnesGiven) {
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(vavae::supported_figures(6, 4, 2), (Names{"fid", "kid_mean", "precision", "recall"}));
+  EXPECT_EQ(vavae::supported_figures(6, 3, 2), (Names{"fid", "kid_mean"}));
+  EXPECT_EQ(vavae::supported_figures(6, 2, 2), (Names{"kid_mean"}));
+  EXPECT_EQ(vavae::supported_figures(6, 1, 2), Names{});
+  EXPECT_EQ(vavae::supported_figures(3000, 200, 2048), (Names{"kid_mean", "precision", "recall"}));
+  torch::manual_seed(4);
+  const at::Tensor real = features(6, 0);
+  for (int64_t n : {1, 2, 3, 4}) {
+    std::vector<std::string> given;
+    for (const auto& [name, value] : vavae::distance_figures(real, features(n, 1), 1000).scalars())
+      if (name != "kid_std") given.push_back(name);
+    Names wanted = vavae::supported_figures(6, n, 2);
+    std::sort(wanted.begin(), wanted.end());
+    EXPECT_EQ(given, wanted) << n << " generated";
+  }
+}
+
+// The radii are computed a block of 1024 rows at a time: the same as from
+// the whole distance matrix.
+TEST(DistanceReport, RadiiByBlocksAreTheWholeMatrixs) {
+  torch::manual_seed(5);
+  const at::Tensor x = torch::randn({1500, 8});
+  const at::Tensor whole = std::get<0>(torch::cdist(x, x).kthvalue(4, 1));
+  EXPECT_TRUE(torch::allclose(vavae::knn_radii(x, 3), whole, 1e-5, 1e-6));
 }
 
 TEST(DistanceReport, ReportsEachUserOnItsOwnImages) {

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <iomanip>
 #include <set>
 #include <sstream>
@@ -16,23 +17,48 @@ std::string images(int64_t n) { return std::to_string(n) + (n == 1 ? " generated
 
 }  // namespace
 
+std::vector<std::string> supported_figures(int64_t real, int64_t generated, int64_t features) {
+  const int64_t fewest = std::min(real, generated);
+  std::vector<std::string> names;
+  if (fewest > features) names.push_back("fid");
+  if (fewest >= 2) names.push_back("kid_mean");
+  if (fewest > kNeighbours) names.insert(names.end(), {"precision", "recall"});
+  return names;
+}
+
+RealReference real_reference(const at::Tensor& real) {
+  RealReference out;
+  out.features = real;
+  if (real.size(0) > real.size(1)) out.stats = feature_stats(real);
+  if (real.size(0) > kNeighbours) out.radii = knn_radii(real, kNeighbours);
+  return out;
+}
+
 DistanceFigures distance_figures(const at::Tensor& real, const at::Tensor& generated, int64_t kid_subset_size) {
+  return distance_figures(real_reference(real), generated, kid_subset_size);
+}
+
+DistanceFigures distance_figures(const RealReference& real, const at::Tensor& generated, int64_t kid_subset_size) {
   DistanceFigures out;
-  out.real = real.size(0);
+  out.real = real.features.size(0);
   out.generated = generated.size(0);
-  const int64_t features = real.size(1), fewest = std::min(out.real, out.generated);
+  const int64_t features = real.features.size(1);
+  const std::vector<std::string> supported = supported_figures(out.real, out.generated, features);
+  const auto has = [&](const char* name) {
+    return std::find(supported.begin(), supported.end(), name) != supported.end();
+  };
   const std::string counts = std::to_string(out.real) + " real and " + images(out.generated);
-  if (fewest > features)
-    out.fid = frechet_distance(feature_stats(real), feature_stats(generated));
+  if (has("fid"))
+    out.fid = frechet_distance(*real.stats, feature_stats(generated));
   else
     out.skipped.push_back("fid: " + counts + ", FID needs more than the " + std::to_string(features) +
                           " features on each side (read kid_mean)");
-  if (fewest >= 2)
-    out.kid = kernel_distance(real, generated, 100, kid_subset_size);
+  if (has("kid_mean"))
+    out.kid = kernel_distance(real.features, generated, 100, kid_subset_size);
   else
     out.skipped.push_back("kid: " + counts + ", KID needs 2 on each side");
-  if (fewest > kNeighbours)
-    out.precision_recall = precision_recall(real, generated, kNeighbours);
+  if (has("precision"))
+    out.precision_recall = precision_recall(real.features, real.radii, generated, kNeighbours);
   else
     out.skipped.push_back("precision, recall: " + counts + ", they need more than " + std::to_string(kNeighbours) +
                           " on each side");

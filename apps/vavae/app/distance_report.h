@@ -44,7 +44,23 @@ struct DistanceFigures {
 inline constexpr int64_t kKidSubsetSize = 1000;
 inline constexpr int64_t kKidUserSubsetSize = 100;
 
+// What the real images bring to every comparison, computed once: their
+// features, statistics (where FID can use them) and k-NN radii (where
+// precision can).
+struct RealReference {
+  at::Tensor features;
+  std::optional<FeatureStats> stats;
+  at::Tensor radii;
+};
+RealReference real_reference(const at::Tensor& real);
+
+DistanceFigures distance_figures(const RealReference& real, const at::Tensor& generated, int64_t kid_subset_size);
 DistanceFigures distance_figures(const at::Tensor& real, const at::Tensor& generated, int64_t kid_subset_size);
+
+// Which figures `real` and `generated` images a side support, by their
+// names in DistanceFigures::scalars() (kid_std aside): what
+// distance_figures will give for those counts.
+std::vector<std::string> supported_figures(int64_t real, int64_t generated, int64_t features);
 
 struct DistanceReport {
   DistanceFigures overall;

@@ -65,7 +65,8 @@ bool cache_matches(const std::string& cache, const std::string& key, int64_t cou
     const auto metadata = tandem::read_safetensors_metadata(cache);
     const auto found = metadata.find("fingerprint");
     if (found == metadata.end() || found->second != key) {
-      tandem::log::info("evaluate: ", cache, " holds other images' features: computing them again");
+      tandem::log::info("evaluate: ", cache,
+                        " holds the features of other images, weights or image size: computing them again");
       return false;
     }
     std::map<std::string, std::vector<int64_t>> shapes;
@@ -83,7 +84,11 @@ bool cache_matches(const std::string& cache, const std::string& key, int64_t cou
 ImageFeatures image_features(FidInception& net, const std::vector<ImageItem>& items, int64_t size,
                              const tandem::EvalContext& ctx) {
   FeatureTask task(net, items, size);
-  const tandem::EvalRows rows = tandem::gather_eval_rows(task, *net, ctx);
+  tandem::EvalContext own = ctx;
+  own.precision = tandem::Precision::FP32;
+  own.micro_batch = kFeatureBatch;
+  own.backed_off_to = nullptr;  // the caller's micro-batch is its model's, not Inception's
+  const tandem::EvalRows rows = tandem::gather_eval_rows(task, *net, own);
   return {rows.at("features"), rows.at("user")};
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // FID's Inception-v3 features (metrics/fid_inception.h) of image files, as
-// evaluate needs them: computed in evaluation mode under the inference
-// precision, each rank taking an equal share (tandem::gather_eval_rows, with
+// evaluate needs them: computed in evaluation mode in fp32, each rank taking
+// an equal share (tandem::gather_eval_rows, with
 // its prefetch and its halving on running out of memory), gathered in order
 // on every rank. The real images' features are kept in the run folder, so
 // that later evaluations of the same real images only compute the
@@ -23,8 +23,13 @@ struct ImageFeatures {
   at::Tensor users;     // [N] int64, the items' 1-based user ids
 };
 
-// Each image read as the judge reads it (RGB, resized to `size`), in [0, 1].
-// A collective: every rank calls it with the same items.
+// Images a forward pass: Inception's activations at 299 pixels are large.
+inline constexpr int64_t kFeatureBatch = 32;
+
+// Each image read as the judge reads it (RGB, resized to `size`), in [0, 1],
+// in fp32 whatever ctx.precision (pytorch-fid's features, and the same for
+// every caller of one cache), kFeatureBatch a pass. A collective: every
+// rank calls it with the same items.
 ImageFeatures image_features(FidInception& net, const std::vector<ImageItem>& items, int64_t size,
                              const tandem::EvalContext& ctx);
 

@@ -35,21 +35,20 @@ SampleJudge::SampleJudge(const tandem::Config& config, const LatentSet& latents,
   batch_ = keys.batch;
   image_size_ = latents.image_size;
   const std::vector<std::string> names = metric_names();
-  if (tandem::read_keys<DitKeys>(config).best_metric == "eval_fid" &&
-      std::find(names.begin(), names.end(), "fid") == names.end())
-    throw tandem::UsageError("dit.best_metric = \"eval_fid\" needs more than 2048 images a side: " +
-                             std::to_string(latents.num_users * per_user_) + " generated (eval.samples_per_user x " +
-                             std::to_string(latents.num_users) + " users) and " + std::to_string(real_.size()) +
-                             " real; eval_kid_mean is unbiased at any number");
+  const std::string best = tandem::read_keys<DitKeys>(config).best_metric;
+  if (best != "eval_loss" && std::find(names.begin(), names.end(), best.substr(5)) == names.end())
+    throw tandem::UsageError("dit.best_metric = \"" + best + "\": " + std::to_string(latents.num_users * per_user_) +
+                             " generated images (eval.samples_per_user x " + std::to_string(latents.num_users) +
+                             " users) and " + std::to_string(real_.size()) +
+                             " real cannot give it (FID needs more than 2048 a side, precision and recall 4, KID 2)");
 }
 
 std::vector<std::string> SampleJudge::metric_names() const {
   std::vector<std::string> names = {"conditional_accuracy"};
   if (!inception_) return names;
-  names.insert(names.end(), {"kid_mean", "precision", "recall"});
-  const int64_t generated = latents_.num_users * per_user_;
-  if (std::min<int64_t>(generated, static_cast<int64_t>(real_.size())) > FidInceptionImpl::kFeatures)
-    names.push_back("fid");
+  const std::vector<std::string> figures = supported_figures(
+      static_cast<int64_t>(real_.size()), latents_.num_users * per_user_, FidInceptionImpl::kFeatures);
+  names.insert(names.end(), figures.begin(), figures.end());
   return names;
 }
 
@@ -70,23 +69,28 @@ tandem::Metrics SampleJudge::operator()(torch::nn::Module& model, const tandem::
     for (const int64_t i : part.indices) requests.push_back({i / per_user_ + 1, i % per_user_});
     const at::Tensor images = as_eight_bit(generate_images(dit, *vae_.vae, latents_, requests, generate_));
     torch::NoGradGuard no_grad;
-    tandem::AutocastGuard autocast(ctx.precision, ctx.device.is_cuda());
-    predictions.push_back(tandem::resnet_logits(*judge_, images).argmax(1).cpu());
-    if (inception_) features.push_back((*inception_)->forward(to_unit_range(images)).to(at::kFloat).cpu());
+    {
+      tandem::AutocastGuard autocast(ctx.precision, ctx.device.is_cuda());
+      predictions.push_back(tandem::resnet_logits(*judge_, images).argmax(1).cpu());
+    }
+    // Inception in fp32, as image_features computes the real images'.
+    if (inception_)
+      for (const at::Tensor& chunk : images.split(kFeatureBatch))
+        features.push_back((*inception_)->forward(to_unit_range(chunk)).to(at::kFloat).cpu());
   }
   dit.train(was_training);
   const at::Tensor predicted = tandem::gather_in_order(world, n, torch::cat(predictions));
   const at::Tensor users = torch::arange(n, torch::kLong).div(per_user_, "floor");
   tandem::Metrics out = {{"conditional_accuracy", predicted.eq(users).to(at::kDouble).mean().item<double>()}};
   if (!inception_) return out;
-  if (!real_features_.defined()) {
+  if (!reference_) {
     const std::string cache = (fs::path(eval_run_dir(config_)) / "real_features.safetensors").string();
-    real_features_ = cached_image_features(*inception_, real_, image_size_, ctx, cache,
-                                           tandem::read_keys<EvaluateKeys>(config_).inception_weights)
-                         .features;
+    reference_ = real_reference(cached_image_features(*inception_, real_, image_size_, ctx, cache,
+                                                      tandem::read_keys<EvaluateKeys>(config_).inception_weights)
+                                    .features);
   }
   const at::Tensor generated = tandem::gather_in_order(world, n, torch::cat(features));
-  const DistanceFigures figures = distance_figures(real_features_, generated, kKidSubsetSize);
+  const DistanceFigures figures = distance_figures(*reference_, generated, kKidSubsetSize);
   for (const auto& [name, value] : figures.scalars())
     if (name != "kid_std") out[name] = value;
   return out;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "app/distance_report.h"
 #include "app/generate.h"
 #include "app/image_features.h"
 #include "app/latent_file.h"
@@ -31,8 +32,8 @@ class SampleJudge {
  public:
   // `latents`: train.h5 (statistics, shape, users, the VAE, checked against
   // the latents here); `inception` with the real training images `real`, or
-  // none. Throws UsageError for dit.best_metric = "eval_fid" with 2048
-  // images a side or fewer.
+  // none. Throws UsageError when dit.best_metric names a figure the counts
+  // cannot give (eval_fid with 2048 images a side or fewer ...).
   SampleJudge(const tandem::Config& config, const LatentSet& latents, std::optional<FidInception> inception,
               std::vector<ImageItem> real);
   // evaluate's classifier, before the first evaluation.
@@ -50,7 +51,7 @@ class SampleJudge {
   tandem::nn::ResNet judge_{nullptr};
   std::optional<FidInception> inception_;
   std::vector<ImageItem> real_;
-  at::Tensor real_features_;  // computed at the first evaluation
+  std::optional<RealReference> reference_;  // the real images', at the first evaluation
   GenerateOptions generate_;
   int64_t per_user_, batch_, image_size_;
 };

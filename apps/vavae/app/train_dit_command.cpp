@@ -22,11 +22,13 @@ namespace vavae {
 
 namespace {
 
-// The Inception network a dit.best_metric of features needs, read at the
-// door: none for the others.
+// The Inception network of eval.inception_weights when the evaluations
+// sample (dit.best_metric other than eval_loss), read at the door; a metric
+// of features without it is refused.
 std::optional<FidInception> best_metric_inception(const tandem::Config& config, const std::string& best) {
-  if (best == "eval_loss" || best == "eval_conditional_accuracy") return std::nullopt;
+  if (best == "eval_loss") return std::nullopt;
   const std::string weights = tandem::read_keys<EvaluateKeys>(config).inception_weights;
+  if (weights.empty() && best == "eval_conditional_accuracy") return std::nullopt;
   if (weights.empty())
     throw tandem::UsageError("dit.best_metric = \"" + best +
                              "\" compares Inception features: set eval.inception_weights (docs/vavae.md)");

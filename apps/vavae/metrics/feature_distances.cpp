@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace vavae {
 
@@ -41,13 +42,17 @@ double polynomial_mmd(const at::Tensor& x, const at::Tensor& y) {
   return off_diagonal / (m * (m - 1)) - 2 * kxy.sum().item<double>() / (m * m);
 }
 
-// Each sample's radius: the distance to its k-th nearest neighbour in its
-// own set (the 0 to itself is the first of the k + 1 smallest).
-at::Tensor radii(const at::Tensor& set, int64_t k) {
-  return std::get<0>(torch::cdist(set, set).kthvalue(k + 1, /*dim=*/1));
-}
-
 }  // namespace
+
+at::Tensor knn_radii(const at::Tensor& features, int64_t k) {
+  require_rows(features, k + 1, "knn_radii");
+  const at::Tensor set = features.detach().cpu();
+  // 1024 rows at a time: 60,000 real images would need a 14 GB matrix at once.
+  std::vector<at::Tensor> parts;
+  for (const at::Tensor& rows : set.split(1024))
+    parts.push_back(std::get<0>(torch::cdist(rows, set).kthvalue(k + 1, /*dim=*/1)));
+  return torch::cat(parts);
+}
 
 FeatureStats feature_stats(const at::Tensor& features) {
   require_rows(features, 2, "feature_stats");
@@ -87,6 +92,11 @@ KernelDistance kernel_distance(const at::Tensor& real, const at::Tensor& fake, i
 }
 
 PrecisionRecall precision_recall(const at::Tensor& real, const at::Tensor& fake, int64_t k) {
+  return precision_recall(real, knn_radii(real, k), fake, k);
+}
+
+PrecisionRecall precision_recall(const at::Tensor& real, const at::Tensor& real_radii, const at::Tensor& fake,
+                                 int64_t k) {
   require_rows(real, k + 1, "precision_recall (real)");
   require_rows(fake, k + 1, "precision_recall (generated)");
   require_same_width(real, fake, "precision_recall");
@@ -94,8 +104,8 @@ PrecisionRecall precision_recall(const at::Tensor& real, const at::Tensor& fake,
   // One distance matrix read both ways, as torch-fidelity's
   // calculate_precision_recall_full reads it, so that ties fall alike.
   const at::Tensor real_to_fake = torch::cdist(r, f);
-  const at::Tensor fake_inside = (real_to_fake <= radii(r, k).unsqueeze(1)).any(/*dim=*/0);
-  const at::Tensor real_inside = (real_to_fake <= radii(f, k).unsqueeze(0)).any(/*dim=*/1);
+  const at::Tensor fake_inside = (real_to_fake <= real_radii.unsqueeze(1)).any(/*dim=*/0);
+  const at::Tensor real_inside = (real_to_fake <= knn_radii(f, k).unsqueeze(0)).any(/*dim=*/1);
   return {fake_inside.to(torch::kDouble).mean().item<double>(), real_inside.to(torch::kDouble).mean().item<double>()};
 }
 

@@ -70,5 +70,14 @@ struct PrecisionRecall {
   double precision = 0, recall = 0;
 };
 PrecisionRecall precision_recall(const at::Tensor& real, const at::Tensor& fake, int64_t k = 3);
+// The same with the real set's radii given (knn_radii(real, k)), for many
+// comparisons against one real set.
+PrecisionRecall precision_recall(const at::Tensor& real, const at::Tensor& real_radii, const at::Tensor& fake,
+                                 int64_t k = 3);
+
+// Each sample's radius: the distance to its k-th nearest neighbour in its
+// own set (the 0 to itself is the first of the k + 1 smallest), computed a
+// block of rows at a time. Throws std::invalid_argument for k rows or fewer.
+at::Tensor knn_radii(const at::Tensor& features, int64_t k);
 
 }  // namespace vavae

@@ -64,7 +64,7 @@ log=$(evaluate --run-dir "$work/out" --set eval.inception_weights="$work/incepti
 first=$(ls "$work"/data_split/train/user1/* | head -1) second=$(ls "$work"/data_split/train/user1/* | sed -n 2p)
 cp "$second" "$first"
 log=$(evaluate --run-dir "$work/out" --set eval.inception_weights="$work/inception.safetensors")
-[ $? = 0 ] && grep -q "holds other images' features: computing them again" <<<"$log" ||
+[ $? = 0 ] && grep -q "holds the features of other images, weights or image size: computing them again" <<<"$log" ||
   { printf '%s\n' "$log"; fail "a changed real image did not invalidate the cache"; }
 
 log=$(evaluate --run-dir "$work/plain")
@@ -94,6 +94,14 @@ for r in rows:
         assert math.isfinite(r[key]), (key, r)
     assert "eval_fid" not in r, r
 PY
+
+# A figure the counts cannot give stops train-dit at the door: 2 images
+# (1 a user) for precision, which needs 4.
+log=$("$mpiexec" -n 2 "$vavae" train-dit "${dit[@]}" --set dit.best_metric=eval_precision --set eval.samples_per_user=1 \
+  2>&1)
+status=$?
+[ "$status" = 2 ] && grep -q 'dit.best_metric = "eval_precision": 2 generated images' <<<"$log" ||
+  { printf '%s\n' "$log"; fail "eval_precision on 2 images: wanted exit 2, got $status"; }
 
 head -c 1000 "$work/inception.safetensors" > "$work/truncated.safetensors"
 log=$(evaluate --run-dir "$work/bad" --set eval.inception_weights="$work/truncated.safetensors")
