@@ -91,7 +91,7 @@ std::optional<DistanceReport> distances(std::optional<FidInception>& inception, 
   if (!inception) return std::nullopt;
   const std::string weights = tandem::read_keys<EvaluateKeys>(config).inception_weights;
   (*inception)->to(ctx.device);
-  const std::string cache = (fs::path(eval_run_dir(config)) / "real_features.safetensors").string();
+  const std::string cache = real_features_file(config);
   const ImageFeatures real_features = cached_image_features(*inception, real, size, ctx, cache, weights);
   const ImageFeatures generated_features = image_features(*inception, generated, size, ctx);
   if (!ctx.world->is_main()) return std::nullopt;

@@ -26,6 +26,9 @@ std::string samples_dir(const tandem::Config& config) {
   return given.empty() ? (out(config) / "samples").string() : given;
 }
 std::string eval_run_dir(const tandem::Config& config) { return (out(config) / "evaluate").string(); }
+std::string real_features_file(const tandem::Config& config) {
+  return (out(config) / "evaluate" / "real_features.safetensors").string();
+}
 
 namespace {
 

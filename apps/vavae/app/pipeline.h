@@ -17,6 +17,8 @@ std::string latent_file(const tandem::Config& config, const std::string& split);
 std::string dit_run_dir(const tandem::Config& config);
 std::string samples_dir(const tandem::Config& config);   // sample.output_dir, or OUT/samples
 std::string eval_run_dir(const tandem::Config& config);  // OUT/evaluate
+// OUT/evaluate/real_features.safetensors: the real images' Inception features (app/image_features.h).
+std::string real_features_file(const tandem::Config& config);
 
 // The settings each model the pipeline trains with, for its command and for
 // plan alike: its model's keys from its table ("vae", "dit", "eval"), the

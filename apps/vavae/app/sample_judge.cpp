@@ -84,7 +84,7 @@ tandem::Metrics SampleJudge::operator()(torch::nn::Module& model, const tandem::
   tandem::Metrics out = {{"conditional_accuracy", predicted.eq(users).to(at::kDouble).mean().item<double>()}};
   if (!inception_) return out;
   if (!reference_) {
-    const std::string cache = (fs::path(eval_run_dir(config_)) / "real_features.safetensors").string();
+    const std::string cache = real_features_file(config_);
     reference_ = real_reference(cached_image_features(*inception_, real_, image_size_, ctx, cache,
                                                       tandem::read_keys<EvaluateKeys>(config_).inception_weights)
                                     .features);
