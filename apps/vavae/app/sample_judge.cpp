@@ -3,7 +3,6 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <filesystem>
 
 #include "app/commands.h"
 #include "app/distance_report.h"
@@ -18,8 +17,6 @@
 #include "tandem/train/classification.h"
 
 namespace vavae {
-
-namespace fs = std::filesystem;
 
 SampleJudge::SampleJudge(const tandem::Config& config, const LatentSet& latents, std::optional<FidInception> inception,
                          std::vector<ImageItem> real)
